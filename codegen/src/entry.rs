@@ -1,0 +1,104 @@
+//! `#[kernel_entry]`: a device entry that is not an optimizer (it never writes a parameter
+//! buffer), written by hand as `unsafe extern "gpu-kernel" fn`. The macro exports it on nvptx and
+//! registers its descriptor on the host, so the PTX audit knows the entry was declared as
+//! non-optimizer on purpose; an entry nobody declared fails the audit.
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{FnArg, ItemFn, Pat, Type};
+
+use crate::signature::is_ident_type;
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "#[kernel_entry] takes no arguments",
+        ));
+    }
+    let func: ItemFn = syn::parse2(item)?;
+    let sig = &func.sig;
+    let abi_ok = sig
+        .abi
+        .as_ref()
+        .and_then(|abi| abi.name.as_ref())
+        .is_some_and(|name| name.value() == "gpu-kernel");
+    if !abi_ok || sig.unsafety.is_none() {
+        return Err(syn::Error::new_spanned(
+            &sig.fn_token,
+            "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`",
+        ));
+    }
+    if let Some(attr) = func
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("no_mangle") || a.path().is_ident("export_name"))
+    {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "#[kernel_entry] exports the entry itself; remove this attribute",
+        ));
+    }
+    let name = &sig.ident;
+    let name_str = name.to_string();
+    let params = sig
+        .inputs
+        .iter()
+        .map(param_descriptor)
+        .collect::<syn::Result<Vec<_>>>()?;
+    Ok(quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[no_mangle]
+        #func
+
+        /// Host-side description of this (non-optimizer) entry.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(non_snake_case)]
+        pub mod #name {
+            pub static DESCRIPTOR: ::adamant_kernels::abi::KernelDescriptor =
+                ::adamant_kernels::abi::KernelDescriptor {
+                    name: #name_str,
+                    kind: ::adamant_kernels::abi::KernelKind::Other,
+                    params: &[#(#params),*],
+                };
+
+            #[::adamant_kernels::__linkme::distributed_slice(::adamant_kernels::abi::KERNELS)]
+            #[linkme(crate = ::adamant_kernels::__linkme)]
+            static __ADAMANT_REGISTER: &::adamant_kernels::abi::KernelDescriptor = &DESCRIPTOR;
+        }
+    })
+}
+
+fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
+    let FnArg::Typed(typed) = arg else {
+        return Err(syn::Error::new_spanned(
+            arg,
+            "a kernel entry takes no `self`",
+        ));
+    };
+    let Pat::Ident(pat) = &*typed.pat else {
+        return Err(syn::Error::new_spanned(
+            &typed.pat,
+            "kernel arguments must be plain names",
+        ));
+    };
+    let name = pat.ident.to_string();
+    let ty = match &*typed.ty {
+        Type::Ptr(_) => quote!(Ptr),
+        t if is_ident_type(t, "f32") => quote!(F32),
+        t if is_ident_type(t, "u32") => quote!(U32),
+        t if is_ident_type(t, "usize") => quote!(Usize),
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "kernel entry arguments are raw pointers, f32, u32 or usize",
+            ))
+        }
+    };
+    Ok(quote! {
+        ::adamant_kernels::abi::KernelParam {
+            name: #name,
+            ty: ::adamant_kernels::abi::ParamType::#ty,
+            role: ::adamant_kernels::abi::ParamRole::Other,
+        }
+    })
+}

@@ -1,0 +1,364 @@
+//! Code generation for `#[optimizer_kernel]`.
+//!
+//! From one validated definition it emits:
+//! - `mod <name>` (both targets): `update` (the author's math, unchanged) and `element` (update,
+//!   then the clamp epilogue: exactly the value the entry stores);
+//! - on the host, in that module: `DESCRIPTOR` (registered in `abi::KERNELS`), typed `Buffers`
+//!   and `Scalars`, and `Entry: OptimizerEntry`, from which the runtime builds launches;
+//! - on nvptx: the `#[no_mangle] extern "gpu-kernel"` entry. Its parameters are the buffers in
+//!   declared order, `len`, the uniforms in declared order, then `weight_clamp_max_abs`, always last.
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{FnArg, Ident, Lit};
+
+use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN};
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let kernel = signature::parse(attr, item)?;
+    let module = module(&kernel);
+    let entry = device_entry(&kernel);
+    Ok(quote! { #module #entry })
+}
+
+fn module(k: &OptimizerFn) -> TokenStream {
+    let name = k.name();
+    let vis = &k.func.vis;
+    let docs = k.func.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let lints = k.func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
+    let body = &k.func.block;
+    let bound = format_ident!("{}", BOUND);
+    // The author's arguments without their role attributes.
+    let inputs: Vec<TokenStream> = k
+        .func
+        .sig
+        .inputs
+        .iter()
+        .map(|arg| match arg {
+            FnArg::Typed(t) => {
+                let (pat, ty) = (&t.pat, &t.ty);
+                quote! { #pat: #ty }
+            }
+            FnArg::Receiver(_) => unreachable!("rejected by signature::parse"),
+        })
+        .collect();
+    let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
+    let host = host_items(k);
+    quote! {
+        #(#docs)*
+        #[allow(non_snake_case)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The per-element update as written in the kernel's definition (no clamp).
+            #[inline(always)]
+            #(#lints)*
+            pub fn update(#(#inputs),*) -> f32 #body
+
+            /// What the entry stores to the parameter buffer for one element: [`update`], then the
+            /// clamp epilogue stamped by `#[optimizer_kernel]`.
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            pub fn element(#(#inputs,)* #bound: f32) -> f32 {
+                ::adamant_kernels::clamp::weight_clamp(update(#(#idents),*), #bound)
+            }
+
+            #host
+        }
+    }
+}
+
+fn lit_f32(lit: &Lit) -> TokenStream {
+    quote! { (#lit) as f32 }
+}
+
+fn host_items(k: &OptimizerFn) -> TokenStream {
+    let name_str = k.name().to_string();
+    let descriptor_params = descriptor_params(k);
+    let buffer_fields: Vec<&Ident> = k.buffers().map(|a| &a.ident).collect();
+    let buffer_names: Vec<String> = buffer_fields.iter().map(|i| i.to_string()).collect();
+    let scalar_fields: Vec<TokenStream> = k
+        .uniforms()
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::UniformPtr(_) => quote! { pub #ident: ::adamant_kernels::abi::UniformPtr },
+                Role::Scalar(ScalarType::U32) => quote! { pub #ident: u32 },
+                _ => quote! { pub #ident: f32 },
+            }
+        })
+        .collect();
+    let scalar_args: Vec<TokenStream> = k
+        .uniforms()
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::UniformPtr(_) => {
+                    quote! { ::adamant_kernels::abi::ArgValue::Ptr(scalars.#ident.0) }
+                }
+                Role::Scalar(ScalarType::U32) => {
+                    quote! { ::adamant_kernels::abi::ArgValue::U32(scalars.#ident) }
+                }
+                _ => quote! { ::adamant_kernels::abi::ArgValue::F32(scalars.#ident) },
+            }
+        })
+        .collect();
+    quote! {
+        /// The entry's parameters, in PTX order.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static DESCRIPTOR: ::adamant_kernels::abi::KernelDescriptor =
+            ::adamant_kernels::abi::KernelDescriptor {
+                name: #name_str,
+                kind: ::adamant_kernels::abi::KernelKind::Optimizer,
+                params: &[#(#descriptor_params),*],
+            };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[::adamant_kernels::__linkme::distributed_slice(::adamant_kernels::abi::KERNELS)]
+        #[linkme(crate = ::adamant_kernels::__linkme)]
+        static __ADAMANT_REGISTER: &::adamant_kernels::abi::KernelDescriptor = &DESCRIPTOR;
+
+        /// The per-element buffers of one launch, in entry order.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Debug)]
+        pub struct Buffers<T> {
+            #(pub #buffer_fields: T,)*
+        }
+
+        /// The uniform arguments of one launch (everything but the buffers, the length and the
+        /// clamp bound, which the runtime supplies from its clamp policy).
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Clone, Copy, Debug)]
+        pub struct Scalars {
+            #(#scalar_fields,)*
+        }
+
+        /// The typed host view of this entry.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Clone, Copy, Debug)]
+        pub struct Entry;
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl ::adamant_kernels::abi::OptimizerEntry for Entry {
+            const DESCRIPTOR: &'static ::adamant_kernels::abi::KernelDescriptor = &DESCRIPTOR;
+            type Buffers<T> = Buffers<T>;
+            type Scalars = Scalars;
+
+            fn named_buffers<T>(buffers: &Buffers<T>) -> Vec<(&'static str, &T)> {
+                vec![#((#buffer_names, &buffers.#buffer_fields)),*]
+            }
+
+            fn named_buffers_mut<T>(buffers: &mut Buffers<T>) -> Vec<(&'static str, &mut T)> {
+                vec![#((#buffer_names, &mut buffers.#buffer_fields)),*]
+            }
+
+            fn args(
+                buffers: &Buffers<u64>,
+                len: usize,
+                scalars: &Scalars,
+                weight_clamp_max_abs: f32,
+            ) -> Vec<::adamant_kernels::abi::ArgValue> {
+                vec![
+                    #(::adamant_kernels::abi::ArgValue::Ptr(buffers.#buffer_fields),)*
+                    ::adamant_kernels::abi::ArgValue::Usize(len),
+                    #(#scalar_args,)*
+                    ::adamant_kernels::abi::ArgValue::F32(weight_clamp_max_abs),
+                ]
+            }
+        }
+    }
+}
+
+/// `KernelParam`s in PTX order: buffers, len, uniforms, bound.
+fn descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
+    let param = |name: &str, ty: TokenStream, role: TokenStream| {
+        quote! {
+            ::adamant_kernels::abi::KernelParam {
+                name: #name,
+                ty: ::adamant_kernels::abi::ParamType::#ty,
+                role: ::adamant_kernels::abi::ParamRole::#role,
+            }
+        }
+    };
+    let mut out: Vec<TokenStream> = k
+        .buffers()
+        .map(|a| {
+            let role = match a.role {
+                Role::Param => quote!(ParamBuffer),
+                Role::Input => quote!(Input),
+                _ => quote!(State),
+            };
+            param(&a.ident.to_string(), quote!(Ptr), role)
+        })
+        .collect();
+    out.push(param(LEN, quote!(Usize), quote!(Len)));
+    out.extend(k.uniforms().map(|a| {
+        let name = a.ident.to_string();
+        match &a.role {
+            Role::UniformPtr(default) => {
+                let default = lit_f32(default);
+                param(&name, quote!(Ptr), quote!(UniformPtr { default: #default }))
+            }
+            Role::Scalar(ScalarType::U32) => param(&name, quote!(U32), quote!(Scalar)),
+            _ => param(&name, quote!(F32), quote!(Scalar)),
+        }
+    }));
+    out.push(param(BOUND, quote!(F32), quote!(ClampBound)));
+    out
+}
+
+/// The nvptx entry: a grid-stride loop over 16-byte groups when every buffer is 16-byte aligned,
+/// then a scalar loop over the rest. Every element's buffers are loaded before anything is
+/// stored (so LLVM need not re-read after a store), and the parameter buffer is written once per
+/// element, with the output of `element`, which ends in the clamp.
+fn device_entry(k: &OptimizerFn) -> TokenStream {
+    let name = k.name();
+    let bound = format_ident!("{}", BOUND);
+    let len = format_ident!("{}", LEN);
+    let buffers: Vec<&Arg> = k.buffers().collect();
+    let ptr_params = buffers.iter().map(|a| {
+        let ident = &a.ident;
+        match a.role {
+            Role::Input => quote! { #ident: *const f32 },
+            _ => quote! { #ident: *mut f32 },
+        }
+    });
+    let uniform_params = k.uniforms().map(|a| {
+        let ident = &a.ident;
+        match a.role {
+            Role::UniformPtr(_) => quote! { #ident: *const f32 },
+            Role::Scalar(ScalarType::U32) => quote! { #ident: u32 },
+            _ => quote! { #ident: f32 },
+        }
+    });
+    // A uniform pointer is read once per thread; null means the declared default.
+    let uniform_loads = k.uniforms().filter_map(|a| match &a.role {
+        Role::UniformPtr(default) => {
+            let ident = &a.ident;
+            let default = lit_f32(default);
+            Some(quote! {
+                let #ident: f32 = if #ident.is_null() { #default } else { *#ident };
+            })
+        }
+        _ => None,
+    });
+    let align_mask = buffers.iter().map(|a| {
+        let ident = &a.ident;
+        quote! { (#ident as usize) }
+    });
+    let vector_body = vector_iteration(k, &buffers);
+    let scalar_body = scalar_iteration(k, &buffers);
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn #name(
+            #(#ptr_params,)*
+            #len: usize,
+            #(#uniform_params,)*
+            #bound: f32,
+        ) {
+            #(#uniform_loads)*
+            let __adamant_first = ::adamant_kernels::builtins::global_thread_index();
+            let __adamant_stride = ::adamant_kernels::builtins::grid_threads();
+            let __adamant_aligned =
+                (#(#align_mask)|*) % ::core::mem::align_of::<::adamant_kernels::vector::F4>() == 0;
+            let __adamant_groups = if __adamant_aligned {
+                #len / ::adamant_kernels::vector::LANES
+            } else {
+                0
+            };
+            let mut __adamant_i = __adamant_first;
+            while __adamant_i < __adamant_groups {
+                #vector_body
+                __adamant_i += __adamant_stride;
+            }
+            let mut __adamant_i = __adamant_groups * ::adamant_kernels::vector::LANES + __adamant_first;
+            while __adamant_i < #len {
+                #scalar_body
+                __adamant_i += __adamant_stride;
+            }
+        }
+    }
+}
+
+fn local(a: &Arg) -> Ident {
+    format_ident!("__adamant_{}", a.ident)
+}
+
+/// Arguments of one `element` call for lane `lane` (None: the scalar loop).
+fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
+    let name = k.name();
+    let bound = format_ident!("{}", BOUND);
+    let args = k.args.iter().map(|a| {
+        let ident = &a.ident;
+        let local = local(a);
+        let value = match lane {
+            Some(l) => quote! { #local.0[#l] },
+            None => quote! { #local },
+        };
+        match a.role {
+            Role::Param | Role::Input => value,
+            Role::State => quote! { &mut #value },
+            _ => quote! { #ident },
+        }
+    });
+    quote! { #name::element(#(#args,)* #bound) }
+}
+
+fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {
+    let f4 = quote! { ::adamant_kernels::vector::F4 };
+    let loads = buffers.iter().map(|a| {
+        let (ident, local) = (&a.ident, local(a));
+        let mutability = if a.role == Role::State {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        quote! { let #mutability #local: #f4 = *(#ident as *const #f4).add(__adamant_i); }
+    });
+    let lanes = (0..4).map(|l| element_call(k, Some(l)));
+    let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
+        let (ident, local) = (&a.ident, local(a));
+        quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; }
+    });
+    let param = buffers
+        .iter()
+        .find(|a| a.role == Role::Param)
+        .expect("validated");
+    let param_ident = &param.ident;
+    quote! {
+        #(#loads)*
+        let __adamant_new: #f4 = ::adamant_kernels::vector::F4([#(#lanes),*]);
+        #(#state_stores)*
+        *(#param_ident as *mut #f4).add(__adamant_i) = __adamant_new;
+    }
+}
+
+fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {
+    let loads = buffers.iter().map(|a| {
+        let (ident, local) = (&a.ident, local(a));
+        let mutability = if a.role == Role::State {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        quote! { let #mutability #local: f32 = *#ident.add(__adamant_i); }
+    });
+    let call = element_call(k, None);
+    let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
+        let (ident, local) = (&a.ident, local(a));
+        quote! { *#ident.add(__adamant_i) = #local; }
+    });
+    let param = buffers
+        .iter()
+        .find(|a| a.role == Role::Param)
+        .expect("validated");
+    let param_ident = &param.ident;
+    quote! {
+        #(#loads)*
+        let __adamant_new: f32 = #call;
+        #(#state_stores)*
+        *#param_ident.add(__adamant_i) = __adamant_new;
+    }
+}

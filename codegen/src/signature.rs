@@ -1,0 +1,325 @@
+//! Parsing and validation of an `#[optimizer_kernel]` function. Every rejection is a
+//! `syn::Error` spanned on the offending tokens, never on the attribute itself.
+use proc_macro2::TokenStream;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Pat, ReturnType, Type};
+
+/// The clamp bound the macro appends to every optimizer entry. Authors cannot declare it.
+pub const BOUND: &str = "weight_clamp_max_abs";
+/// The element-count parameter the macro adds after the buffers.
+pub const LEN: &str = "len";
+/// Prefix of the macro's own local names; reserved so they can't shadow an argument.
+pub const RESERVED_PREFIX: &str = "__adamant";
+
+/// What one argument of the author's function is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Role {
+    /// `#[param] p: f32`: the parameter's current value. Exactly one per kernel.
+    Param,
+    /// `#[input] g: f32`: a read-only per-element buffer.
+    Input,
+    /// `#[state] m: &mut f32`: a per-element buffer the update reads and writes.
+    State,
+    /// `#[uniform_ptr(default = 1.0)] s: f32`: one device-resident f32 (null = default).
+    UniformPtr(Lit),
+    /// `lr: f32` (or `u32`): a plain uniform scalar.
+    Scalar(ScalarType),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarType {
+    F32,
+    U32,
+}
+
+impl Role {
+    pub fn is_buffer(&self) -> bool {
+        matches!(self, Role::Param | Role::Input | Role::State)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Arg {
+    pub ident: Ident,
+    pub role: Role,
+}
+
+/// A validated optimizer kernel definition.
+pub struct OptimizerFn {
+    pub func: ItemFn,
+    pub args: Vec<Arg>,
+}
+
+impl OptimizerFn {
+    pub fn name(&self) -> &Ident {
+        &self.func.sig.ident
+    }
+
+    pub fn buffers(&self) -> impl Iterator<Item = &Arg> {
+        self.args.iter().filter(|a| a.role.is_buffer())
+    }
+
+    pub fn uniforms(&self) -> impl Iterator<Item = &Arg> {
+        self.args.iter().filter(|a| !a.role.is_buffer())
+    }
+}
+
+const ATTR_HELP: &str = "#[optimizer_kernel] takes no arguments: the clamp epilogue and its trailing \
+`weight_clamp_max_abs: f32` parameter are part of every optimizer kernel and cannot be renamed, \
+moved, defaulted or switched off (pass a bound of 0.0 at launch, with a stated reason, to disable it)";
+
+pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(attr, ATTR_HELP));
+    }
+    let func: ItemFn = syn::parse2(item.clone()).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "#[optimizer_kernel] applies to a plain `fn` that computes one element's update",
+        )
+    })?;
+    check_fn_attrs(&func.attrs)?;
+    check_signature_shape(&func)?;
+    let args = func
+        .sig
+        .inputs
+        .iter()
+        .map(parse_arg)
+        .collect::<syn::Result<Vec<_>>>()?;
+    check_roles(&func, &args)?;
+    Ok(OptimizerFn { func, args })
+}
+
+/// Attributes that only document or tune lints are allowed; anything that could export a symbol
+/// or change linkage (`no_mangle`, `export_name`, ...) would make a second, unclamped entry.
+fn check_fn_attrs(attrs: &[Attribute]) -> syn::Result<()> {
+    const ALLOWED: [&str; 6] = ["doc", "allow", "expect", "warn", "deny", "inline"];
+    for attr in attrs {
+        let ok = ALLOWED.iter().any(|name| attr.path().is_ident(name));
+        if !ok {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "this attribute is not allowed on an #[optimizer_kernel] function: the macro \
+                 generates the exported entry itself (only doc, inline and lint attributes are \
+                 accepted)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_signature_shape(func: &ItemFn) -> syn::Result<()> {
+    let sig = &func.sig;
+    if let Some(abi) = &sig.abi {
+        return Err(syn::Error::new_spanned(
+            abi,
+            "write the update as a plain Rust `fn`: #[optimizer_kernel] generates the \
+             `extern \"gpu-kernel\"` entry, with the clamp epilogue",
+        ));
+    }
+    if let Some(token) = &sig.unsafety {
+        return Err(syn::Error::new_spanned(
+            token,
+            "the per-element update must be a safe `fn`: it never sees a pointer",
+        ));
+    }
+    if let Some(token) = &sig.asyncness {
+        return Err(syn::Error::new_spanned(
+            token,
+            "an optimizer kernel cannot be `async`",
+        ));
+    }
+    if let Some(token) = &sig.constness {
+        return Err(syn::Error::new_spanned(
+            token,
+            "an optimizer kernel cannot be `const`",
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
+            "an optimizer kernel cannot be generic: each entry has one concrete PTX signature",
+        ));
+    }
+    if let Some(variadic) = &sig.variadic {
+        return Err(syn::Error::new_spanned(
+            variadic,
+            "an optimizer kernel cannot be variadic",
+        ));
+    }
+    let is_f32 = matches!(&sig.output, ReturnType::Type(_, ty) if is_ident_type(ty, "f32"));
+    if !is_f32 {
+        let span = match &sig.output {
+            ReturnType::Type(_, ty) => ty.span(),
+            ReturnType::Default => sig.paren_token.span.close(),
+        };
+        return Err(syn::Error::new(
+            span,
+            "an optimizer kernel returns the new parameter value as `-> f32`; the macro clamps \
+             it and stores it",
+        ));
+    }
+    Ok(())
+}
+
+fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
+    let typed = match arg {
+        FnArg::Typed(typed) => typed,
+        FnArg::Receiver(r) => {
+            return Err(syn::Error::new_spanned(
+                r,
+                "an optimizer kernel takes no `self`",
+            ))
+        }
+    };
+    let ident = match &*typed.pat {
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "kernel arguments must be plain names",
+            ))
+        }
+    };
+    check_name(&ident)?;
+    let role = role_of(&typed.attrs, &typed.ty)?;
+    check_type(&ident, &role, &typed.ty)?;
+    Ok(Arg { ident, role })
+}
+
+fn check_name(ident: &Ident) -> syn::Result<()> {
+    let name = ident.to_string();
+    if name == BOUND {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "`weight_clamp_max_abs` is the clamp bound that #[optimizer_kernel] appends as the \
+             last parameter of every optimizer entry; it cannot be declared, renamed, moved or \
+             given a default here",
+        ));
+    }
+    if name == LEN || name.starts_with(RESERVED_PREFIX) {
+        return Err(syn::Error::new_spanned(
+            ident,
+            format!("`{name}` is reserved by #[optimizer_kernel] (the generated entry uses it)"),
+        ));
+    }
+    Ok(())
+}
+
+fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
+    let mut role: Option<Role> = None;
+    for attr in attrs {
+        let this = if attr.path().is_ident("param") {
+            attr.meta.require_path_only()?;
+            Role::Param
+        } else if attr.path().is_ident("input") {
+            attr.meta.require_path_only()?;
+            Role::Input
+        } else if attr.path().is_ident("state") {
+            attr.meta.require_path_only()?;
+            Role::State
+        } else if attr.path().is_ident("uniform_ptr") {
+            Role::UniformPtr(parse_default(attr)?)
+        } else {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "unknown argument attribute: use #[param], #[input], #[state] or \
+                 #[uniform_ptr(default = ..)]",
+            ));
+        };
+        if role.is_some() {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an argument has at most one role",
+            ));
+        }
+        role = Some(this);
+    }
+    match role {
+        Some(role) => Ok(role),
+        None if is_ident_type(ty, "f32") => Ok(Role::Scalar(ScalarType::F32)),
+        None if is_ident_type(ty, "u32") => Ok(Role::Scalar(ScalarType::U32)),
+        None => Err(syn::Error::new_spanned(
+            ty,
+            "a plain kernel argument is a uniform scalar (`f32` or `u32`); per-element buffers \
+             are declared with #[input] (read) or #[state] (read and write), and the parameter \
+             with #[param]",
+        )),
+    }
+}
+
+fn parse_default(attr: &Attribute) -> syn::Result<Lit> {
+    let mut default = None;
+    attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("default") {
+            let expr: Expr = meta.value()?.parse()?;
+            match expr {
+                Expr::Lit(lit) if matches!(lit.lit, Lit::Float(_)) => {
+                    default = Some(lit.lit);
+                    Ok(())
+                }
+                other => Err(syn::Error::new_spanned(
+                    other,
+                    "the default must be an f32 literal, like `1.0`",
+                )),
+            }
+        } else {
+            Err(meta.error("expected `default = <f32 literal>`"))
+        }
+    })?;
+    default.ok_or_else(|| {
+        syn::Error::new_spanned(attr, "#[uniform_ptr] needs `default = <f32 literal>`")
+    })
+}
+
+fn check_type(ident: &Ident, role: &Role, ty: &Type) -> syn::Result<()> {
+    let ok = match role {
+        Role::Param => is_ident_type(ty, "f32"),
+        Role::Input | Role::UniformPtr(_) => is_ident_type(ty, "f32"),
+        Role::State => matches!(ty, Type::Reference(r)
+            if r.mutability.is_some() && r.lifetime.is_none() && is_ident_type(&r.elem, "f32")),
+        Role::Scalar(_) => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let msg = match role {
+        Role::Param => format!(
+            "#[param] `{ident}` receives the parameter's current value as `f32`: the kernel \
+             returns the new value and the macro stores it after the clamp; the parameter buffer \
+             is never handed to the kernel body"
+        ),
+        Role::Input => format!("#[input] `{ident}` receives one element's value as `f32`"),
+        Role::UniformPtr(_) => format!("#[uniform_ptr] `{ident}` receives the value as `f32`"),
+        Role::State => format!(
+            "#[state] `{ident}` is `&mut f32`: the element's current value, written back by \
+             the macro"
+        ),
+        Role::Scalar(_) => unreachable!("scalars are typed by role_of"),
+    };
+    Err(syn::Error::new_spanned(ty, msg))
+}
+
+fn check_roles(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
+    let mut params = args.iter().filter(|a| a.role == Role::Param);
+    if params.next().is_none() {
+        return Err(syn::Error::new(
+            func.sig.paren_token.span.join(),
+            "an optimizer kernel needs exactly one `#[param] p: f32` argument: the parameter \
+             whose new value the kernel returns",
+        ));
+    }
+    if let Some(second) = params.next() {
+        return Err(syn::Error::new_spanned(
+            &second.ident,
+            "only one #[param] per optimizer kernel: each kernel updates one parameter buffer, \
+             and that store is the one the clamp guards",
+        ));
+    }
+    Ok(())
+}
+
+/// `ty` is exactly the single-segment path `name` (for example `f32`).
+pub fn is_ident_type(ty: &Type, name: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(name))
+}

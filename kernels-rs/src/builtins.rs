@@ -1,0 +1,63 @@
+//! The nvptx builtins adamant's kernels use, over `core::arch::nvptx`.
+//!
+//! `cuda_std` (Rust-CUDA) would be the obvious crate, but 0.2.2 does not compile on the stock
+//! nvptx backend (it needs the Rust-CUDA codegen's attributes and a removed feature). The stock
+//! intrinsics' names and signatures also move between nightlies, so every kernel goes through
+//! this module and a nightly change touches one file.
+use core::arch::nvptx;
+
+/// Index of this thread across the whole 1-D grid.
+#[inline(always)]
+pub fn global_thread_index() -> usize {
+    // SAFETY: reading special registers has no preconditions inside a kernel.
+    unsafe {
+        (nvptx::_block_idx_x() as usize) * (nvptx::_block_dim_x() as usize)
+            + nvptx::_thread_idx_x() as usize
+    }
+}
+
+/// Number of threads in the whole 1-D grid (the grid-stride step).
+#[inline(always)]
+pub fn grid_threads() -> usize {
+    // SAFETY: as above.
+    unsafe { (nvptx::_grid_dim_x() as usize) * (nvptx::_block_dim_x() as usize) }
+}
+
+#[inline(always)]
+pub fn thread_index() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_thread_idx_x() }
+}
+
+#[inline(always)]
+pub fn block_index() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_idx_x() }
+}
+
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_dim_x() }
+}
+
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_grid_dim_x() }
+}
+
+/// `bar.sync 0`: every thread of the block must reach it.
+///
+/// # Safety
+/// Must be reached by all threads of the block (no divergent call sites).
+#[inline(always)]
+pub unsafe fn sync_threads() {
+    nvptx::_syncthreads()
+}
+
+/// The block's dynamic shared memory (sized by the launch), as `T`s.
+#[inline(always)]
+pub fn dynamic_shared<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+}

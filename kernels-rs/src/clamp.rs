@@ -1,0 +1,24 @@
+//! The weight clamp, the one rule adamant exists to enforce: after every optimizer update,
+//! `|p|` is brought back to `bound`.
+//!
+//! The `#[optimizer_kernel]` macro applies [`weight_clamp`] to the new parameter value right
+//! before the store to the parameter buffer, in every optimizer kernel.
+
+/// Clamps `p` to `[-bound, bound]`, keeping NaN visible.
+///
+/// - `bound > 0` and `|p| > bound`: returns `copysign(bound, p)`, so `±inf` becomes `±bound`.
+/// - NaN stays NaN. The seed's `fminf(fmaxf(p, -b), b)` returned `-b` for a NaN weight, because
+///   `fminf`/`fmaxf` (and PTX `min.f32`/`max.f32`, Rust's `f32::min`/`max`) drop a NaN operand;
+///   that hid the NaN from the checker that runs after the optimizer.
+/// - `bound <= 0` (the runtime only ever passes `0.0`, meaning disabled; it rejects negative and
+///   non-finite bounds before launch) or a NaN bound: `p` unchanged.
+#[inline(always)]
+pub fn weight_clamp(p: f32, bound: f32) -> f32 {
+    // Written as one comparison chain, not min/max, so a NaN `p` fails `abs(p) > bound` and
+    // passes through untouched.
+    if bound > 0.0 && p.abs() > bound {
+        bound.copysign(p)
+    } else {
+        p
+    }
+}

@@ -1,0 +1,46 @@
+//! adamant's device code.
+//!
+//! Compiled twice from the same source:
+//! - for `nvptx64-nvidia-cuda` by `runtime/build.rs` into one PTX module (the kernel entries);
+//! - for the host as an ordinary library: the per-element math of every kernel (for CPU tests) and
+//!   one [`abi::KernelDescriptor`] per entry, from which the runtime derives its typed launchers
+//!   and the PTX audit derives what to check.
+//!
+//! Optimizer kernels are written with [`optimizer_kernel`], which stamps the weight-clamp epilogue
+//! ([`clamp::weight_clamp`]) and its trailing `weight_clamp_max_abs: f32` parameter into each one.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_gpu_kernel, stdarch_nvptx, core_intrinsics)
+)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(gpu_intrinsics, gpu_launch_sized_workgroup_mem)
+)]
+
+// The macros emit `::adamant_kernels::...` paths so that they work both here and in the
+// compile-fail fixtures, which use this crate from outside.
+extern crate self as adamant_kernels;
+
+pub use adamant_codegen::{kernel_entry, optimizer_kernel};
+
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub use linkme as __linkme;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod abi;
+pub mod adam;
+#[cfg(target_arch = "nvptx64")]
+pub mod builtins;
+pub mod clamp;
+pub mod math;
+pub mod optimizers;
+pub mod vector;
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // With -Cpanic=immediate-abort no panic path reaches here; a trap is the only sane answer.
+    unsafe { core::arch::nvptx::trap() }
+}

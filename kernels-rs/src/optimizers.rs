@@ -1,0 +1,146 @@
+//! The five optimizer kernels, named as in the training code they replace. Each body is only the
+//! per-element update; `#[optimizer_kernel]` generates the entry, its loads and stores, the
+//! trailing `weight_clamp_max_abs` parameter and the clamp before the parameter store.
+use crate::adam::{adam_step, amsgrad_step, clip_gradient, AdamScalars};
+use crate::optimizer_kernel;
+
+/// DQN trunk and heads: AdamW (decoupled decay `p *= 1 - lr·wd` before the step), with the
+/// gradient scaled by the global-norm clip coefficient the host left in device memory
+/// (`grad_scale`; a null pointer means 1.0).
+#[optimizer_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn dqn_adam_update_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[uniform_ptr(default = 1.0)] grad_scale: f32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+) -> f32 {
+    let s = AdamScalars {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias_correction1,
+        bias_correction2,
+    };
+    adam_step(p * (1.0 - lr * weight_decay), g * grad_scale, m, v, s)
+}
+
+/// IQN head (its own parameter buffer): Adam with L2 decay `g += wd·p`.
+#[optimizer_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn iqn_adam_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+) -> f32 {
+    let s = AdamScalars {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias_correction1,
+        bias_correction2,
+    };
+    adam_step(p, g + weight_decay * p, m, v, s)
+}
+
+/// IQL value/policy networks: element-wise gradient clip to `±grad_clip` (0 = off) first, then
+/// Adam with L2 decay.
+#[optimizer_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn iql_adam_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    grad_clip: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+) -> f32 {
+    let s = AdamScalars {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias_correction1,
+        bias_correction2,
+    };
+    let g = clip_gradient(g, grad_clip);
+    adam_step(p, g + weight_decay * p, m, v, s)
+}
+
+/// GpuAttention, GpuTlob and the decision transformer: AdamW.
+#[optimizer_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn attn_adam_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+) -> f32 {
+    let s = AdamScalars {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias_correction1,
+        bias_correction2,
+    };
+    adam_step(p * (1.0 - lr * weight_decay), g, m, v, s)
+}
+
+/// Curiosity model: Adam without decay, AMSGrad (`v_max = max(v_max, v)` in the denominator).
+#[optimizer_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn curiosity_adam_step(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[state] v_max: &mut f32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    bias_correction1: f32,
+    bias_correction2: f32,
+) -> f32 {
+    let s = AdamScalars {
+        lr,
+        beta1,
+        beta2,
+        eps,
+        bias_correction1,
+        bias_correction2,
+    };
+    amsgrad_step(p, g, m, v, v_max, s)
+}

@@ -1,0 +1,1 @@
+pub use adamant_runtime as runtime;
