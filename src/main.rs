@@ -1,1 +1,1 @@
-fn main() {}
+fn main(){ println!("{:?}", adamant_runtime::_cust_links()); }

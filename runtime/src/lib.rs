@@ -5,3 +5,8 @@ pub mod ptx;
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
 /// Where the build script also wrote the PTX.
 pub const PTX_PATH: &str = env!("ADAMANT_PTX_PATH");
+
+#[doc(hidden)]
+pub fn _cust_links() -> Result<(), cust::error::CudaError> {
+    cust::quick_init().map(|_| ())
+}
