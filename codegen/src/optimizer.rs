@@ -152,6 +152,13 @@ fn host_items(k: &OptimizerFn) -> TokenStream {
                 vec![#((#buffer_names, &mut buffers.#buffer_fields)),*]
             }
 
+            fn map_buffers<T, U>(
+                buffers: &Buffers<T>,
+                mut f: impl FnMut(&'static str, &T) -> U,
+            ) -> Buffers<U> {
+                Buffers { #(#buffer_fields: f(#buffer_names, &buffers.#buffer_fields)),* }
+            }
+
             fn args(
                 buffers: &Buffers<u64>,
                 len: usize,

@@ -135,6 +135,11 @@ pub trait OptimizerEntry {
     fn named_buffers<T>(buffers: &Self::Buffers<T>) -> Vec<(&'static str, &T)>;
     /// The buffers mutably, in entry order.
     fn named_buffers_mut<T>(buffers: &mut Self::Buffers<T>) -> Vec<(&'static str, &mut T)>;
+    /// The same buffers, each transformed by `f(name, buffer)` (in entry order).
+    fn map_buffers<T, U>(
+        buffers: &Self::Buffers<T>,
+        f: impl FnMut(&'static str, &T) -> U,
+    ) -> Self::Buffers<U>;
     /// Every entry argument, in PTX order, ending with the clamp bound.
     fn args(
         buffers: &Self::Buffers<u64>,

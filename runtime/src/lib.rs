@@ -1,12 +1,23 @@
-//! adamant's host side.
+//! adamant's host side: builds the PTX (build.rs), loads it on a GPU through `cust`, and
+//! launches the optimizer kernels with typed, validated arguments and an explicit clamp policy.
+pub mod clamp_policy;
+pub mod device;
+pub mod error;
+pub mod groups;
+pub mod hyper;
+pub mod launch;
+pub mod optimizers;
 pub mod ptx;
+
+pub use clamp_policy::ClampPolicy;
+pub use device::Adamant;
+pub use error::{Error, Result};
+pub use groups::{GroupBuffer, ParamGroup};
+pub use hyper::AdamHyper;
+pub use launch::LaunchInfo;
 
 /// The PTX module built from `kernels-rs` by this crate's build script.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
 /// Where the build script also wrote the PTX.
 pub const PTX_PATH: &str = env!("ADAMANT_PTX_PATH");
 
-#[doc(hidden)]
-pub fn _cust_links() -> Result<(), cust::error::CudaError> {
-    cust::quick_init().map(|_| ())
-}

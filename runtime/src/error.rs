@@ -1,0 +1,86 @@
+//! The runtime's one error type. Every variant names what was wrong (the kernel, the buffer, the
+//! field) and the sizes or values involved; none of them is raised after a launch was enqueued.
+use cust::error::CudaError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver loaded but found no GPU (or no driver at all could be initialised).
+    #[error("no CUDA GPU is available ({source}); adamant's kernels need an NVIDIA GPU (sm_90 PTX)")]
+    NoDevice { source: CudaError },
+
+    /// A device allocation failed.
+    #[error("out of GPU memory allocating {what} ({bytes} bytes)")]
+    OutOfMemory { what: String, bytes: usize },
+
+    /// The embedded PTX lacks an entry the runtime launches.
+    #[error("the PTX module has no kernel entry `{name}` (was kernels-rs rebuilt? {source})")]
+    MissingKernel { name: &'static str, source: CudaError },
+
+    /// The driver refused the PTX module.
+    #[error("the driver rejected adamant's PTX module: {source}")]
+    ModuleLoad { source: CudaError },
+
+    /// Two per-element buffers of one launch differ in length.
+    #[error(
+        "{kernel}: buffer `{buffer}` has {found} elements but `{reference}` has {expected}; \
+         every per-element buffer of one launch must have the same length (nothing was launched)"
+    )]
+    LengthMismatch {
+        kernel: &'static str,
+        buffer: &'static str,
+        found: usize,
+        reference: &'static str,
+        expected: usize,
+    },
+
+    /// A group lacks a buffer the kernel needs (for example AMSGrad's `v_max`).
+    #[error("{kernel}: parameter group `{group}` has no `{buffer}` buffer (nothing was launched)")]
+    MissingBuffer { kernel: &'static str, group: String, buffer: &'static str },
+
+    /// A host slice passed to upload or download has the wrong length.
+    #[error("group `{group}`, buffer `{buffer}`: host data has {found} elements, the device buffer {expected}")]
+    HostLength { group: String, buffer: &'static str, found: usize, expected: usize },
+
+    /// A hyperparameter outside its valid range.
+    #[error("invalid hyperparameter `{field}` = {value}: must be {requirement}")]
+    InvalidHyper { field: &'static str, value: f64, requirement: &'static str },
+
+    /// The ISV's `Q_ABS_REF` (or the bound derived from it) is not usable.
+    #[error("invalid clamp input `{what}` = {value}: must be {requirement} (nothing was launched)")]
+    InvalidClamp { what: &'static str, value: f32, requirement: &'static str },
+
+    /// A disabled clamp needs a stated reason.
+    #[error("a disabled weight clamp needs a non-empty reason")]
+    DisabledWithoutReason,
+
+    /// Any other driver error, with the operation that raised it.
+    #[error("CUDA error during {operation}: {source}")]
+    Cuda { operation: String, source: CudaError },
+}
+
+impl Error {
+    /// Wraps a driver error from `operation`, mapping the ones with a meaning of their own.
+    pub fn cuda(operation: impl Into<String>, source: CudaError) -> Error {
+        match source {
+            CudaError::NoDevice | CudaError::InvalidDevice | CudaError::NotInitialized => {
+                Error::NoDevice { source }
+            }
+            _ => Error::Cuda { operation: operation.into(), source },
+        }
+    }
+}
+
+/// `result.map_err(|e| Error::cuda(op, e))`, shorter.
+pub(crate) trait CudaContext<T> {
+    fn during(self, operation: &str) -> Result<T>;
+}
+
+impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
+    fn during(self, operation: &str) -> Result<T> {
+        self.map_err(|e| Error::cuda(operation, e))
+    }
+}
+

@@ -1,0 +1,181 @@
+//! One typed launcher per optimizer kernel. Each fills the kernel's own generated `Buffers` and
+//! `Scalars` structs (from `kernels-rs`), so a kernel whose arguments change breaks its launcher
+//! at compile time, and validates every hyperparameter before anything is enqueued.
+use adamant_kernels::abi::UniformPtr;
+use adamant_kernels::optimizers::{
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
+    iqn_adam_kernel,
+};
+use cust::memory::DeviceBox;
+
+use crate::clamp_policy::ClampPolicy;
+use crate::device::Adamant;
+use crate::error::{Error, Result};
+use crate::groups::ParamGroup;
+use crate::hyper::{validate_grad_clip, AdamHyper};
+use crate::launch::LaunchInfo;
+
+impl Adamant {
+    /// `dqn_adam_update_kernel`: AdamW on the DQN trunk or heads; the gradient is multiplied by
+    /// `*grad_scale` (the global-norm clip coefficient, read on the device), or by 1.0 if `None`.
+    pub fn dqn_adam_update(
+        &self,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        grad_scale: Option<&DeviceBox<f32>>,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        hyper.validate()?;
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        let scalars = dqn_adam_update_kernel::Scalars {
+            grad_scale: grad_scale
+                .map(|b| UniformPtr(b.as_device_ptr().as_raw()))
+                .unwrap_or(UniformPtr::NULL),
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            weight_decay: hyper.weight_decay,
+            bias_correction1,
+            bias_correction2,
+        };
+        let buffers = dqn_adam_update_kernel::Buffers {
+            p: &mut *group.params,
+            g: &mut *group.grads,
+            m: &mut *group.m,
+            v: &mut *group.v,
+        };
+        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
+            self.stream(),
+            &buffers,
+            &scalars,
+            policy,
+        )
+    }
+
+    /// `iqn_adam_kernel`: Adam with L2 decay on the IQN head's own (online) parameters.
+    pub fn iqn_adam(
+        &self,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        hyper.validate()?;
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        let scalars = iqn_adam_kernel::Scalars {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            weight_decay: hyper.weight_decay,
+            bias_correction1,
+            bias_correction2,
+        };
+        let buffers = iqn_adam_kernel::Buffers {
+            p: &mut *group.params,
+            g: &mut *group.grads,
+            m: &mut *group.m,
+            v: &mut *group.v,
+        };
+        self.launch_optimizer::<iqn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+    }
+
+    /// `iql_adam_kernel`: element-wise gradient clip to `±grad_clip` (0 = off), then Adam with
+    /// L2 decay.
+    pub fn iql_adam(
+        &self,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        grad_clip: f32,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        hyper.validate()?;
+        validate_grad_clip(grad_clip)?;
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        let scalars = iql_adam_kernel::Scalars {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            weight_decay: hyper.weight_decay,
+            grad_clip,
+            bias_correction1,
+            bias_correction2,
+        };
+        let buffers = iql_adam_kernel::Buffers {
+            p: &mut *group.params,
+            g: &mut *group.grads,
+            m: &mut *group.m,
+            v: &mut *group.v,
+        };
+        self.launch_optimizer::<iql_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+    }
+
+    /// `attn_adam_kernel`: AdamW for GpuAttention, GpuTlob and the decision transformer.
+    pub fn attn_adam(
+        &self,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        hyper.validate()?;
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        let scalars = attn_adam_kernel::Scalars {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            weight_decay: hyper.weight_decay,
+            bias_correction1,
+            bias_correction2,
+        };
+        let buffers = attn_adam_kernel::Buffers {
+            p: &mut *group.params,
+            g: &mut *group.grads,
+            m: &mut *group.m,
+            v: &mut *group.v,
+        };
+        self.launch_optimizer::<attn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+    }
+
+    /// `curiosity_adam_step`: Adam, no decay, AMSGrad. The group must have `v_max`
+    /// ([`ParamGroup::new_amsgrad`]); `hyper.weight_decay` must be 0 (this rule has none).
+    pub fn curiosity_adam(
+        &self,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        hyper.validate()?;
+        if hyper.weight_decay != 0.0 {
+            return Err(Error::InvalidHyper {
+                field: "weight_decay",
+                value: hyper.weight_decay as f64,
+                requirement: "0 for curiosity_adam_step (it applies no decay)",
+            });
+        }
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        let scalars = curiosity_adam_step::Scalars {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            bias_correction1,
+            bias_correction2,
+        };
+        let group_name = group.name().to_string();
+        let v_max = group.v_max.as_deref_mut().ok_or(Error::MissingBuffer {
+            kernel: "curiosity_adam_step",
+            group: group_name,
+            buffer: "v_max",
+        })?;
+        let buffers = curiosity_adam_step::Buffers {
+            p: &mut *group.params,
+            g: &mut *group.grads,
+            m: &mut *group.m,
+            v: &mut *group.v,
+            v_max,
+        };
+        self.launch_optimizer::<curiosity_adam_step::Entry>(self.stream(), &buffers, &scalars, policy)
+    }
+}
