@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# On the build machine: builds every GPU test binary, example and benchmark in release mode and
+# gathers them, with the PTX and the run script, in gpu-bundle/ (git-ignored). Copy that folder to
+# a machine with an NVIDIA GPU (it needs the driver, not cargo) and run gpu-bundle/gpu-run.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundle=gpu-bundle
+rm -rf "$bundle"
+mkdir -p "$bundle/tests" "$bundle/examples"
+
+cargo build --release --examples --bin adamant
+cargo test --release --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+        continue
+    name = msg["target"]["name"]
+    if msg["profile"]["test"] and name.startswith("gpu_"):
+        shutil.copy(msg["executable"], sys.argv[1] + "/tests/" + name)
+        print("test binary:", name)
+' "$bundle"
+for ex in examples/*.rs; do
+  name=$(basename "$ex" .rs)
+  cp "target/release/examples/$name" "$bundle/examples/$name"
+done
+cp target/release/adamant "$bundle/adamant"
+cp target/ptx/adamant_kernels.ptx "$bundle/"
+cp scripts/gpu-run.sh "$bundle/"
+[ -d bench ] && cp -r bench "$bundle/bench"
+du -sh "$bundle"

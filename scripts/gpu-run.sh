@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: runs every GPU test (plain, then under compute-sanitizer
+# memcheck and racecheck), every example, and prints a summary. Needs only the bundle made by
+# scripts/gpu-build.sh, the driver, and compute-sanitizer on PATH or in /usr/local/cuda/bin.
+# Logs go to $OUT (if set) or ./gpu-logs.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+logs=${OUT:-$here/gpu-logs}
+mkdir -p "$logs"
+export PATH="$PATH:/usr/local/cuda/bin"
+summary=()
+note() { summary+=("$1"); }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
+
+for t in "$here"/tests/*; do
+  name=$(basename "$t")
+  if "$t" --include-ignored --test-threads=1 >"$logs/$name.log" 2>&1; then
+    note "PASS  $name: $(grep -E '^test result' "$logs/$name.log" | tail -1)"
+  else
+    note "FAIL  $name (see $name.log)"; tail -30 "$logs/$name.log"
+  fi
+done
+
+# The sanitizers instrument every access; ADAMANT_SANITIZER_RUN=1 makes the tests skip their
+# largest sizes (2^26) so a run stays within minutes (the plain run above covers them).
+for tool in memcheck racecheck; do
+  for t in "$here"/tests/*; do
+    name=$(basename "$t")
+    log="$logs/$name.$tool.log"
+    ADAMANT_SANITIZER_RUN=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$t" --ignored --test-threads=1 >"$log" 2>&1
+    rc=$?
+    errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1)
+    hazards=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazard' "$log" | tail -1)
+    if [ $rc -eq 0 ]; then
+      note "PASS  $tool $name: ${errors:-}${hazards:+ $hazards}"
+    else
+      note "FAIL  $tool $name (rc $rc): ${errors:-} ${hazards:-}"; tail -30 "$log"
+    fi
+  done
+done
+
+for e in "$here"/examples/*; do
+  name=$(basename "$e")
+  case "$name" in bench*) continue ;; esac
+  if "$e" >"$logs/example-$name.log" 2>&1; then
+    note "PASS  example $name"
+  else
+    note "FAIL  example $name"; tail -30 "$logs/example-$name.log"
+  fi
+  cat "$logs/example-$name.log"
+done
+
+echo
+echo "== adamant GPU summary ($(date -u +%F), $(head -1 "$logs/gpu.txt")) =="
+printf '%s\n' "${summary[@]}"
+! printf '%s\n' "${summary[@]}" | grep -q '^FAIL'
