@@ -3,3 +3,4 @@
 //! host-side items, and owns the workspace's tests and examples.
 pub use adamant_kernels as kernels;
 pub use adamant_runtime as runtime;
+pub mod reference;
