@@ -1,5 +1,6 @@
 //! adamant's host side: builds the PTX (build.rs), loads it on a GPU through `cust`, and
 //! launches the optimizer kernels with typed, validated arguments and an explicit clamp policy.
+pub mod audit;
 pub mod clamp_policy;
 pub mod device;
 pub mod error;
@@ -8,6 +9,7 @@ pub mod hyper;
 pub mod launch;
 pub mod optimizers;
 pub mod ptx;
+pub mod ptxas;
 
 pub use clamp_policy::ClampPolicy;
 pub use device::Adamant;

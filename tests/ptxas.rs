@@ -1,0 +1,152 @@
+//! Assembles the embedded PTX with NVIDIA's ptxas: every entry must compile for sm_90, and the
+//! optimizer kernels must not spill and must fit in 64 registers.
+//!
+//! These tests need ptxas (scripts/setup.sh installs it from the PyPI wheel nvidia-cuda-nvcc, or
+//! set ADAMANT_PTXAS). Without it they fail; they are never skipped.
+use adamant_kernels::abi::{self, KernelKind};
+use adamant_runtime::ptx;
+use adamant_runtime::ptxas::{self, parse_verbose, Ptxas, PtxasError, PtxasReport};
+
+/// Registers an optimizer kernel may use (at most 64 keeps 1024-thread blocks and full
+/// occupancy possible on sm_90).
+const MAX_OPTIMIZER_REGISTERS: u32 = 64;
+
+fn ptxas() -> Ptxas {
+    Ptxas::locate().unwrap_or_else(|e| {
+        panic!(
+            "ptxas is required for this test and was not found: {e}\n(run scripts/setup.sh, or \
+             set ADAMANT_PTXAS=/path/to/ptxas)"
+        )
+    })
+}
+
+fn embedded_report() -> PtxasReport {
+    let ptxas = ptxas();
+    ptxas
+        .compile(adamant_runtime::PTX, ptxas::DEFAULT_ARCH)
+        .unwrap_or_else(|e| panic!("ptxas ({}) rejects the PTX: {e}", ptxas.path.display()))
+}
+
+#[test]
+fn every_entry_assembles() {
+    let report = embedded_report();
+    let entries = ptx::entries(adamant_runtime::PTX);
+    assert!(!entries.is_empty());
+    for entry in &entries {
+        let f = report.function(&entry.name).unwrap_or_else(|| {
+            panic!(
+                "ptxas reported nothing for {}:\n{}",
+                entry.name, report.output
+            )
+        });
+        assert!(f.is_entry, "{} is not reported as an entry", entry.name);
+        assert!(
+            f.registers.is_some(),
+            "{}: no register count\n{}",
+            entry.name,
+            report.output
+        );
+        assert!(f.stack_frame_bytes.is_some(), "{}: {f:?}", entry.name);
+    }
+    assert_eq!(report.entries().count(), entries.len(), "{}", report.output);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+#[test]
+fn optimizer_kernels_do_not_spill_and_fit_in_64_registers() {
+    let report = embedded_report();
+    let optimizers: Vec<_> = abi::kernels()
+        .into_iter()
+        .filter(|k| k.kind == KernelKind::Optimizer)
+        .collect();
+    assert_eq!(optimizers.len(), 5);
+    for k in optimizers {
+        let f = report
+            .function(k.name)
+            .unwrap_or_else(|| panic!("{} missing from:\n{}", k.name, report.output));
+        let registers = f.registers.unwrap();
+        eprintln!(
+            "{}: {registers} registers, {} B stack, {} B spill stores, {} B spill loads",
+            k.name,
+            f.stack_frame_bytes.unwrap_or(0),
+            f.spill_store_bytes.unwrap_or(0),
+            f.spill_load_bytes.unwrap_or(0)
+        );
+        assert_eq!(f.spill_store_bytes, Some(0), "{}: {f:?}", k.name);
+        assert_eq!(f.spill_load_bytes, Some(0), "{}: {f:?}", k.name);
+        assert_eq!(f.stack_frame_bytes, Some(0), "{}: {f:?}", k.name);
+        assert!(
+            registers <= MAX_OPTIMIZER_REGISTERS,
+            "{} uses {registers} registers (at most {MAX_OPTIMIZER_REGISTERS})",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn broken_ptx_is_a_typed_error_with_ptxas_stderr() {
+    let broken = adamant_runtime::PTX.replacen("ret;", "not_an_instruction;", 1);
+    match ptxas().compile(&broken, ptxas::DEFAULT_ARCH) {
+        Err(PtxasError::Failed {
+            stderr, command, ..
+        }) => {
+            assert!(stderr.contains("not_an_instruction"), "{stderr}");
+            assert!(command.contains("-arch=sm_90"), "{command}");
+        }
+        other => panic!("expected PtxasError::Failed, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_missing_ptxas_is_a_typed_error() {
+    let missing = Ptxas::at("/nonexistent/adamant/ptxas");
+    match missing.compile(adamant_runtime::PTX, ptxas::DEFAULT_ARCH) {
+        Err(PtxasError::Io { .. }) => {}
+        other => panic!("expected PtxasError::Io, got {other:?}"),
+    }
+}
+
+#[test]
+fn parses_ptxas_verbose_output() {
+    let text = "\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'iqn_adam_kernel' for 'sm_90'
+ptxas info    : Function properties for iqn_adam_kernel
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 48 registers, used 0 barriers
+ptxas info    : Compile time = 48.835 ms
+ptxas info    : Function properties for helper
+    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Compiling entry function 'old_style' for 'sm_80'
+ptxas info    : Function properties for old_style
+    24 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 12 bytes cumulative stack size, 384 bytes cmem[0], 4 bytes cmem[2]
+ptxas warning : Registers are spilled to local memory in function 'x', 8 bytes spill stores
+";
+    let functions = parse_verbose(text);
+    assert_eq!(functions.len(), 3, "{functions:#?}");
+    let iqn = &functions[0];
+    assert_eq!(iqn.name, "iqn_adam_kernel");
+    assert!(iqn.is_entry);
+    assert_eq!(iqn.registers, Some(48));
+    assert_eq!(iqn.barriers, Some(0));
+    assert_eq!(
+        (
+            iqn.stack_frame_bytes,
+            iqn.spill_store_bytes,
+            iqn.spill_load_bytes
+        ),
+        (Some(0), Some(0), Some(0))
+    );
+    let helper = &functions[1];
+    assert_eq!(helper.name, "helper");
+    assert!(!helper.is_entry);
+    assert_eq!(helper.spill_bytes(), 12);
+    assert_eq!(helper.registers, None);
+    let old = &functions[2];
+    assert_eq!(old.registers, Some(40));
+    assert_eq!(old.barriers, Some(1));
+    assert_eq!(old.cumulative_stack_bytes, Some(12));
+    assert_eq!(old.stack_frame_bytes, Some(24));
+    assert_eq!(old.constant_bytes, vec![(0, 384), (2, 4)]);
+}
