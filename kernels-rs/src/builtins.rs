@@ -61,3 +61,37 @@ pub unsafe fn sync_threads() {
 pub fn dynamic_shared<T>() -> *mut T {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
+
+// Atomics on global memory. `core`'s atomics lower to single `atom.global.*` instructions on
+// nvptx (no CAS loops for these widths); `Relaxed` is enough wherever the only reader is the host
+// after the stream has synchronised.
+
+/// `atomicOr` on a `u32` in global memory (relaxed).
+///
+/// # Safety
+/// `ptr` must be valid, 4-byte aligned and only accessed atomically while the kernel runs.
+#[inline(always)]
+pub unsafe fn atomic_or_u32(ptr: *mut u32, value: u32) {
+    core::sync::atomic::AtomicU32::from_ptr(ptr)
+        .fetch_or(value, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// `atomicMax` on a `u32` in global memory (relaxed).
+///
+/// # Safety
+/// As [`atomic_or_u32`].
+#[inline(always)]
+pub unsafe fn atomic_max_u32(ptr: *mut u32, value: u32) {
+    core::sync::atomic::AtomicU32::from_ptr(ptr)
+        .fetch_max(value, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// `atomicMin` on a `u64` in global memory (relaxed).
+///
+/// # Safety
+/// `ptr` must be valid, 8-byte aligned and only accessed atomically while the kernel runs.
+#[inline(always)]
+pub unsafe fn atomic_min_u64(ptr: *mut u64, value: u64) {
+    core::sync::atomic::AtomicU64::from_ptr(ptr)
+        .fetch_min(value, core::sync::atomic::Ordering::Relaxed);
+}

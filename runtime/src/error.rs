@@ -59,6 +59,70 @@ pub enum Error {
     /// Any other driver error, with the operation that raised it.
     #[error("CUDA error during {operation}: {source}")]
     Cuda { operation: String, source: CudaError },
+
+    /// A NaN-check range that is empty or reaches past the slot table.
+    #[error(
+        "nan check: slot range {first}..={last} is not a non-empty range inside the slot table \
+         (slots 0..={}; nothing was launched)",
+        slots - 1
+    )]
+    InvalidSlotRange {
+        first: usize,
+        last: usize,
+        slots: usize,
+    },
+
+    /// A slot of the checked range has no buffer bound to it.
+    #[error(
+        "nan check: slot {index} `{name}` is in the checked range but no buffer is bound to it \
+         (bind it with SlotBindings::bind or bind_group; nothing was launched)"
+    )]
+    UnboundSlot { index: usize, name: &'static str },
+
+    /// A slot bound to a null device address with a non-zero length.
+    #[error(
+        "nan check: slot {index} `{name}` is bound to a null device address with {len} elements"
+    )]
+    NullSlotBuffer {
+        index: usize,
+        name: &'static str,
+        len: usize,
+    },
+
+    /// `SlotBindings::bind_group` with a group the slot table has no slot for.
+    #[error(
+        "nan check: the slot table declares no slot for parameter group `{group}` (is the group \
+         name spelt as in the table?)"
+    )]
+    UnknownSlotGroup { group: String },
+
+    /// The checked range has more chunks than one launch takes.
+    #[error("nan check: {work_items} work items exceed the limit of {limit} per launch")]
+    NanCheckTooLarge { work_items: usize, limit: usize },
+
+    /// The `Q_ABS_REF` a check was given is unusable.
+    #[error("nan check: Q_ABS_REF = {value} must be finite and >= 0 (nothing was launched)")]
+    InvalidQAbsRef { value: f32 },
+
+    /// `factor × q_abs_ref_eff` overflows f32 for a max-abs slot.
+    #[error(
+        "nan check: slot {index} `{name}`: threshold {factor} × q_abs_ref_eff {q_abs_ref_eff} is \
+         not finite in f32 (nothing was launched)"
+    )]
+    SlotThresholdOverflow {
+        index: usize,
+        name: &'static str,
+        factor: f32,
+        q_abs_ref_eff: f32,
+    },
+
+    /// `NanChecker::report` before any `enqueue`.
+    #[error("nan check: report() was called before any check was enqueued")]
+    NanCheckNotEnqueued,
+
+    /// A NaN check found tripped slots (`NanReport::ensure_quiet`); `report` is the log line.
+    #[error("{report}")]
+    NanCheckTripped { report: String },
 }
 
 impl Error {

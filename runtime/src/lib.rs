@@ -7,6 +7,7 @@ pub mod error;
 pub mod groups;
 pub mod hyper;
 pub mod launch;
+pub mod nan_check;
 pub mod optimizers;
 pub mod ptx;
 pub mod ptxas;
@@ -17,6 +18,11 @@ pub use error::{Error, Result};
 pub use groups::{GroupBuffer, ParamGroup};
 pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
+pub use nan_check::{NanChecker, NanReport, SlotBindings};
+
+/// The `cust` this crate is built on, so tests and examples that allocate their own device
+/// buffers or synchronise the context use the same version.
+pub use cust;
 
 /// The PTX module built from `kernels-rs` by this crate's build script.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));

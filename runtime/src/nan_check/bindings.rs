@@ -1,0 +1,145 @@
+//! Which device buffer each slot watches.
+//!
+//! A binding records a device address and a length, as the seed's `nan_check_buf_ptrs` /
+//! `nan_check_buf_lens` did: the checker uploads them once and every check reads through them,
+//! so the training loop can keep mutating its buffers between checks. The bound buffers must
+//! therefore stay allocated while checks built from these bindings run. The kernel only reads
+//! them; a freed buffer shows up as a CUDA error (or as garbage values) at the next report, never
+//! as a write.
+use cust::memory::DeviceSlice;
+
+use super::slots::{SlotId, Source, SLOTS, SLOT_COUNT};
+use crate::error::{Error, Result};
+use crate::groups::ParamGroup;
+
+/// A device buffer of `f32`s: its address and element count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceRegion {
+    pub ptr: u64,
+    pub len: usize,
+}
+
+impl DeviceRegion {
+    pub fn of(slice: &DeviceSlice<f32>) -> DeviceRegion {
+        DeviceRegion {
+            ptr: slice.as_device_ptr().as_raw(),
+            len: slice.len(),
+        }
+    }
+}
+
+/// The buffer bound to each slot (or none yet).
+#[derive(Clone, Debug)]
+pub struct SlotBindings {
+    regions: [Option<DeviceRegion>; SLOT_COUNT],
+}
+
+impl Default for SlotBindings {
+    fn default() -> Self {
+        SlotBindings::new()
+    }
+}
+
+impl SlotBindings {
+    /// No slot bound.
+    pub fn new() -> SlotBindings {
+        SlotBindings {
+            regions: [None; SLOT_COUNT],
+        }
+    }
+
+    /// Binds `slot` to `data` (replacing an earlier binding). `data` must stay allocated while
+    /// checks built from these bindings run (see the module comment).
+    pub fn bind(&mut self, slot: SlotId, data: &DeviceSlice<f32>) -> &mut Self {
+        self.regions[slot.index()] = Some(DeviceRegion::of(data));
+        self
+    }
+
+    /// Binds every slot whose [`Source::Group`] names this group (by [`ParamGroup::name`]) to
+    /// that buffer of the group, through the group's accessors. Returns the slots bound.
+    ///
+    /// Fails if the table names no slot for this group (a misspelt group name would otherwise
+    /// leave its slots silently unbound) or if the group lacks a buffer a slot wants (AMSGrad's
+    /// `v_max` on a group made with [`ParamGroup::new`]).
+    pub fn bind_group(&mut self, group: &ParamGroup) -> Result<Vec<SlotId>> {
+        let mut bound = Vec::new();
+        for spec in SLOTS {
+            let Source::Group {
+                group: wanted,
+                buffer,
+            } = spec.source
+            else {
+                continue;
+            };
+            if wanted != group.name() {
+                continue;
+            }
+            let ptr = group
+                .device_ptr(buffer)
+                .ok_or_else(|| Error::MissingBuffer {
+                    kernel: "nan_check_kernel",
+                    group: group.name().to_string(),
+                    buffer: buffer.name(),
+                })?;
+            self.regions[spec.index] = Some(DeviceRegion {
+                ptr,
+                len: group.len(),
+            });
+            bound.push(SlotId::new(spec.index).expect("the index comes from the table"));
+        }
+        if bound.is_empty() {
+            return Err(Error::UnknownSlotGroup {
+                group: group.name().to_string(),
+            });
+        }
+        Ok(bound)
+    }
+
+    /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0).
+    ///
+    /// # Safety
+    /// `ptr` must address `len` `f32`s of device memory in the runtime's context, which must
+    /// stay allocated while checks built from these bindings run.
+    pub unsafe fn bind_raw(&mut self, slot: SlotId, ptr: u64, len: usize) -> Result<&mut Self> {
+        if ptr == 0 && len != 0 {
+            return Err(Error::NullSlotBuffer {
+                index: slot.index(),
+                name: slot.name(),
+                len,
+            });
+        }
+        self.regions[slot.index()] = Some(DeviceRegion { ptr, len });
+        Ok(self)
+    }
+
+    /// Removes the binding of `slot`.
+    pub fn unbind(&mut self, slot: SlotId) -> &mut Self {
+        self.regions[slot.index()] = None;
+        self
+    }
+
+    pub fn region(&self, slot: SlotId) -> Option<DeviceRegion> {
+        self.regions[slot.index()]
+    }
+
+    pub fn is_bound(&self, slot: SlotId) -> bool {
+        self.regions[slot.index()].is_some()
+    }
+
+    /// The regions of `first..=last`, in order; the first unbound slot is an error naming it.
+    pub fn regions_for(
+        &self,
+        range: &std::ops::RangeInclusive<usize>,
+    ) -> Result<Vec<DeviceRegion>> {
+        super::layout::validate_range(range)?;
+        range
+            .clone()
+            .map(|index| {
+                self.regions[index].ok_or(Error::UnboundSlot {
+                    index,
+                    name: SLOTS[index].name,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,324 @@
+//! The checker for one range of slots: tables uploaded once, then per check two async memsets
+//! and one launch on the runtime's stream (no host synchronisation), and a `report()` that
+//! synchronises and reads the results back.
+use std::ffi::c_void;
+use std::ops::RangeInclusive;
+
+use adamant_kernels::abi::ArgValue;
+use adamant_kernels::nan_check::{
+    nan_check_kernel, SlotMeta, WorkItem, NO_BAD_INDEX, SHARED_BYTES_PER_THREAD,
+};
+use cust::context::CurrentContext;
+use cust::memory::{DeviceBuffer, DeviceCopy};
+
+use super::bindings::SlotBindings;
+use super::layout::{self, Layout};
+use super::report::{NanReport, SlotResult};
+use super::slots::{q_abs_ref_eff, SLOTS};
+use crate::device::Adamant;
+use crate::error::{CudaContext, Error, Result};
+
+/// Threads per block of the checker.
+pub const CHECK_BLOCK_THREADS: u32 = 256;
+/// Resident blocks per multiprocessor the grid is capped at (blocks grid-stride over the work
+/// table, so more would only queue).
+const CHECK_BLOCKS_PER_SM: u32 = 8;
+
+/// `SlotMeta` and `WorkItem` are plain `#[repr(C)]` data defined in the device crate, which does
+/// not depend on cust; these wrappers carry cust's `DeviceCopy` for them.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct DeviceSlotMeta(SlotMeta);
+// SAFETY: `SlotMeta` is `#[repr(C)]` of integers and floats only: no pointers into host memory
+// (its `ptr` is a device address held as a `u64`), valid for any bit pattern.
+unsafe impl DeviceCopy for DeviceSlotMeta {}
+
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct DeviceWorkItem(WorkItem);
+// SAFETY: as above; `WorkItem` is `#[repr(C)]` of integers only.
+unsafe impl DeviceCopy for DeviceWorkItem {}
+
+/// A fused NaN / max-abs check of one contiguous range of the slot table.
+pub struct NanChecker<'rt> {
+    runtime: &'rt Adamant,
+    range: RangeInclusive<usize>,
+    lens: Vec<usize>,
+    slots: DeviceBuffer<DeviceSlotMeta>,
+    work: DeviceBuffer<DeviceWorkItem>,
+    work_items: u32,
+    grid: u32,
+    flags: DeviceBuffer<u32>,
+    max_abs_bits: DeviceBuffer<u32>,
+    first_bad: DeviceBuffer<u64>,
+    /// The `q_abs_ref_eff` of the last enqueued check (`None`: nothing enqueued yet).
+    enqueued_q_abs_ref_eff: Option<f32>,
+}
+
+impl<'rt> NanChecker<'rt> {
+    /// Prepares a check of `range` (for example [`super::FUSED_RANGE`] or
+    /// [`super::ALL_SLOTS`]). Every slot of the range must be bound; the first unbound one is an
+    /// [`Error::UnboundSlot`] naming it. Uploads the metadata and work tables (synchronously:
+    /// this is setup, not the per-step path).
+    pub fn new(
+        runtime: &'rt Adamant,
+        range: RangeInclusive<usize>,
+        bindings: &SlotBindings,
+    ) -> Result<Self> {
+        let regions = bindings.regions_for(&range)?;
+        let Layout { slots, work } = layout::build(&range, &regions)?;
+        let n = slots.len();
+        let work_items = work.len() as u32; // bounded by layout::MAX_WORK_ITEMS
+        let cap = runtime.multiprocessors().max(1) * CHECK_BLOCKS_PER_SM;
+        let grid = work_items.min(cap);
+
+        let slots = upload(
+            &slots.into_iter().map(DeviceSlotMeta).collect::<Vec<_>>(),
+            "slot metadata",
+        )?;
+        let work = upload(
+            &work.into_iter().map(DeviceWorkItem).collect::<Vec<_>>(),
+            "work table",
+        )?;
+        let checker = NanChecker {
+            runtime,
+            lens: regions.iter().map(|r| r.len).collect(),
+            range,
+            slots,
+            work,
+            work_items,
+            grid,
+            flags: upload(&vec![0u32; n], "flags")?,
+            max_abs_bits: upload(&vec![0u32; n], "max-abs words")?,
+            first_bad: upload(&vec![NO_BAD_INDEX; n], "first-bad indices")?,
+            enqueued_q_abs_ref_eff: None,
+        };
+        // The uploads ran on the legacy default stream, which the runtime's non-blocking stream
+        // does not wait for, and a copy from pageable memory may return before its DMA lands.
+        // Setup is the place to pay for a full context synchronisation.
+        CurrentContext::synchronize().during("synchronizing after the nan-check uploads")?;
+        Ok(checker)
+    }
+
+    /// The checked slots.
+    pub fn range(&self) -> RangeInclusive<usize> {
+        self.range.clone()
+    }
+
+    /// Number of work items (chunks) one check covers.
+    pub fn work_items(&self) -> u32 {
+        self.work_items
+    }
+
+    /// Enqueues one check on the runtime's stream: resets the outputs (async memsets) and
+    /// launches the kernel once for the whole range. Does not wait for the GPU; call
+    /// [`NanChecker::report`] to read the result. `q_abs_ref` is the ISV's current `Q_ABS_REF`
+    /// (thresholds are `factor × max(Q_ABS_REF, 1.0)`).
+    pub fn enqueue(&mut self, q_abs_ref: f32) -> Result<()> {
+        let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
+        let stream = self.runtime.stream();
+        let function = self.runtime.function(nan_check_kernel::DESCRIPTOR.name)?;
+        // SAFETY: the buffers are ours, sized n_slots, and nothing reads them before the kernel
+        // that follows on the same stream, or before `report` synchronises that stream.
+        unsafe {
+            self.flags
+                .set_32_async(0, stream)
+                .during("clearing the nan-check flags")?;
+            self.max_abs_bits
+                .set_32_async(0, stream)
+                .during("clearing the nan-check maxima")?;
+            // 0xFF bytes make every u64 NO_BAD_INDEX (u64::MAX).
+            self.first_bad
+                .set_8_async(0xFF, stream)
+                .during("resetting the first-bad indices")?;
+        }
+        if self.work_items > 0 {
+            let mut args = self.kernel_args(q_eff);
+            let params: Vec<*mut c_void> = args.iter_mut().map(arg_pointer).collect();
+            let shared = CHECK_BLOCK_THREADS * SHARED_BYTES_PER_THREAD;
+            // SAFETY: the argument list matches the entry's descriptor (checked in
+            // `kernel_args`); the tables were uploaded for exactly these counts; every bound
+            // region holds its `len` f32s (the bindings' contract); the dynamic shared memory is
+            // what the kernel indexes for this block size.
+            unsafe { stream.launch(&function, self.grid, CHECK_BLOCK_THREADS, shared, &params) }
+                .during(&format!(
+                    "launching nan_check_kernel (slots {}..={}, {} work items)",
+                    self.range.start(),
+                    self.range.end(),
+                    self.work_items
+                ))?;
+        }
+        self.enqueued_q_abs_ref_eff = Some(q_eff);
+        Ok(())
+    }
+
+    /// Waits for the runtime's stream, reads the last check's outputs and decodes them. The slow
+    /// path: call it when the loop needs the answer (every N steps, or before halting).
+    pub fn report(&self) -> Result<NanReport> {
+        let q_abs_ref_eff = self
+            .enqueued_q_abs_ref_eff
+            .ok_or(Error::NanCheckNotEnqueued)?;
+        self.runtime.synchronize()?;
+        let n = self.lens.len();
+        let mut flags = vec![0u32; n];
+        let mut max_abs_bits = vec![0u32; n];
+        let mut first_bad = vec![0u64; n];
+        use cust::memory::CopyDestination;
+        self.flags
+            .copy_to(&mut flags[..])
+            .during("reading the nan-check flags")?;
+        self.max_abs_bits
+            .copy_to(&mut max_abs_bits[..])
+            .during("reading the nan-check maxima")?;
+        self.first_bad
+            .copy_to(&mut first_bad[..])
+            .during("reading the first-bad indices")?;
+        let slots = self
+            .range
+            .clone()
+            .enumerate()
+            .map(|(i, index)| {
+                SlotResult::decode(
+                    index,
+                    self.lens[i],
+                    flags[i],
+                    max_abs_bits[i],
+                    first_bad[i],
+                    q_abs_ref_eff,
+                )
+            })
+            .collect();
+        Ok(NanReport {
+            range: self.range.clone(),
+            q_abs_ref_eff,
+            slots,
+        })
+    }
+
+    /// `max(Q_ABS_REF, 1.0)`, after checking it and every threshold of the range are finite.
+    fn validate_q_abs_ref(&self, q_abs_ref: f32) -> Result<f32> {
+        if !q_abs_ref.is_finite() || q_abs_ref < 0.0 {
+            return Err(Error::InvalidQAbsRef { value: q_abs_ref });
+        }
+        let q_eff = q_abs_ref_eff(q_abs_ref);
+        for spec in &SLOTS[self.range.clone()] {
+            if let Some(threshold) = spec.check.threshold(q_eff) {
+                if !threshold.is_finite() {
+                    return Err(Error::SlotThresholdOverflow {
+                        index: spec.index,
+                        name: spec.name,
+                        factor: spec.check.device_factor(),
+                        q_abs_ref_eff: q_eff,
+                    });
+                }
+            }
+        }
+        Ok(q_eff)
+    }
+
+    fn kernel_args(&self, q_abs_ref_eff: f32) -> Vec<ArgValue> {
+        kernel_args(
+            KernelPointers {
+                slots: self.slots.as_device_ptr().as_raw(),
+                work: self.work.as_device_ptr().as_raw(),
+                flags: self.flags.as_device_ptr().as_raw(),
+                max_abs_bits: self.max_abs_bits.as_device_ptr().as_raw(),
+                first_bad: self.first_bad.as_device_ptr().as_raw(),
+            },
+            self.lens.len() as u32,
+            self.work_items,
+            q_abs_ref_eff,
+        )
+    }
+}
+
+/// The device addresses one launch passes.
+pub(crate) struct KernelPointers {
+    pub slots: u64,
+    pub work: u64,
+    pub flags: u64,
+    pub max_abs_bits: u64,
+    pub first_bad: u64,
+}
+
+/// The entry's arguments in PTX order, checked against the descriptor `#[kernel_entry]`
+/// generated from the kernel's signature.
+pub(crate) fn kernel_args(
+    ptrs: KernelPointers,
+    n_slots: u32,
+    work_items: u32,
+    q_abs_ref_eff: f32,
+) -> Vec<ArgValue> {
+    let args = vec![
+        ArgValue::Ptr(ptrs.slots),
+        ArgValue::U32(n_slots),
+        ArgValue::Ptr(ptrs.work),
+        ArgValue::U32(work_items),
+        ArgValue::F32(q_abs_ref_eff),
+        ArgValue::Ptr(ptrs.flags),
+        ArgValue::Ptr(ptrs.max_abs_bits),
+        ArgValue::Ptr(ptrs.first_bad),
+    ];
+    check_args_match_descriptor(&args);
+    args
+}
+
+/// Panics if `args` disagrees with the entry's signature: a programming error in this file after
+/// a kernel signature change, caught by the CPU tests before any GPU sees it.
+pub(crate) fn check_args_match_descriptor(args: &[ArgValue]) {
+    use adamant_kernels::abi::ParamType;
+    let params = nan_check_kernel::DESCRIPTOR.params;
+    assert_eq!(args.len(), params.len(), "nan_check_kernel: argument count");
+    for (arg, param) in args.iter().zip(params) {
+        let ty = match arg {
+            ArgValue::Ptr(_) => ParamType::Ptr,
+            ArgValue::F32(_) => ParamType::F32,
+            ArgValue::U32(_) => ParamType::U32,
+            ArgValue::Usize(_) => ParamType::Usize,
+        };
+        assert_eq!(
+            ty, param.ty,
+            "nan_check_kernel: type of argument `{}`",
+            param.name
+        );
+    }
+}
+
+fn arg_pointer(value: &mut ArgValue) -> *mut c_void {
+    match value {
+        ArgValue::Ptr(v) => v as *mut u64 as *mut c_void,
+        ArgValue::F32(v) => v as *mut f32 as *mut c_void,
+        ArgValue::U32(v) => v as *mut u32 as *mut c_void,
+        ArgValue::Usize(v) => v as *mut usize as *mut c_void,
+    }
+}
+
+fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
+    DeviceBuffer::from_slice(data).map_err(|source| match source {
+        cust::error::CudaError::OutOfMemory => Error::OutOfMemory {
+            what: format!("nan-check {what}"),
+            bytes: std::mem::size_of_val(data),
+        },
+        other => Error::cuda(format!("uploading the nan-check {what}"), other),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The launch's argument list has the kernel signature's count and types (the descriptor
+    /// is generated from the signature, so this catches a kernel change not followed here).
+    #[test]
+    fn kernel_args_match_the_entry_signature() {
+        let ptrs = KernelPointers {
+            slots: 1,
+            work: 2,
+            flags: 3,
+            max_abs_bits: 4,
+            first_bad: 5,
+        };
+        let args = kernel_args(ptrs, 25, 100, 1.0);
+        assert_eq!(args.len(), nan_check_kernel::DESCRIPTOR.params.len());
+    }
+}

@@ -1,0 +1,97 @@
+//! The kernel's work layout, derived from the slot table and the bindings of a checked range:
+//! one [`SlotMeta`] per slot in range and one [`WorkItem`] per chunk of every slot.
+//!
+//! Chunking is what makes one launch fast on skewed slot sizes: a 10M-element weight buffer
+//! becomes ~2,500 items spread over every block of the grid instead of one block's work.
+use std::ops::RangeInclusive;
+
+use adamant_kernels::nan_check::{SlotMeta, WorkItem};
+
+use super::bindings::DeviceRegion;
+use super::slots::{SLOTS, SLOT_COUNT};
+use crate::error::{Error, Result};
+
+/// Elements per work item: large enough that a block's reduction and its three atomics are a
+/// small fraction of the item (16 elements per thread at 256 threads), small enough that a
+/// large slot spreads over every SM.
+pub const CHUNK_ELEMENTS: usize = 4096;
+
+/// The most work items one launch takes. Blocks step through the table by the grid size in
+/// `u32` arithmetic; staying under `i32::MAX` keeps that from wrapping.
+pub const MAX_WORK_ITEMS: usize = i32::MAX as usize;
+
+/// What the kernel reads for one checked range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// One entry per slot of the range, in order (slot `range.start() + i` at `i`).
+    pub slots: Vec<SlotMeta>,
+    /// Every chunk of every slot, slot by slot.
+    pub work: Vec<WorkItem>,
+}
+
+/// `range` must be non-empty and inside the table.
+pub fn validate_range(range: &RangeInclusive<usize>) -> Result<()> {
+    if range.start() > range.end() || *range.end() >= SLOT_COUNT {
+        return Err(Error::InvalidSlotRange {
+            first: *range.start(),
+            last: *range.end(),
+            slots: SLOT_COUNT,
+        });
+    }
+    Ok(())
+}
+
+/// The layout for `range`, whose slots are bound to `regions` (in range order).
+pub fn build(range: &RangeInclusive<usize>, regions: &[DeviceRegion]) -> Result<Layout> {
+    validate_range(range)?;
+    assert_eq!(
+        regions.len(),
+        range.clone().count(),
+        "one region per slot of the range"
+    );
+    let slots = range
+        .clone()
+        .zip(regions)
+        .map(|(index, region)| SlotMeta {
+            ptr: region.ptr,
+            len: region.len as u64,
+            factor: SLOTS[index].check.device_factor(),
+            reserved: 0,
+        })
+        .collect();
+    let lens: Vec<usize> = regions.iter().map(|r| r.len).collect();
+    let work_items: usize = lens.iter().map(|len| len.div_ceil(CHUNK_ELEMENTS)).sum();
+    if work_items > MAX_WORK_ITEMS {
+        return Err(Error::NanCheckTooLarge {
+            work_items,
+            limit: MAX_WORK_ITEMS,
+        });
+    }
+    Ok(Layout {
+        slots,
+        work: work_items_for(&lens, CHUNK_ELEMENTS),
+    })
+}
+
+/// The chunks of slots with these lengths: slot `i` gets `ceil(len / chunk)` items, each of
+/// `chunk` elements but the last. A slot of length 0 gets none (its outputs stay quiet).
+pub fn work_items_for(lens: &[usize], chunk: usize) -> Vec<WorkItem> {
+    assert!(
+        chunk > 0 && chunk <= u32::MAX as usize,
+        "chunk size must fit a u32"
+    );
+    let mut items = Vec::new();
+    for (slot, &len) in lens.iter().enumerate() {
+        let mut start = 0;
+        while start < len {
+            let count = chunk.min(len - start);
+            items.push(WorkItem {
+                start: start as u64,
+                slot: slot as u32,
+                count: count as u32,
+            });
+            start += count;
+        }
+    }
+    items
+}

@@ -1,0 +1,179 @@
+//! A check's result, decoded with the slot table's names (the seed's `halt_grad_collapse` name
+//! table, derived here instead of kept by hand), ready for a log line.
+use std::fmt;
+use std::ops::RangeInclusive;
+
+use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
+
+use super::slots::{Check, SlotId, SLOTS};
+use crate::error::{Error, Result};
+
+/// One slot's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlotResult {
+    pub index: usize,
+    pub name: &'static str,
+    pub check: Check,
+    /// Elements checked.
+    pub len: usize,
+    /// The kernel's flag word ([`FLAG_NON_FINITE`], [`FLAG_OVER_THRESHOLD`]).
+    pub flags: u32,
+    /// Largest `|x|` seen (`NaN` if a NaN was seen, `inf` if an infinity and no NaN; 0 for an
+    /// empty slot).
+    pub max_abs: f32,
+    /// The max-abs threshold that applied, for [`Check::MaxAbs`] slots.
+    pub threshold: Option<f32>,
+    /// Index (within the slot) of the first element that set a flag.
+    pub first_bad: Option<u64>,
+}
+
+impl SlotResult {
+    /// Decodes the kernel's three words for slot `index`.
+    pub fn decode(
+        index: usize,
+        len: usize,
+        flags: u32,
+        max_abs_bits: u32,
+        first_bad: u64,
+        q_abs_ref_eff: f32,
+    ) -> SlotResult {
+        let spec = &SLOTS[index];
+        SlotResult {
+            index,
+            name: spec.name,
+            check: spec.check,
+            len,
+            flags,
+            max_abs: f32::from_bits(max_abs_bits),
+            threshold: spec.check.threshold(q_abs_ref_eff),
+            first_bad: (first_bad != NO_BAD_INDEX).then_some(first_bad),
+        }
+    }
+
+    pub fn id(&self) -> SlotId {
+        SlotId::new(self.index).expect("results are decoded from the table")
+    }
+
+    /// Any flag set.
+    pub fn tripped(&self) -> bool {
+        self.flags != 0
+    }
+
+    pub fn non_finite(&self) -> bool {
+        self.flags & FLAG_NON_FINITE != 0
+    }
+
+    pub fn over_threshold(&self) -> bool {
+        self.flags & FLAG_OVER_THRESHOLD != 0
+    }
+}
+
+/// Names of the bits set in `flags`, e.g. `non-finite|over-threshold`.
+pub fn flag_names(flags: u32) -> String {
+    let mut names = Vec::new();
+    if flags & FLAG_NON_FINITE != 0 {
+        names.push("non-finite".to_string());
+    }
+    if flags & FLAG_OVER_THRESHOLD != 0 {
+        names.push("over-threshold".to_string());
+    }
+    let unknown = flags & !(FLAG_NON_FINITE | FLAG_OVER_THRESHOLD);
+    if unknown != 0 {
+        names.push(format!("unknown bits {unknown:#x}"));
+    }
+    if names.is_empty() {
+        "quiet".to_string()
+    } else {
+        names.join("|")
+    }
+}
+
+impl fmt::Display for SlotResult {
+    /// `slot 48 iqn_weight_max: over-threshold (bits 0b10), max |x| 1.0004e3 > threshold 1e3,
+    /// first bad element 17 of 4096`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "slot {} {}: {} (bits {:#04b}), max |x| {:e}",
+            self.index,
+            self.name,
+            flag_names(self.flags),
+            self.flags,
+            self.max_abs
+        )?;
+        if let Some(threshold) = self.threshold {
+            let relation = if self.max_abs > threshold { ">" } else { "<=" };
+            write!(f, " {relation} threshold {threshold:e}")?;
+        }
+        if let Some(first) = self.first_bad {
+            write!(f, ", first bad element {first} of {}", self.len)?;
+        }
+        Ok(())
+    }
+}
+
+/// The outcome of one check of a range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NanReport {
+    pub range: RangeInclusive<usize>,
+    /// `max(Q_ABS_REF, 1.0)` the thresholds were computed from.
+    pub q_abs_ref_eff: f32,
+    /// Every slot of the range, in order.
+    pub slots: Vec<SlotResult>,
+}
+
+impl NanReport {
+    /// The slots that set any flag, in index order.
+    pub fn tripped(&self) -> impl Iterator<Item = &SlotResult> {
+        self.slots.iter().filter(|s| s.tripped())
+    }
+
+    /// No slot set a flag.
+    pub fn is_quiet(&self) -> bool {
+        self.tripped().next().is_none()
+    }
+
+    /// The result of `slot`, if it is in the checked range.
+    pub fn slot(&self, slot: SlotId) -> Option<&SlotResult> {
+        let offset = slot.index().checked_sub(*self.range.start())?;
+        self.slots.get(offset)
+    }
+
+    /// `Ok` if quiet, else [`Error::NanCheckTripped`] carrying this report's log line: what a
+    /// training loop returns to halt (the seed's `halt_grad_collapse`).
+    pub fn ensure_quiet(&self) -> Result<()> {
+        if self.is_quiet() {
+            Ok(())
+        } else {
+            Err(Error::NanCheckTripped {
+                report: self.to_string(),
+            })
+        }
+    }
+}
+
+impl fmt::Display for NanReport {
+    /// One line: `nan check slots 24..=48 (q_abs_ref_eff 1e0): 1 of 25 slots tripped: slot 48
+    /// iqn_weight_max: ...`; several tripped slots are separated by `; `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "nan check slots {}..={} (q_abs_ref_eff {:e}): ",
+            self.range.start(),
+            self.range.end(),
+            self.q_abs_ref_eff
+        )?;
+        let tripped: Vec<String> = self.tripped().map(|s| s.to_string()).collect();
+        if tripped.is_empty() {
+            write!(f, "all {} slots quiet", self.slots.len())
+        } else {
+            write!(
+                f,
+                "{} of {} slots tripped: {}",
+                tripped.len(),
+                self.slots.len(),
+                tripped.join("; ")
+            )
+        }
+    }
+}
