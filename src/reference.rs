@@ -317,7 +317,9 @@ pub fn step_with_scale(
         KernelRef::Iql => clip_gradient(g, hp.grad_clip),
         _ => g,
     };
-    let (g_eff, g_mag, g_carried) = if kernel.l2_decay() {
+    // Like torch.optim.Adam, L2 decay is only added when wd != 0 (so an infinite weight is not
+    // turned into NaN by 0·inf when decay is off).
+    let (g_eff, g_mag, g_carried) = if kernel.l2_decay() && wd != 0.0 {
         (
             g1 + wd * e.p,
             g1.abs() + (wd * e.p).abs() + FLOOR,

@@ -658,13 +658,16 @@ fn clamp_boundaries_through_element() {
                 }
             }
         }
-        // Bound 0: nothing is clamped, not even f32::MAX or ±inf (which stays ±inf where the
-        // reference says so; with L2 decay `g + 0·inf` is NaN even at wd = 0).
+        // Bound 0: nothing is clamped, not even f32::MAX or ±inf. With `hp`'s decay, L2 kernels
+        // compute `g + wd·inf = inf` and then `inf/inf`, so an infinite p becomes NaN there;
+        // AdamW kernels keep ±inf.
         for p in [1e30f32, -1e30, f32::MAX, f32::INFINITY, f32::NEG_INFINITY] {
             let e = E32::new(p, 0.0, 0.0, 0.0);
             let got = run(kernel, true, e, 0.0, &hp, 0.0);
             let want = r::step(kernel, e.widen(), 0.0, &hp, 0.0).p;
-            if p.is_finite() || !matches!(kernel, KernelRef::Iqn | KernelRef::Iql) {
+            let l2_with_decay =
+                matches!(kernel, KernelRef::Iqn | KernelRef::Iql) && hp.weight_decay != 0.0;
+            if p.is_finite() || !l2_with_decay {
                 assert_eq!(got.p.to_bits(), p.to_bits(), "{} p = {p:e}", kernel.name());
                 assert_eq!(want, p as f64);
             } else {
@@ -949,15 +952,13 @@ fn clamp_is_in_element_not_in_update() {
         let e = E32::new(f32::NAN, 0.0, 0.0, 0.0);
         assert!(run(kernel, true, e, 0.1, &hp, bound).p.is_nan());
         assert!(run(kernel, false, e, 0.1, &hp, bound).p.is_nan());
-        // +inf weight: AdamW kernels keep it (inf·(1 - lr·wd) - step = inf), so the clamp
-        // returns +bound through `element` while `update` returns inf.
-        if matches!(
-            kernel,
-            KernelRef::Dqn | KernelRef::Attn | KernelRef::Curiosity
-        ) {
-            let e = E32::new(f32::INFINITY, 0.0, 0.0, 0.0);
-            assert_eq!(run(kernel, true, e, 0.1, &hp, bound).p, bound);
-            assert_eq!(run(kernel, false, e, 0.1, &hp, bound).p, f32::INFINITY);
+        // ±inf weight with decay off (`hp` has wd = 0): every kernel keeps it through the
+        // update (L2 decay is skipped at wd = 0, as in torch.optim.Adam), so the clamp returns
+        // ±bound through `element` while `update` returns ±inf.
+        for inf in [f32::INFINITY, f32::NEG_INFINITY] {
+            let e = E32::new(inf, 0.0, 0.0, 0.0);
+            assert_eq!(run(kernel, true, e, 0.1, &hp, bound).p, bound.copysign(inf));
+            assert_eq!(run(kernel, false, e, 0.1, &hp, bound).p, inf);
         }
     }
 }

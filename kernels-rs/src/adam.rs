@@ -73,3 +73,14 @@ pub fn clip_gradient(g: f32, clip: f32) -> f32 {
         g
     }
 }
+
+/// L2 decay `g + wd·p`, skipped when `wd == 0` as in `torch.optim.Adam`: otherwise `0·inf` would
+/// turn an infinite weight into NaN before the clamp could bring it back to ±bound.
+#[inline(always)]
+pub fn l2_decay(g: f32, p: f32, weight_decay: f32) -> f32 {
+    if weight_decay != 0.0 {
+        g + weight_decay * p
+    } else {
+        g
+    }
+}

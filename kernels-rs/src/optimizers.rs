@@ -1,7 +1,7 @@
 //! The five optimizer kernels, named as in the training code they replace. Each body is only the
 //! per-element update; `#[optimizer_kernel]` generates the entry, its loads and stores, the
 //! trailing `weight_clamp_max_abs` parameter and the clamp before the parameter store.
-use crate::adam::{adam_step, amsgrad_step, clip_gradient, AdamScalars};
+use crate::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay, AdamScalars};
 use crate::optimizer_kernel;
 
 /// DQN trunk and heads: AdamW (decoupled decay `p *= 1 - lr·wd` before the step), with the
@@ -58,7 +58,7 @@ pub fn iqn_adam_kernel(
         bias_correction1,
         bias_correction2,
     };
-    adam_step(p, g + weight_decay * p, m, v, s)
+    adam_step(p, l2_decay(g, p, weight_decay), m, v, s)
 }
 
 /// IQL value/policy networks: element-wise gradient clip to `±grad_clip` (0 = off) first, then
@@ -88,7 +88,7 @@ pub fn iql_adam_kernel(
         bias_correction2,
     };
     let g = clip_gradient(g, grad_clip);
-    adam_step(p, g + weight_decay * p, m, v, s)
+    adam_step(p, l2_decay(g, p, weight_decay), m, v, s)
 }
 
 /// GpuAttention, GpuTlob and the decision transformer: AdamW.
