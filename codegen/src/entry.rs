@@ -4,7 +4,8 @@
 //! non-optimizer on purpose; an entry nobody declared fails the audit.
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{FnArg, ItemFn, Pat, Type};
+use syn::ext::IdentExt;
+use syn::{Attribute, FnArg, ItemFn, Meta, Pat, Type};
 
 use crate::signature::is_ident_type;
 
@@ -15,31 +16,58 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             "#[kernel_entry] takes no arguments",
         ));
     }
-    let func: ItemFn = syn::parse2(item)?;
-    let sig = &func.sig;
-    let abi_ok = sig
-        .abi
-        .as_ref()
-        .and_then(|abi| abi.name.as_ref())
-        .is_some_and(|name| name.value() == "gpu-kernel");
-    if !abi_ok || sig.unsafety.is_none() {
-        return Err(syn::Error::new_spanned(
-            &sig.fn_token,
+    let func: ItemFn = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
             "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`",
+        )
+    })?;
+    let sig = &func.sig;
+    match &sig.abi {
+        Some(abi) if abi.name.as_ref().is_some_and(|n| n.value() == "gpu-kernel") => {}
+        Some(abi) => {
+            return Err(syn::Error::new_spanned(
+                abi,
+                "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: a device \
+                 entry has the `gpu-kernel` ABI",
+            ))
+        }
+        None => {
+            return Err(syn::Error::new_spanned(
+                sig.fn_token,
+                "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: declare the \
+                 entry with `extern \"gpu-kernel\"`",
+            ))
+        }
+    }
+    if sig.unsafety.is_none() {
+        let (abi, fn_token) = (&sig.abi, sig.fn_token);
+        return Err(syn::Error::new_spanned(
+            quote!(#abi #fn_token),
+            "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: a device entry \
+             dereferences raw pointers, so it is declared `unsafe`",
         ));
     }
-    if let Some(attr) = func
-        .attrs
-        .iter()
-        .find(|a| a.path().is_ident("no_mangle") || a.path().is_ident("export_name"))
-    {
+    if !sig.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
+            "a kernel entry cannot be generic: it is exported under its own name",
+        ));
+    }
+    if let Some(where_clause) = &sig.generics.where_clause {
+        return Err(syn::Error::new_spanned(
+            where_clause,
+            "a kernel entry cannot be generic: it is exported under its own name",
+        ));
+    }
+    if let Some(attr) = func.attrs.iter().find(|a| exports(a)) {
         return Err(syn::Error::new_spanned(
             attr,
             "#[kernel_entry] exports the entry itself; remove this attribute",
         ));
     }
     let name = &sig.ident;
-    let name_str = name.to_string();
+    let name_str = name.unraw().to_string();
     let params = sig
         .inputs
         .iter()
@@ -68,6 +96,22 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     })
 }
 
+/// `#[no_mangle]`, `#[export_name = ..]`, or either wrapped in `#[unsafe(..)]`.
+fn exports(attr: &Attribute) -> bool {
+    let is_export = |path: &syn::Path| path.is_ident("no_mangle") || path.is_ident("export_name");
+    if is_export(attr.path()) {
+        return true;
+    }
+    if !attr.path().is_ident("unsafe") {
+        return false;
+    }
+    let Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    list.parse_args::<Meta>()
+        .is_ok_and(|inner| is_export(inner.path()))
+}
+
 fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
     let FnArg::Typed(typed) = arg else {
         return Err(syn::Error::new_spanned(
@@ -81,7 +125,7 @@ fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
             "kernel arguments must be plain names",
         ));
     };
-    let name = pat.ident.to_string();
+    let name = pat.ident.unraw().to_string();
     let ty = match &*typed.ty {
         Type::Ptr(_) => quote!(Ptr),
         t if is_ident_type(t, "f32") => quote!(F32),

@@ -15,6 +15,10 @@ mod optimizer;
 mod signature;
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod structure_tests;
+#[cfg(test)]
+mod test_kernels;
 
 /// Turns a per-element update into a clamped optimizer kernel. See `signature` for the argument
 /// roles (`#[param]`, `#[input]`, `#[state]`, `#[uniform_ptr(default = ..)]`, plain scalars).

@@ -9,6 +9,7 @@
 //!   declared order, `len`, the uniforms in declared order, then `weight_clamp_max_abs`, always last.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use syn::{FnArg, Ident, Lit};
 
 use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN};
@@ -27,7 +28,8 @@ fn module(k: &OptimizerFn) -> TokenStream {
     let lints = k.func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
     let body = &k.func.block;
     let bound = format_ident!("{}", BOUND);
-    // The author's arguments without their role attributes.
+    // The author's arguments without their role attributes. `update` keeps the author's patterns
+    // (`mut x`); `element` only forwards, so it takes plain names.
     let inputs: Vec<TokenStream> = k
         .func
         .sig
@@ -37,6 +39,20 @@ fn module(k: &OptimizerFn) -> TokenStream {
             FnArg::Typed(t) => {
                 let (pat, ty) = (&t.pat, &t.ty);
                 quote! { #pat: #ty }
+            }
+            FnArg::Receiver(_) => unreachable!("rejected by signature::parse"),
+        })
+        .collect();
+    let forwarded: Vec<TokenStream> = k
+        .func
+        .sig
+        .inputs
+        .iter()
+        .zip(&k.args)
+        .map(|(arg, a)| match arg {
+            FnArg::Typed(t) => {
+                let (ident, ty) = (&a.ident, &t.ty);
+                quote! { #ident: #ty }
             }
             FnArg::Receiver(_) => unreachable!("rejected by signature::parse"),
         })
@@ -59,8 +75,8 @@ fn module(k: &OptimizerFn) -> TokenStream {
             /// clamp epilogue stamped by `#[optimizer_kernel]`.
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            pub fn element(#(#inputs,)* #bound: f32) -> f32 {
-                ::adamant_kernels::clamp::weight_clamp(update(#(#idents),*), #bound)
+            pub fn element(#(#forwarded,)* #bound: f32) -> f32 {
+                ::adamant_kernels::clamp::weight_clamp(self::update(#(#idents),*), #bound)
             }
 
             #host
@@ -73,10 +89,13 @@ fn lit_f32(lit: &Lit) -> TokenStream {
 }
 
 fn host_items(k: &OptimizerFn) -> TokenStream {
-    let name_str = k.name().to_string();
+    let name_str = k.name().unraw().to_string();
     let descriptor_params = descriptor_params(k);
     let buffer_fields: Vec<&Ident> = k.buffers().map(|a| &a.ident).collect();
-    let buffer_names: Vec<String> = buffer_fields.iter().map(|i| i.to_string()).collect();
+    let buffer_names: Vec<String> = buffer_fields
+        .iter()
+        .map(|i| i.unraw().to_string())
+        .collect();
     let scalar_fields: Vec<TokenStream> = k
         .uniforms()
         .map(|a| {
@@ -195,12 +214,12 @@ fn descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
                 Role::Input => quote!(Input),
                 _ => quote!(State),
             };
-            param(&a.ident.to_string(), quote!(Ptr), role)
+            param(&a.ident.unraw().to_string(), quote!(Ptr), role)
         })
         .collect();
     out.push(param(LEN, quote!(Usize), quote!(Len)));
     out.extend(k.uniforms().map(|a| {
-        let name = a.ident.to_string();
+        let name = a.ident.unraw().to_string();
         match &a.role {
             Role::UniformPtr(default) => {
                 let default = lit_f32(default);

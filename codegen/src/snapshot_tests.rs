@@ -1,31 +1,33 @@
-//! Expansion snapshots: what `#[optimizer_kernel]` stamps into a kernel, pretty-printed.
+//! Expansion snapshots: what `#[optimizer_kernel]` stamps into a kernel, pretty-printed. Review
+//! any change to these files: the `element` fn must end in `::adamant_kernels::clamp::weight_clamp`,
+//! the nvptx entry must take `weight_clamp_max_abs: f32` last, and each of its two loops must store
+//! `__adamant_new` to the parameter buffer exactly once.
 use quote::quote;
+
+use crate::test_kernels;
 
 fn pretty(tokens: proc_macro2::TokenStream) -> String {
     let file: syn::File = syn::parse2(tokens).expect("expansion parses as a file");
     prettyplease::unparse(&file)
 }
 
+fn optimizer(kernel: proc_macro2::TokenStream) -> String {
+    pretty(crate::optimizer::expand(quote!(), kernel).expect("valid kernel"))
+}
+
 #[test]
 fn optimizer_kernel_stamps_clamp_epilogue() {
-    let expanded = crate::optimizer::expand(
-        quote!(),
-        quote! {
-            /// Adam without decay.
-            pub fn toy_adam(
-                #[param] p: f32,
-                #[input] g: f32,
-                #[state] m: &mut f32,
-                #[uniform_ptr(default = 1.0)] scale: f32,
-                lr: f32,
-            ) -> f32 {
-                *m = 0.9 * *m + 0.1 * g * scale;
-                p - lr * *m
-            }
-        },
-    )
-    .expect("valid kernel");
-    insta::assert_snapshot!(pretty(expanded));
+    insta::assert_snapshot!(optimizer(test_kernels::toy_adam()));
+}
+
+#[test]
+fn curiosity_adam_step_three_state_buffers() {
+    insta::assert_snapshot!(optimizer(test_kernels::curiosity_adam_step()));
+}
+
+#[test]
+fn every_role_in_mixed_order() {
+    insta::assert_snapshot!(optimizer(test_kernels::every_role()));
 }
 
 #[test]

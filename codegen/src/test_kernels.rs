@@ -1,0 +1,90 @@
+//! Kernel definitions shared by the snapshot and structural expansion tests.
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// One kernel of each shape the tests expand: `(name, param ident, definition)`.
+pub fn all() -> Vec<(&'static str, &'static str, TokenStream)> {
+    vec![
+        ("toy_adam", "p", toy_adam()),
+        ("curiosity_adam_step", "p", curiosity_adam_step()),
+        ("minimal", "w", minimal()),
+        ("every_role", "weights", every_role()),
+    ]
+}
+
+/// One buffer of each role, a uniform pointer and a scalar.
+pub fn toy_adam() -> TokenStream {
+    quote! {
+        /// Adam without decay.
+        pub fn toy_adam(
+            #[param] p: f32,
+            #[input] g: f32,
+            #[state] m: &mut f32,
+            #[uniform_ptr(default = 1.0)] scale: f32,
+            lr: f32,
+        ) -> f32 {
+            *m = 0.9 * *m + 0.1 * g * scale;
+            p - lr * *m
+        }
+    }
+}
+
+/// Shaped like `kernels-rs`'s `curiosity_adam_step`: AMSGrad, three `#[state]` buffers.
+pub fn curiosity_adam_step() -> TokenStream {
+    quote! {
+        /// Curiosity model: Adam without decay, AMSGrad.
+        #[allow(clippy::too_many_arguments)]
+        pub fn curiosity_adam_step(
+            #[param] p: f32,
+            #[input] g: f32,
+            #[state] m: &mut f32,
+            #[state] v: &mut f32,
+            #[state] v_max: &mut f32,
+            lr: f32,
+            beta1: f32,
+            beta2: f32,
+            eps: f32,
+            bias_correction1: f32,
+            bias_correction2: f32,
+        ) -> f32 {
+            let s = AdamScalars {
+                lr,
+                beta1,
+                beta2,
+                eps,
+                bias_correction1,
+                bias_correction2,
+            };
+            amsgrad_step(p, g, m, v, v_max, s)
+        }
+    }
+}
+
+/// Only the parameter, under another name, with a `mut` pattern.
+pub fn minimal() -> TokenStream {
+    quote! {
+        fn minimal(#[param] mut w: f32) -> f32 {
+            w *= 0.5;
+            w
+        }
+    }
+}
+
+/// Every role, in an order that puts uniforms between buffers, a `u32` scalar, and an argument
+/// named `update` (which must not shadow the module's `update` inside `element`).
+pub fn every_role() -> TokenStream {
+    quote! {
+        pub(crate) fn every_role(
+            #[input] grad: f32,
+            step: u32,
+            #[param] weights: f32,
+            #[uniform_ptr(default = 0.5)] scale: f32,
+            #[state] moment: &mut f32,
+            update: f32,
+            #[input] mask: f32,
+        ) -> f32 {
+            *moment += grad * scale * mask;
+            weights - update * *moment / step as f32
+        }
+    }
+}

@@ -1,0 +1,9 @@
+// The epilogue cannot be switched off from the attribute.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel(clamp = false)]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

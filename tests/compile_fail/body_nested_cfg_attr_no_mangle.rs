@@ -1,0 +1,13 @@
+// An export hidden in cfg_attr on a nested item is found too.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    #[cfg_attr(all(), no_mangle)]
+    pub fn sgd_unclamped(p: f32) -> f32 {
+        p
+    }
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+// An exported item nested in the body would be a second, unclamped entry.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    #[no_mangle]
+    pub fn sgd_unclamped(p: f32) -> f32 {
+        p
+    }
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// The author cannot declare the bound (first).
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(weight_clamp_max_abs: f32, #[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

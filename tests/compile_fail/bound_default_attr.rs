@@ -1,0 +1,14 @@
+// The author cannot give the bound a default.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    lr: f32,
+    #[default(f32::INFINITY)] weight_clamp_max_abs: f32,
+) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+// An export hidden in cfg_attr is rejected like the attribute itself.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+#[cfg_attr(all(), no_mangle)]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// The update is a plain fn.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub const fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// #[kernel_entry] takes no arguments.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry(optimizer)]
+pub unsafe extern "gpu-kernel" fn count(out: *mut u32, n: usize) {
+    *out = n as u32;
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// An exported entry cannot be generic.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub unsafe extern "gpu-kernel" fn count<T>(out: *mut T, n: usize) {
+    let _ = (out, n);
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+// #[kernel_entry] applies to a fn only.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub struct Count;
+
+fn main() {}

@@ -1,0 +1,9 @@
+// Entry arguments are plain names (the descriptor records them).
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub unsafe extern "gpu-kernel" fn count((out, n): (*mut u32, usize)) {
+    *out = n as u32;
+}
+
+fn main() {}

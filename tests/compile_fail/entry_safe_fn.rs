@@ -1,0 +1,9 @@
+// #[kernel_entry] is for an `unsafe extern "gpu-kernel" fn`.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub fn count(out: *mut u32, n: usize) {
+    let _ = (out, n);
+}
+
+fn main() {}

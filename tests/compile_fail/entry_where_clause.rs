@@ -1,0 +1,12 @@
+// An exported entry cannot be generic.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub unsafe extern "gpu-kernel" fn count(out: *mut u32, n: usize)
+where
+    u32: Copy,
+{
+    *out = n as u32;
+}
+
+fn main() {}

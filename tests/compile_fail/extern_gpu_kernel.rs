@@ -1,0 +1,9 @@
+// The author writes the update, not the entry.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub extern "gpu-kernel" fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

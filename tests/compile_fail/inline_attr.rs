@@ -1,0 +1,10 @@
+// The macro decides the update's inlining.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+#[inline(never)]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

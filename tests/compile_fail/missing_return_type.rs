@@ -1,0 +1,9 @@
+// The kernel returns the new value; the macro stores it.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) {
+    let _ = p - lr * g;
+}
+
+fn main() {}

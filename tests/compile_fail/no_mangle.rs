@@ -1,0 +1,10 @@
+// Exporting the update would make a second, unclamped entry.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+#[no_mangle]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

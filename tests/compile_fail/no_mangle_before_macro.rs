@@ -1,0 +1,10 @@
+// An export attribute above the macro is seen too.
+use adamant_kernels::optimizer_kernel;
+
+#[no_mangle]
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

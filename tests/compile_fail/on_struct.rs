@@ -1,0 +1,9 @@
+// The macro applies to a fn only.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub struct Sgd {
+    pub lr: f32,
+}
+
+fn main() {}

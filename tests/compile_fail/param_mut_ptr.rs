@@ -1,0 +1,10 @@
+// #[param] is the value, never the parameter buffer's pointer.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: *mut f32, #[input] g: f32, lr: f32) -> f32 {
+    unsafe { *p -= lr * g };
+    0.0
+}
+
+fn main() {}

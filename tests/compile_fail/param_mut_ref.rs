@@ -1,0 +1,10 @@
+// #[param] is the value, never a reference into the parameter buffer.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: &mut f32, #[input] g: f32, lr: f32) -> f32 {
+    *p -= lr * g;
+    *p
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// Arguments are plain names (the macro forwards them by name).
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, (lr, wd): (f32, f32)) -> f32 {
+    p - lr * (g + wd * p)
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// `__adamant*` names are the generated entry's locals.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, __adamant_new: f32) -> f32 {
+    p - g * __adamant_new
+}
+
+fn main() {}

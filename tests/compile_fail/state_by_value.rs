@@ -1,0 +1,9 @@
+// #[state] is `&mut f32`: the macro writes it back.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn momentum(#[param] p: f32, #[input] g: f32, #[state] m: f32, lr: f32) -> f32 {
+    p - lr * (0.9 * m + g)
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// Two #[param]s would be two parameter stores.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd2(#[param] p: f32, #[param] q: f32, #[input] g: f32, lr: f32) -> f32 {
+    p + q - lr * g
+}
+
+fn main() {}

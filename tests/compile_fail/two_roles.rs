@@ -1,0 +1,15 @@
+// An argument has one role.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param]
+    #[input]
+    p: f32,
+    #[input] g: f32,
+    lr: f32,
+) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+// The default is an f32 literal.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[uniform_ptr(default = 1.0f64)] scale: f32,
+    lr: f32,
+) -> f32 {
+    p - lr * g * scale
+}
+
+fn main() {}

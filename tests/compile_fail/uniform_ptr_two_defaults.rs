@@ -1,0 +1,14 @@
+// One default per uniform pointer.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[uniform_ptr(default = 1.0, default = 2.0)] scale: f32,
+    lr: f32,
+) -> f32 {
+    p - lr * g * scale
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+// `default` is the only key.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[uniform_ptr(fallback = 1.0)] scale: f32,
+    lr: f32,
+) -> f32 {
+    p - lr * g * scale
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// Only the four role attributes exist.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[output] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

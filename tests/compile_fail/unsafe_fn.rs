@@ -1,0 +1,9 @@
+// The update is safe: it never sees a pointer.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub unsafe fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

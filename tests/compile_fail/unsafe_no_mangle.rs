@@ -1,0 +1,10 @@
+// The 2024-style `#[unsafe(no_mangle)]` is an export attribute too.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+#[unsafe(no_mangle)]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// The entry has one fixed PTX signature.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32, _: ...) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+// A where clause makes the kernel generic too (the error must not point at the attribute).
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32
+where
+    f32: Copy,
+{
+    p - lr * g
+}
+
+fn main() {}
