@@ -8,7 +8,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// The driver loaded but found no GPU (or no driver at all could be initialised).
-    #[error("no CUDA GPU is available ({source}); adamant's kernels need an NVIDIA GPU (sm_90 PTX)")]
+    #[error(
+        "no CUDA GPU is available: adamant's kernels need an NVIDIA GPU (sm_90) and its driver"
+    )]
     NoDevice { source: CudaError },
 
     /// A device allocation failed.
@@ -16,11 +18,14 @@ pub enum Error {
     OutOfMemory { what: String, bytes: usize },
 
     /// The embedded PTX lacks an entry the runtime launches.
-    #[error("the PTX module has no kernel entry `{name}` (was kernels-rs rebuilt? {source})")]
-    MissingKernel { name: &'static str, source: CudaError },
+    #[error("the PTX module has no kernel entry `{name}` (is the PTX older than kernels-rs?)")]
+    MissingKernel {
+        name: &'static str,
+        source: CudaError,
+    },
 
     /// The driver refused the PTX module.
-    #[error("the driver rejected adamant's PTX module: {source}")]
+    #[error("the driver rejected adamant's PTX module")]
     ModuleLoad { source: CudaError },
 
     /// Two per-element buffers of one launch differ in length.
@@ -38,27 +43,49 @@ pub enum Error {
 
     /// A group lacks a buffer the kernel needs (for example AMSGrad's `v_max`).
     #[error("{kernel}: parameter group `{group}` has no `{buffer}` buffer (nothing was launched)")]
-    MissingBuffer { kernel: &'static str, group: String, buffer: &'static str },
+    MissingBuffer {
+        kernel: &'static str,
+        group: String,
+        buffer: &'static str,
+    },
 
     /// A host slice passed to upload or download has the wrong length.
     #[error("group `{group}`, buffer `{buffer}`: host data has {found} elements, the device buffer {expected}")]
-    HostLength { group: String, buffer: &'static str, found: usize, expected: usize },
+    HostLength {
+        group: String,
+        buffer: &'static str,
+        found: usize,
+        expected: usize,
+    },
 
     /// A hyperparameter outside its valid range.
     #[error("invalid hyperparameter `{field}` = {value}: must be {requirement}")]
-    InvalidHyper { field: &'static str, value: f64, requirement: &'static str },
+    InvalidHyper {
+        field: &'static str,
+        value: f64,
+        requirement: &'static str,
+    },
 
     /// The ISV's `Q_ABS_REF` (or the bound derived from it) is not usable.
-    #[error("invalid clamp input `{what}` = {value}: must be {requirement} (nothing was launched)")]
-    InvalidClamp { what: &'static str, value: f32, requirement: &'static str },
+    #[error(
+        "invalid clamp input `{what}` = {value}: must be {requirement} (nothing was launched)"
+    )]
+    InvalidClamp {
+        what: &'static str,
+        value: f32,
+        requirement: &'static str,
+    },
 
     /// A disabled clamp needs a stated reason.
     #[error("a disabled weight clamp needs a non-empty reason")]
     DisabledWithoutReason,
 
     /// Any other driver error, with the operation that raised it.
-    #[error("CUDA error during {operation}: {source}")]
-    Cuda { operation: String, source: CudaError },
+    #[error("CUDA error during {operation}")]
+    Cuda {
+        operation: String,
+        source: CudaError,
+    },
 
     /// A NaN-check range that is empty or reaches past the slot table.
     #[error(
@@ -132,7 +159,10 @@ impl Error {
             CudaError::NoDevice | CudaError::InvalidDevice | CudaError::NotInitialized => {
                 Error::NoDevice { source }
             }
-            _ => Error::Cuda { operation: operation.into(), source },
+            _ => Error::Cuda {
+                operation: operation.into(),
+                source,
+            },
         }
     }
 }
@@ -147,4 +177,3 @@ impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
         self.map_err(|e| Error::cuda(operation, e))
     }
 }
-

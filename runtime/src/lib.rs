@@ -11,6 +11,7 @@ pub mod nan_check;
 pub mod optimizers;
 pub mod ptx;
 pub mod ptxas;
+pub mod training;
 
 pub use clamp_policy::ClampPolicy;
 pub use device::Adamant;
@@ -19,6 +20,7 @@ pub use groups::{GroupBuffer, ParamGroup};
 pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
+pub use training::{GroupSizes, StepConfig, TrainingGroups};
 
 /// The `cust` this crate is built on, so tests and examples that allocate their own device
 /// buffers or synchronise the context use the same version.
@@ -28,4 +30,3 @@ pub use cust;
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
 /// Where the build script also wrote the PTX.
 pub const PTX_PATH: &str = env!("ADAMANT_PTX_PATH");
-

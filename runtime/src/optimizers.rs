@@ -3,8 +3,7 @@
 //! at compile time, and validates every hyperparameter before anything is enqueued.
 use adamant_kernels::abi::UniformPtr;
 use adamant_kernels::optimizers::{
-    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
-    iqn_adam_kernel,
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use cust::memory::DeviceBox;
 
@@ -146,14 +145,7 @@ impl Adamant {
         hyper: &AdamHyper,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        hyper.validate()?;
-        if hyper.weight_decay != 0.0 {
-            return Err(Error::InvalidHyper {
-                field: "weight_decay",
-                value: hyper.weight_decay as f64,
-                requirement: "0 for curiosity_adam_step (it applies no decay)",
-            });
-        }
+        validate_curiosity_hyper(hyper)?;
         let (bias_correction1, bias_correction2) = hyper.bias_corrections();
         let scalars = curiosity_adam_step::Scalars {
             lr: hyper.lr,
@@ -176,6 +168,25 @@ impl Adamant {
             v: &mut *group.v,
             v_max,
         };
-        self.launch_optimizer::<curiosity_adam_step::Entry>(self.stream(), &buffers, &scalars, policy)
+        self.launch_optimizer::<curiosity_adam_step::Entry>(
+            self.stream(),
+            &buffers,
+            &scalars,
+            policy,
+        )
     }
+}
+
+/// `curiosity_adam_step` has no decay term: a non-zero `weight_decay` would be silently ignored,
+/// so it is refused.
+pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
+    hyper.validate()?;
+    if hyper.weight_decay != 0.0 {
+        return Err(Error::InvalidHyper {
+            field: "weight_decay",
+            value: hyper.weight_decay as f64,
+            requirement: "0 for curiosity_adam_step (it applies no decay)",
+        });
+    }
+    Ok(())
 }

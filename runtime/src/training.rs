@@ -1,0 +1,147 @@
+//! The parameter groups of the training step the seed's codebase runs, each stepped by its own
+//! optimizer kernel, and one call that steps them all with the right kernel and clamp policy.
+use cust::memory::DeviceBox;
+
+use crate::clamp_policy::ClampPolicy;
+use crate::device::Adamant;
+use crate::error::Result;
+use crate::groups::ParamGroup;
+use crate::hyper::AdamHyper;
+use crate::launch::LaunchInfo;
+
+/// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).
+pub const DT_CLAMP_DISABLED: &str =
+    "decision transformer: offline RL, outside the ISV-driven clamp's scope (seed: DT keeps 0.0)";
+
+/// Element counts of each group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupSizes {
+    pub dqn_trunk: usize,
+    pub dqn_heads: usize,
+    pub iqn_online: usize,
+    pub iql: usize,
+    pub attention: usize,
+    pub tlob: usize,
+    pub curiosity: usize,
+    pub decision_transformer: usize,
+}
+
+impl GroupSizes {
+    /// The model sizes of the benchmark's RL set (bench/rl_set.json, summed per model).
+    pub const RL_SET: GroupSizes = GroupSizes {
+        dqn_trunk: 1_837_568,
+        dqn_heads: 393_726,
+        iqn_online: 429_577,
+        iql: 930_307,
+        attention: 789_760,
+        tlob: 198_272,
+        curiosity: 663_817,
+        decision_transformer: 233_481,
+    };
+}
+
+/// Every group of the training step, on one GPU.
+pub struct TrainingGroups {
+    pub dqn_trunk: ParamGroup,
+    pub dqn_heads: ParamGroup,
+    /// The IQN head's own parameter buffer (`online_params` in the seed).
+    pub iqn_online: ParamGroup,
+    pub iql: ParamGroup,
+    pub attention: ParamGroup,
+    pub tlob: ParamGroup,
+    pub curiosity: ParamGroup,
+    pub decision_transformer: ParamGroup,
+}
+
+/// The per-step inputs of [`TrainingGroups::step_all`].
+#[derive(Clone, Copy, Debug)]
+pub struct StepConfig<'a> {
+    /// The ISV's `Q_ABS_REF`, from which every clamped group's bound is derived.
+    pub q_abs_ref: f32,
+    pub dqn: AdamHyper,
+    pub iqn: AdamHyper,
+    pub iql: AdamHyper,
+    pub iql_grad_clip: f32,
+    pub attention: AdamHyper,
+    pub curiosity: AdamHyper,
+    /// The global-norm clip coefficient for the DQN gradients, on the device (None = 1.0).
+    pub dqn_grad_scale: Option<&'a DeviceBox<f32>>,
+}
+
+impl TrainingGroups {
+    /// Allocates every group with `init(group_name, len)` as initial parameters and zeroed
+    /// gradients and moments (curiosity also gets AMSGrad's `v_max`).
+    pub fn new(sizes: GroupSizes, mut init: impl FnMut(&str, usize) -> Vec<f32>) -> Result<Self> {
+        let mut group = |name: &str, len: usize| ParamGroup::new(name, &init(name, len));
+        let dqn_trunk = group("dqn_trunk", sizes.dqn_trunk)?;
+        let dqn_heads = group("dqn_heads", sizes.dqn_heads)?;
+        let iqn_online = group("iqn_online", sizes.iqn_online)?;
+        let iql = group("iql", sizes.iql)?;
+        let attention = group("attention", sizes.attention)?;
+        let tlob = group("tlob", sizes.tlob)?;
+        let decision_transformer = group("decision_transformer", sizes.decision_transformer)?;
+        let curiosity = ParamGroup::new_amsgrad("curiosity", &init("curiosity", sizes.curiosity))?;
+        Ok(TrainingGroups {
+            dqn_trunk,
+            dqn_heads,
+            iqn_online,
+            iql,
+            attention,
+            tlob,
+            curiosity,
+            decision_transformer,
+        })
+    }
+
+    /// All groups, in a fixed order, with their names.
+    pub fn all(&self) -> [&ParamGroup; 8] {
+        [
+            &self.dqn_trunk,
+            &self.dqn_heads,
+            &self.iqn_online,
+            &self.iql,
+            &self.attention,
+            &self.tlob,
+            &self.curiosity,
+            &self.decision_transformer,
+        ]
+    }
+
+    pub fn all_mut(&mut self) -> [&mut ParamGroup; 8] {
+        [
+            &mut self.dqn_trunk,
+            &mut self.dqn_heads,
+            &mut self.iqn_online,
+            &mut self.iql,
+            &mut self.attention,
+            &mut self.tlob,
+            &mut self.curiosity,
+            &mut self.decision_transformer,
+        ]
+    }
+
+    /// One optimizer step for every group, each with its kernel: the clamp bound comes from
+    /// `q_abs_ref` for all of them except the decision transformer, which passes 0.0 with
+    /// [`DT_CLAMP_DISABLED`] as the reason. Every policy and hyperparameter is validated before
+    /// the first launch, so a bad input launches nothing at all.
+    pub fn step_all(&mut self, rt: &Adamant, cfg: &StepConfig) -> Result<Vec<LaunchInfo>> {
+        let isv = ClampPolicy::from_isv(cfg.q_abs_ref);
+        let dt = ClampPolicy::disabled(DT_CLAMP_DISABLED);
+        isv.bound()?;
+        for hyper in [&cfg.dqn, &cfg.iqn, &cfg.iql, &cfg.attention] {
+            hyper.validate()?;
+        }
+        crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
+        crate::hyper::validate_grad_clip(cfg.iql_grad_clip)?;
+        Ok(vec![
+            rt.dqn_adam_update(&mut self.dqn_trunk, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
+            rt.dqn_adam_update(&mut self.dqn_heads, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
+            rt.iqn_adam(&mut self.iqn_online, &cfg.iqn, isv)?,
+            rt.iql_adam(&mut self.iql, &cfg.iql, cfg.iql_grad_clip, isv)?,
+            rt.attn_adam(&mut self.attention, &cfg.attention, isv)?,
+            rt.attn_adam(&mut self.tlob, &cfg.attention, isv)?,
+            rt.curiosity_adam(&mut self.curiosity, &cfg.curiosity, isv)?,
+            rt.attn_adam(&mut self.decision_transformer, &cfg.attention, dt)?,
+        ])
+    }
+}

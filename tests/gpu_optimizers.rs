@@ -1,0 +1,558 @@
+//! The five optimizer kernels on the GPU against the independent f64 reference
+//! (`adamant::reference`), plus every bad input the runtime must refuse before launching.
+//!
+//! Every test needs a CUDA GPU and is `#[ignore]`d with that reason, so a machine without one
+//! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
+use adamant::reference::{self as r, KernelRef, RefState};
+use adamant::runtime::launch::LaunchInfo;
+use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
+use adamant_kernels::optimizers::iqn_adam_kernel;
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const NEEDS_GPU: &str = "needs a CUDA GPU";
+
+/// Under compute-sanitizer the largest size is skipped (it instruments every access).
+fn sizes() -> Vec<usize> {
+    let mut sizes = vec![1, 255, 257, 1003, 4096 + 2];
+    if std::env::var("ADAMANT_SANITIZER_RUN").is_err() {
+        sizes.push(1 << 26);
+    }
+    sizes
+}
+
+fn runtime() -> Adamant {
+    Adamant::new().expect(NEEDS_GPU)
+}
+
+/// Random optimizer state: p ~ ±2, g ~ ±1 (some tiny, some large), m ~ ±0.1, v ≥ 0.
+struct HostState {
+    p: Vec<f32>,
+    g: Vec<f32>,
+    m: Vec<f32>,
+    v: Vec<f32>,
+    v_max: Vec<f32>,
+}
+
+fn random_state(rng: &mut SmallRng, n: usize) -> HostState {
+    let mut gen = |f: &mut dyn FnMut(&mut SmallRng) -> f32| (0..n).map(|_| f(rng)).collect();
+    HostState {
+        p: gen(&mut |r| r.gen_range(-2.0..2.0)),
+        g: gen(&mut |r| {
+            let scale = [1e-6f32, 1e-2, 1.0, 50.0][r.gen_range(0..4)];
+            r.gen_range(-1.0..1.0) * scale
+        }),
+        m: gen(&mut |r| r.gen_range(-0.1..0.1)),
+        v: gen(&mut |r| r.gen_range(0.0..0.05)),
+        v_max: gen(&mut |r| r.gen_range(0.0..0.06)),
+    }
+}
+
+fn upload(kernel: KernelRef, name: &str, s: &HostState) -> ParamGroup {
+    let mut group = if kernel.amsgrad() {
+        ParamGroup::new_amsgrad(name, &s.p).unwrap()
+    } else {
+        ParamGroup::new(name, &s.p).unwrap()
+    };
+    group.upload(GroupBuffer::Grads, &s.g).unwrap();
+    group.upload(GroupBuffer::M, &s.m).unwrap();
+    group.upload(GroupBuffer::V, &s.v).unwrap();
+    if kernel.amsgrad() {
+        group.upload(GroupBuffer::VMax, &s.v_max).unwrap();
+    }
+    group
+}
+
+fn download(group: &ParamGroup) -> HostState {
+    let get = |b| group.download(b).unwrap();
+    HostState {
+        p: get(GroupBuffer::Params),
+        g: get(GroupBuffer::Grads),
+        m: get(GroupBuffer::M),
+        v: get(GroupBuffer::V),
+        v_max: if group.has_amsgrad() {
+            get(GroupBuffer::VMax)
+        } else {
+            vec![]
+        },
+    }
+}
+
+/// The hyperparameters each kernel is tested with (decay where the rule has one).
+fn hyper_for(kernel: KernelRef, step: u64) -> AdamHyper {
+    let wd = if kernel == KernelRef::Curiosity {
+        0.0
+    } else {
+        0.01
+    };
+    AdamHyper::new(3e-3, 0.9, 0.999, 1e-8, wd, step).unwrap()
+}
+
+fn reference_hyper(kernel: KernelRef, h: &AdamHyper, grad_scale: f32, grad_clip: f32) -> r::Hyper {
+    let hp = r::Hyper::new(h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.step);
+    match kernel {
+        KernelRef::Dqn => hp.with_grad_scale(grad_scale),
+        KernelRef::Iql => hp.with_grad_clip(grad_clip),
+        _ => hp,
+    }
+}
+
+/// One step through the kernel's typed launcher.
+fn launch(
+    rt: &Adamant,
+    kernel: KernelRef,
+    group: &mut ParamGroup,
+    hyper: &AdamHyper,
+    grad_scale: Option<&DeviceBox<f32>>,
+    grad_clip: f32,
+    policy: ClampPolicy,
+) -> Result<LaunchInfo, Error> {
+    match kernel {
+        KernelRef::Dqn => rt.dqn_adam_update(group, hyper, grad_scale, policy),
+        KernelRef::Iqn => rt.iqn_adam(group, hyper, policy),
+        KernelRef::Iql => rt.iql_adam(group, hyper, grad_clip, policy),
+        KernelRef::Attn => rt.attn_adam(group, hyper, policy),
+        KernelRef::Curiosity => rt.curiosity_adam(group, hyper, policy),
+    }
+}
+
+/// Runs `steps` steps on the GPU and checks each against the reference started from the
+/// device's own state (lockstep). Returns the worst error in units of the reference tolerance.
+#[allow(clippy::too_many_arguments)]
+fn check_steps(
+    rt: &Adamant,
+    kernel: KernelRef,
+    state: HostState,
+    steps: u64,
+    policy: ClampPolicy,
+    grad_scale: Option<f32>,
+    grad_clip: f32,
+    rng: &mut SmallRng,
+) -> f64 {
+    let n = state.p.len();
+    let mut group = upload(kernel, kernel.name(), &state);
+    let scale_box = grad_scale.map(|s| DeviceBox::new(&s).unwrap());
+    let bound = policy.bound().unwrap();
+    let mut worst: f64 = 0.0;
+    for step in 1..=steps {
+        let before = download(&group);
+        let v_max = kernel.amsgrad().then_some(&before.v_max[..]);
+        let mut reference = RefState::from_f32(&before.p, &before.m, &before.v, v_max);
+        let hyper = hyper_for(kernel, step);
+        let hp = reference_hyper(kernel, &hyper, grad_scale.unwrap_or(1.0), grad_clip);
+        r::step_slices(kernel, &mut reference, &before.g, &hp, bound);
+
+        let info = launch(
+            rt,
+            kernel,
+            &mut group,
+            &hyper,
+            scale_box.as_ref(),
+            grad_clip,
+            policy,
+        )
+        .unwrap();
+        assert_eq!(info.bound, bound);
+        rt.synchronize().unwrap();
+        let after = download(&group);
+        let v_max = kernel.amsgrad().then_some(&after.v_max[..]);
+        let errors = reference.max_errors(&after.p, &after.m, &after.v, v_max);
+        assert!(
+            errors.passes(),
+            "{} n={n} step {step}: {errors:?} (tolerance {})",
+            kernel.name(),
+            r::TOLERANCE
+        );
+        worst = worst.max(errors.worst());
+        // A fresh gradient for the next step, same distribution.
+        let next = random_state(rng, n);
+        group.upload(GroupBuffer::Grads, &next.g).unwrap();
+    }
+    worst
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn every_kernel_matches_reference_at_every_size() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(0xADA);
+    for kernel in KernelRef::ALL {
+        let mut worst: f64 = 0.0;
+        for n in sizes() {
+            let steps = if n > 1 << 20 { 2 } else { 4 };
+            let state = random_state(&mut rng, n);
+            let policy = ClampPolicy::from_isv(0.02); // bound 100: no clamping on this data
+            let e = check_steps(&rt, kernel, state, steps, policy, Some(0.75), 0.5, &mut rng);
+            worst = worst.max(e);
+        }
+        // Machine-readable line the GPU script collects into docs/gpu-verification.md.
+        println!(
+            "max_error kernel={} worst_in_tolerance_units={worst:.3} tolerance={}",
+            kernel.name(),
+            r::TOLERANCE
+        );
+    }
+}
+
+/// Clamp cases: values that the step pushes past the bound, exactly at it, ±inf and NaN.
+fn clamp_state(n: usize, bound: f32, rng: &mut SmallRng) -> HostState {
+    let mut s = random_state(rng, n);
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        bound,
+        -bound,
+        bound * 1.5,
+        -bound * 3.0,
+        bound * 0.999_999,
+        f32::MAX,
+        -0.0,
+    ];
+    for (i, p) in s.p.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            *p = specials[(i / 3) % specials.len()];
+        }
+    }
+    s
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn clamp_cases_on_the_gpu() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(7);
+    let policies = [
+        ClampPolicy::Fixed { bound: 0.75 },
+        ClampPolicy::from_isv(3.5), // bound 350
+        ClampPolicy::disabled("testing the disabled path"),
+    ];
+    for kernel in KernelRef::ALL {
+        for policy in policies {
+            let bound = policy.bound().unwrap();
+            let state = clamp_state(1031, if bound > 0.0 { bound } else { 2.0 }, &mut rng);
+            check_steps(&rt, kernel, state, 3, policy, None, 0.0, &mut rng);
+        }
+        // Direct checks of the semantics on one launch (besides the reference comparison).
+        let bound = 0.75;
+        let mut s = clamp_state(64, bound, &mut rng);
+        s.g.iter_mut().for_each(|g| *g = 0.0);
+        s.m.iter_mut().for_each(|m| *m = 0.0);
+        let before = s.p.clone();
+        let mut group = upload(kernel, "clamp", &s);
+        let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
+        launch(
+            &rt,
+            kernel,
+            &mut group,
+            &hyper,
+            None,
+            0.0,
+            ClampPolicy::Fixed { bound },
+        )
+        .unwrap();
+        let after = group.download(GroupBuffer::Params).unwrap();
+        for (b, a) in before.iter().zip(&after) {
+            if b.is_nan() {
+                assert!(a.is_nan(), "{}: NaN weight became {a}", kernel.name());
+            } else if b.abs() > bound {
+                assert_eq!(*a, bound.copysign(*b), "{}: {b} not clamped", kernel.name());
+            } else {
+                assert!(a.abs() <= bound, "{}: {b} -> {a}", kernel.name());
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn dqn_grad_scale_pointer_and_null() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(11);
+    for scale in [None, Some(1.0), Some(0.25)] {
+        let state = random_state(&mut rng, 5000);
+        let policy = ClampPolicy::from_isv(0.5);
+        check_steps(&rt, KernelRef::Dqn, state, 2, policy, scale, 0.0, &mut rng);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn iql_gradient_clip_on_and_off() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(12);
+    for clip in [0.0, 0.01, 1.0] {
+        let state = random_state(&mut rng, 5000);
+        let policy = ClampPolicy::from_isv(0.5);
+        check_steps(&rt, KernelRef::Iql, state, 2, policy, None, clip, &mut rng);
+    }
+}
+
+/// Buffers that are not 16-byte aligned take the scalar path; the result must be the same.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn unaligned_buffers_take_the_scalar_path() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(13);
+    let n = 4099;
+    let s = random_state(&mut rng, n + 1);
+    let mut p = DeviceBuffer::from_slice(&s.p).unwrap();
+    let mut g = DeviceBuffer::from_slice(&s.g).unwrap();
+    let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
+    let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    // Offset by one element: 4-byte aligned only.
+    let (mut p1, mut g1, mut m1, mut v1) = (p.index(1..), g.index(1..), m.index(1..), v.index(1..));
+    let hyper = hyper_for(KernelRef::Iqn, 1);
+    let (bc1, bc2) = hyper.bias_corrections();
+    let scalars = iqn_adam_kernel::Scalars {
+        lr: hyper.lr,
+        beta1: hyper.beta1,
+        beta2: hyper.beta2,
+        eps: hyper.eps,
+        weight_decay: hyper.weight_decay,
+        bias_correction1: bc1,
+        bias_correction2: bc2,
+    };
+    let buffers = iqn_adam_kernel::Buffers {
+        p: &mut p1,
+        g: &mut g1,
+        m: &mut m1,
+        v: &mut v1,
+    };
+    let policy = ClampPolicy::from_isv(1.0);
+    rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)
+        .unwrap();
+    rt.synchronize().unwrap();
+    let mut reference = RefState::from_f32(&s.p[1..], &s.m[1..], &s.v[1..], None);
+    let hp = reference_hyper(KernelRef::Iqn, &hyper, 1.0, 0.0);
+    r::step_slices(KernelRef::Iqn, &mut reference, &s.g[1..], &hp, 100.0);
+    let host = |b: &mut DeviceBuffer<f32>| {
+        let mut out = vec![0.0f32; n + 1];
+        b.copy_to(&mut out[..]).unwrap();
+        out
+    };
+    let (hp_, hm, hv) = (host(&mut p), host(&mut m), host(&mut v));
+    assert_eq!(
+        hp_[0].to_bits(),
+        s.p[0].to_bits(),
+        "element before the slice was written"
+    );
+    reference.assert_close(&hp_[1..], &hm[1..], &hv[1..], None);
+    let _ = &mut g;
+}
+
+/// Every refused input: a typed error, nothing launched, no buffer changed.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn bad_inputs_are_refused_before_launch() {
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(14);
+    let s = random_state(&mut rng, 1000);
+    let mut group = upload(KernelRef::Attn, "attention", &s);
+    let hyper = hyper_for(KernelRef::Attn, 1);
+    let unchanged = |group: &ParamGroup, what: &str| {
+        let now = download(group);
+        for (name, a, b) in [
+            ("p", &now.p, &s.p),
+            ("g", &now.g, &s.g),
+            ("m", &now.m, &s.m),
+            ("v", &now.v, &s.v),
+        ] {
+            assert!(
+                a.iter()
+                    .zip(b.iter())
+                    .all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{what}: buffer {name} changed"
+            );
+        }
+    };
+    for q in [-1.0f32, f32::NAN, f32::INFINITY, f32::MAX] {
+        let err = rt
+            .attn_adam(&mut group, &hyper, ClampPolicy::from_isv(q))
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidClamp { .. }),
+            "Q_ABS_REF {q}: {err}"
+        );
+    }
+    for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+        let err = rt
+            .attn_adam(&mut group, &hyper, ClampPolicy::Fixed { bound })
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidClamp { .. }),
+            "bound {bound}: {err}"
+        );
+    }
+    let err = rt
+        .attn_adam(&mut group, &hyper, ClampPolicy::disabled(" "))
+        .unwrap_err();
+    assert!(matches!(err, Error::DisabledWithoutReason), "{err}");
+    let bad_hypers = [
+        AdamHyper {
+            lr: f32::NAN,
+            ..hyper
+        },
+        AdamHyper { lr: -1.0, ..hyper },
+        AdamHyper {
+            beta1: 1.0,
+            ..hyper
+        },
+        AdamHyper {
+            beta2: -0.1,
+            ..hyper
+        },
+        AdamHyper { eps: 0.0, ..hyper },
+        AdamHyper {
+            weight_decay: f32::INFINITY,
+            ..hyper
+        },
+        AdamHyper { step: 0, ..hyper },
+    ];
+    for bad in bad_hypers {
+        let err = rt
+            .attn_adam(&mut group, &bad, ClampPolicy::from_isv(1.0))
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidHyper { .. }), "{bad:?}: {err}");
+    }
+    let err = rt
+        .iql_adam(&mut group, &hyper, f32::NAN, ClampPolicy::from_isv(1.0))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidHyper {
+                field: "grad_clip",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let curiosity_hyper = AdamHyper {
+        weight_decay: 0.0,
+        ..hyper
+    };
+    let err = rt
+        .curiosity_adam(&mut group, &curiosity_hyper, ClampPolicy::from_isv(1.0))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::MissingBuffer {
+                buffer: "v_max",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    rt.synchronize().unwrap();
+    unchanged(&group, "refused launches");
+
+    // Mismatched lengths through the generic launcher: names the kernel, buffer and sizes.
+    let mut p = DeviceBuffer::from_slice(&s.p).unwrap();
+    let mut g = DeviceBuffer::from_slice(&s.g[..999]).unwrap();
+    let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
+    let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    let (bc1, bc2) = hyper.bias_corrections();
+    let scalars = iqn_adam_kernel::Scalars {
+        lr: hyper.lr,
+        beta1: hyper.beta1,
+        beta2: hyper.beta2,
+        eps: hyper.eps,
+        weight_decay: hyper.weight_decay,
+        bias_correction1: bc1,
+        bias_correction2: bc2,
+    };
+    let buffers = iqn_adam_kernel::Buffers {
+        p: &mut *p,
+        g: &mut *g,
+        m: &mut *m,
+        v: &mut *v,
+    };
+    let err = rt
+        .launch_optimizer::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            ClampPolicy::from_isv(1.0),
+        )
+        .unwrap_err();
+    match &err {
+        Error::LengthMismatch {
+            kernel,
+            buffer,
+            found,
+            expected,
+            ..
+        } => {
+            assert_eq!(
+                (*kernel, *buffer, *found, *expected),
+                ("iqn_adam_kernel", "g", 999, 1000)
+            );
+        }
+        other => panic!("expected LengthMismatch, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains("iqn_adam_kernel") && text.contains("999") && text.contains("1000"),
+        "{text}"
+    );
+    rt.synchronize().unwrap();
+    let mut host = vec![0.0f32; 1000];
+    p.copy_to(&mut host[..]).unwrap();
+    assert!(
+        host.iter()
+            .zip(&s.p)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "p changed"
+    );
+
+    // Host uploads of the wrong length are refused too.
+    let err = group.upload(GroupBuffer::Grads, &s.g[..10]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::HostLength {
+                found: 10,
+                expected: 1000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// A PTX module without one of the declared entries: the runtime refuses to start, naming it.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn missing_kernel_is_named() {
+    let ptx =
+        adamant::runtime::PTX.replace(".entry iqn_adam_kernel(", ".entry iqn_adam_kernel_renamed(");
+    let kernels = adamant_kernels::abi::kernels();
+    match Adamant::with_ptx(&ptx, &kernels) {
+        Err(Error::MissingKernel { name, .. }) => assert_eq!(name, "iqn_adam_kernel"),
+        Err(other) => panic!("expected MissingKernel, got {other}"),
+        Ok(_) => panic!("a module without iqn_adam_kernel was accepted"),
+    }
+    let err = Adamant::with_ptx("this is not PTX", &kernels)
+        .err()
+        .expect("garbage PTX refused");
+    assert!(matches!(err, Error::ModuleLoad { .. }), "{err}");
+}
+
+/// Empty groups launch nothing and succeed.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn empty_group_is_a_no_op() {
+    let rt = runtime();
+    let mut group = ParamGroup::new("empty", &[]).unwrap();
+    let info = rt
+        .iqn_adam(
+            &mut group,
+            &hyper_for(KernelRef::Iqn, 1),
+            ClampPolicy::from_isv(1.0),
+        )
+        .unwrap();
+    assert_eq!(info.elements, 0);
+}

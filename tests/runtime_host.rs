@@ -1,0 +1,205 @@
+//! Host-side runtime checks that need no GPU: clamp policies, hyperparameter validation, bias
+//! corrections, buffer-length validation, and the no-GPU error.
+use adamant::runtime::launch::check_lengths;
+use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error};
+use adamant_kernels::optimizers::{curiosity_adam_step, iqn_adam_kernel};
+
+#[test]
+fn isv_bound_is_100_times_q_abs_ref_at_least_one() {
+    for (q, bound) in [
+        (0.0f32, 100.0f32),
+        (0.3, 100.0),
+        (1.0, 100.0),
+        (2.5, 250.0),
+        (1e30, 1e32),
+    ] {
+        assert_eq!(
+            ClampPolicy::from_isv(q).bound().unwrap(),
+            bound,
+            "Q_ABS_REF {q}"
+        );
+    }
+}
+
+#[test]
+fn bad_clamp_inputs_are_typed_errors() {
+    for q in [-1e-9f32, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let err = ClampPolicy::from_isv(q).bound().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidClamp {
+                    what: "Q_ABS_REF",
+                    ..
+                }
+            ),
+            "{q}: {err}"
+        );
+    }
+    // 100 × f32::MAX overflows: the derived bound is refused, not passed as inf.
+    let err = ClampPolicy::from_isv(f32::MAX).bound().unwrap_err();
+    assert!(matches!(err, Error::InvalidClamp { .. }), "{err}");
+    for bound in [0.0f32, -0.0, -1.0, f32::NAN, f32::INFINITY] {
+        let err = ClampPolicy::Fixed { bound }.bound().unwrap_err();
+        assert!(matches!(err, Error::InvalidClamp { .. }), "{bound}: {err}");
+    }
+    assert_eq!(ClampPolicy::Fixed { bound: 0.5 }.bound().unwrap(), 0.5);
+    assert!(matches!(
+        ClampPolicy::disabled("").bound(),
+        Err(Error::DisabledWithoutReason)
+    ));
+    assert!(matches!(
+        ClampPolicy::disabled("   ").bound(),
+        Err(Error::DisabledWithoutReason)
+    ));
+    assert_eq!(ClampPolicy::disabled("offline RL").bound().unwrap(), 0.0);
+}
+
+#[test]
+fn hyperparameters_validate_themselves() {
+    let good = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1).unwrap();
+    assert!(AdamHyper::new(0.0, 0.0, 0.0, 1e-12, 0.0, u64::MAX).is_ok());
+    let cases: [(&str, AdamHyper); 12] = [
+        ("lr", AdamHyper { lr: -1e-3, ..good }),
+        (
+            "lr",
+            AdamHyper {
+                lr: f32::NAN,
+                ..good
+            },
+        ),
+        (
+            "lr",
+            AdamHyper {
+                lr: f32::INFINITY,
+                ..good
+            },
+        ),
+        ("beta1", AdamHyper { beta1: 1.0, ..good }),
+        (
+            "beta1",
+            AdamHyper {
+                beta1: -0.1,
+                ..good
+            },
+        ),
+        (
+            "beta1",
+            AdamHyper {
+                beta1: f32::NAN,
+                ..good
+            },
+        ),
+        ("beta2", AdamHyper { beta2: 1.5, ..good }),
+        ("eps", AdamHyper { eps: 0.0, ..good }),
+        (
+            "eps",
+            AdamHyper {
+                eps: f32::INFINITY,
+                ..good
+            },
+        ),
+        (
+            "weight_decay",
+            AdamHyper {
+                weight_decay: -0.1,
+                ..good
+            },
+        ),
+        (
+            "weight_decay",
+            AdamHyper {
+                weight_decay: f32::NAN,
+                ..good
+            },
+        ),
+        ("step", AdamHyper { step: 0, ..good }),
+    ];
+    for (field, hyper) in cases {
+        match hyper.validate() {
+            Err(Error::InvalidHyper { field: f, .. }) => assert_eq!(f, field, "{hyper:?}"),
+            other => panic!("{hyper:?}: expected InvalidHyper({field}), got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn bias_corrections_are_computed_in_f64() {
+    for (beta1, beta2, step) in [
+        (0.9f32, 0.999f32, 1u64),
+        (0.9, 0.999, 10),
+        (0.99, 0.9999, 1_000_000),
+        (0.0, 0.5, 3),
+    ] {
+        let hyper = AdamHyper::new(1e-3, beta1, beta2, 1e-8, 0.0, step).unwrap();
+        let (bc1, bc2) = hyper.bias_corrections();
+        let want = |b: f32| (1.0 - (b as f64).powf(step as f64)) as f32;
+        assert_eq!(
+            (bc1, bc2),
+            (want(beta1), want(beta2)),
+            "β=({beta1},{beta2}) t={step}"
+        );
+    }
+    // At t = 1 with β2 = 0.999 an f32 computation would already be off in the 4th digit.
+    let (_, bc2) = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)
+        .unwrap()
+        .bias_corrections();
+    assert!((bc2 as f64 - (1.0 - 0.999f32 as f64)).abs() < 1e-10);
+}
+
+#[test]
+fn length_mismatch_names_kernel_buffer_and_sizes() {
+    let buffers = iqn_adam_kernel::Buffers {
+        p: vec![0.0f32; 10],
+        g: vec![0.0; 10],
+        m: vec![0.0; 10],
+        v: vec![0.0; 9],
+    };
+    match check_lengths::<iqn_adam_kernel::Entry, _>(&buffers, |b| b.len()) {
+        Err(Error::LengthMismatch {
+            kernel,
+            buffer,
+            found,
+            reference,
+            expected,
+        }) => {
+            assert_eq!(
+                (kernel, buffer, found, reference, expected),
+                ("iqn_adam_kernel", "v", 9, "p", 10)
+            );
+        }
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
+    let ok = curiosity_adam_step::Buffers {
+        p: vec![0.0f32; 7],
+        g: vec![0.0; 7],
+        m: vec![0.0; 7],
+        v: vec![0.0; 7],
+        v_max: vec![0.0; 7],
+    };
+    assert_eq!(
+        check_lengths::<curiosity_adam_step::Entry, _>(&ok, |b| b.len()).unwrap(),
+        7
+    );
+    let short_v_max = curiosity_adam_step::Buffers {
+        v_max: vec![0.0; 6],
+        ..ok
+    };
+    let err =
+        check_lengths::<curiosity_adam_step::Entry, _>(&short_v_max, |b| b.len()).unwrap_err();
+    assert!(
+        err.to_string().contains("curiosity_adam_step") && err.to_string().contains("v_max"),
+        "{err}"
+    );
+}
+
+/// Without a GPU the runtime gives the NoDevice error (never a panic); with one it starts.
+#[test]
+fn no_gpu_is_a_clear_error() {
+    let has_gpu = std::path::Path::new("/dev/nvidia0").exists();
+    match Adamant::new() {
+        Ok(_) => assert!(has_gpu, "a runtime started without /dev/nvidia0"),
+        Err(Error::NoDevice { .. }) => assert!(!has_gpu, "NoDevice although /dev/nvidia0 exists"),
+        Err(other) => panic!("expected NoDevice or a runtime, got: {other}"),
+    }
+}
