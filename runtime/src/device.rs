@@ -2,9 +2,9 @@
 //! resolved up front (a missing entry fails here, by name, not at the first launch).
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
+use cust::function::Function;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use cust::function::Function;
 
 use crate::error::{CudaContext, Error, Result};
 
@@ -27,7 +27,10 @@ impl Adamant {
 
     /// As [`Adamant::new`], with another PTX text and kernel list (tests use this to prove a
     /// missing entry is reported).
-    pub fn with_ptx(ptx: &str, kernels: &[&'static adamant_kernels::abi::KernelDescriptor]) -> Result<Self> {
+    pub fn with_ptx(
+        ptx: &str,
+        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    ) -> Result<Self> {
         cust::init(cust::CudaFlags::empty()).during("cuInit")?;
         let device = Device::get_device(0).during("selecting GPU 0")?;
         let context = Context::new(device).during("creating a context")?;
@@ -38,7 +41,10 @@ impl Adamant {
         for kernel in kernels {
             module
                 .get_function(kernel.name)
-                .map_err(|source| Error::MissingKernel { name: kernel.name, source })?;
+                .map_err(|source| Error::MissingKernel {
+                    name: kernel.name,
+                    source,
+                })?;
         }
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None).during("creating a stream")?;
         let multiprocessors = device

@@ -71,7 +71,11 @@ impl ParamGroup {
     /// A group that also keeps AMSGrad's `v_max` (zeroed), as `curiosity_adam_step` needs.
     pub fn new_amsgrad(name: impl Into<String>, initial_params: &[f32]) -> Result<Self> {
         let mut group = ParamGroup::new(name, initial_params)?;
-        group.v_max = Some(zeroed(&group.name, GroupBuffer::VMax, initial_params.len())?);
+        group.v_max = Some(zeroed(
+            &group.name,
+            GroupBuffer::VMax,
+            initial_params.len(),
+        )?);
         Ok(group)
     }
 
@@ -152,9 +156,11 @@ impl ParamGroup {
             buffer: buffer.name(),
         })?;
         let mut host = vec![0.0f32; slice.len()];
-        slice
-            .copy_to(&mut host[..])
-            .during(&format!("downloading group `{}` {}", self.name, buffer.name()))?;
+        slice.copy_to(&mut host[..]).during(&format!(
+            "downloading group `{}` {}",
+            self.name,
+            buffer.name()
+        ))?;
         Ok(host)
     }
 }

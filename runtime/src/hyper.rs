@@ -16,8 +16,22 @@ pub struct AdamHyper {
 }
 
 impl AdamHyper {
-    pub fn new(lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: u64) -> Result<Self> {
-        let hyper = AdamHyper { lr, beta1, beta2, eps, weight_decay, step };
+    pub fn new(
+        lr: f32,
+        beta1: f32,
+        beta2: f32,
+        eps: f32,
+        weight_decay: f32,
+        step: u64,
+    ) -> Result<Self> {
+        let hyper = AdamHyper {
+            lr,
+            beta1,
+            beta2,
+            eps,
+            weight_decay,
+            step,
+        };
         hyper.validate()?;
         Ok(hyper)
     }
@@ -48,7 +62,11 @@ impl AdamHyper {
             return Err(bad("weight_decay", self.weight_decay, "finite and >= 0"));
         }
         if self.step == 0 {
-            return Err(Error::InvalidHyper { field: "step", value: 0.0, requirement: ">= 1" });
+            return Err(Error::InvalidHyper {
+                field: "step",
+                value: 0.0,
+                requirement: ">= 1",
+            });
         }
         Ok(())
     }

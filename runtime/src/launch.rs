@@ -44,7 +44,13 @@ impl Adamant {
         let len = check_lengths::<E, _>(buffers, |b| b.len())?;
         let function = self.function(kernel)?;
         let (grid, block) = self.grid_for(len);
-        let info = LaunchInfo { kernel, elements: len, bound, grid, block };
+        let info = LaunchInfo {
+            kernel,
+            elements: len,
+            bound,
+            grid,
+            block,
+        };
         if len == 0 {
             return Ok(info);
         }
