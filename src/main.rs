@@ -185,10 +185,26 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
     })
 }
 
-/// Tables printed after the entries table. Empty for now; the NaN-checker slots table belongs
-/// here.
+/// Tables printed after the entries table.
 fn extra_tables(_report: &AuditReport, _ptx: &str) -> Vec<Table> {
-    Vec::new()
+    vec![nan_check_slots_table()]
+}
+
+/// The NaN checker's slot table, from the same rows as `docs/audit.md`.
+fn nan_check_slots_table() -> Table {
+    use adamant_runtime::nan_check::{audit_doc, FUSED_RANGE, SLOT_COUNT};
+    let title = format!(
+        "NaN-check slots ({SLOT_COUNT}, runtime/src/nan_check/slots.rs; nan_check_kernel checks \
+         any contiguous range in one launch, the seed's fused range is {}..={})",
+        FUSED_RANGE.start(),
+        FUSED_RANGE.end()
+    );
+    let mut table = Table::new(&title, &audit_doc::SLOT_TABLE_HEADERS);
+    table.rows = audit_doc::slot_table_rows()
+        .into_iter()
+        .map(|row| row.into_iter().map(|cell| vec![cell]).collect())
+        .collect();
+    table
 }
 
 fn write_ptx(path: &Path, ptx: &str) -> Result<()> {

@@ -12,24 +12,38 @@ use super::slots::{Check, FUSED_RANGE, SLOTS, SLOT_COUNT};
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
 pub const REGENERATE: &str = "ADAMANT_BLESS=1 cargo test --test audit_doc";
 
-/// The slot table: index, name, check, factor, bound buffer.
+/// The slot table's columns.
+pub const SLOT_TABLE_HEADERS: [&str; 5] = ["slot", "name", "check", "factor", "bound buffer"];
+
+/// The slot table as plain cells, one row per slot (the CLI prints these as a text table).
+pub fn slot_table_rows() -> Vec<[String; 5]> {
+    SLOTS
+        .iter()
+        .map(|spec| {
+            let factor = match spec.check {
+                Check::NonFinite => "-".to_string(),
+                Check::MaxAbs { factor } => format!("{factor:e}"),
+            };
+            [
+                spec.index.to_string(),
+                spec.name.to_string(),
+                spec.check.describe().to_string(),
+                factor,
+                spec.source.describe(),
+            ]
+        })
+        .collect()
+}
+
+/// The slot table as Markdown.
 pub fn slot_table_markdown() -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "| slot | name | check | factor | bound buffer |");
+    let _ = writeln!(out, "| {} |", SLOT_TABLE_HEADERS.join(" | "));
     let _ = writeln!(out, "|-----:|------|-------|-------:|--------------|");
-    for spec in SLOTS {
-        let factor = match spec.check {
-            Check::NonFinite => "-".to_string(),
-            Check::MaxAbs { factor } => format!("{factor:e}"),
-        };
+    for [index, name, check, factor, source] in slot_table_rows() {
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | {} | {} |",
-            spec.index,
-            spec.name,
-            spec.check.describe(),
-            factor,
-            spec.source.describe()
+            "| {index} | `{name}` | {check} | {factor} | {source} |"
         );
     }
     out

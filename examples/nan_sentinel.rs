@@ -1,0 +1,285 @@
+//! Replays the seed's failure on the GPU, with the NaN checker watching.
+//!
+//! In the seed, the IQN head's weights drifted because `iqn_adam_kernel` had no weight clamp;
+//! no diagnostic covered them until slot 48 (`iqn_weight_max`) was added, and the first symptom
+//! was a NaN further down the chain (slot 26, `grad_iqn @ W_iqn^T`). Here a training loop pushes
+//! the IQN weights to drift with a gradient of constant sign that grows every step, steps the
+//! IQN group with `Adamant::iqn_adam`, and checks all 49 slots in one launch after every step:
+//!
+//! 1. clamp disabled for the IQN group (the state before the fix): slot 48 must trip, naming
+//!    `iqn_weight_max`, at the first step where a weight exceeds `1e3 × q_abs_ref_eff`, while
+//!    every weight is still finite (checked by downloading them);
+//! 2. clamp from the ISV (the fix): the weights must stay within `100 × q_abs_ref_eff` and every
+//!    slot quiet for the whole run.
+//!
+//! Exits non-zero if either expectation fails. Without a GPU it fails with the runtime's
+//! `NoDevice` error.
+use std::process::ExitCode;
+
+use adamant_runtime::cust::context::CurrentContext;
+use adamant_runtime::cust::memory::DeviceBuffer;
+use adamant_runtime::nan_check::{
+    q_abs_ref_eff, slot, NanChecker, NanReport, SlotBindings, SlotId, Source, ALL_SLOTS, SLOTS,
+};
+use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, ParamGroup};
+use anyhow::{Context, Result};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// The ISV's `Q_ABS_REF` for the whole replay.
+const Q_ABS_REF: f32 = 1.0;
+const STEPS: u64 = 1000;
+/// A large learning rate: the replay needs the weights to cross 1e3 within `STEPS`.
+const LR: f32 = 2.0;
+/// IQN gradient at step t: `G0 × GROWTH^t`, always positive, so Adam keeps pushing the same way.
+const G0: f32 = 1e-3;
+const GROWTH: f32 = 1.01;
+const IQN_PARAMS: usize = 1 << 16;
+/// Every other group and activation buffer.
+const OTHER_LEN: usize = 1 << 12;
+
+/// The models of the training step: one parameter group per name the slot table uses.
+const GROUPS: [&str; 8] = [
+    "dqn_trunk",
+    "dqn_heads",
+    "iqn",
+    "iql_value",
+    "iql_policy",
+    "attn",
+    "tlob",
+    "curiosity",
+];
+
+struct Model {
+    groups: Vec<ParamGroup>,
+    /// One buffer per activation slot (24..=35), plus the Q values watched twice (25 and 46).
+    activations: Vec<(SlotId, DeviceBuffer<f32>)>,
+}
+
+impl Model {
+    fn new(rng: &mut SmallRng) -> Result<Model> {
+        let mut random = |n: usize, scale: f32| -> Vec<f32> {
+            (0..n).map(|_| rng.gen_range(-scale..scale)).collect()
+        };
+        let mut groups = Vec::new();
+        for name in GROUPS {
+            let n = if name == "iqn" { IQN_PARAMS } else { OTHER_LEN };
+            let initial = random(n, 0.1);
+            let group = if name == "curiosity" {
+                ParamGroup::new_amsgrad(name, &initial)?
+            } else {
+                ParamGroup::new(name, &initial)?
+            };
+            groups.push(group);
+        }
+        let mut activations = Vec::new();
+        for spec in SLOTS {
+            if let Source::Activation { .. } = spec.source {
+                let data = DeviceBuffer::from_slice(&random(OTHER_LEN, 1.0))
+                    .with_context(|| format!("allocating activation `{}`", spec.name))?;
+                activations.push((SlotId::new(spec.index).expect("declared"), data));
+            }
+        }
+        Ok(Model {
+            groups,
+            activations,
+        })
+    }
+
+    fn iqn(&mut self) -> &mut ParamGroup {
+        self.groups
+            .iter_mut()
+            .find(|g| g.name() == "iqn")
+            .expect("the model has an IQN group")
+    }
+
+    /// Every slot of the table bound: groups by name, activations one by one.
+    fn bindings(&self) -> Result<SlotBindings> {
+        let mut bindings = SlotBindings::new();
+        for group in &self.groups {
+            bindings.bind_group(group)?;
+        }
+        for (id, data) in &self.activations {
+            bindings.bind(*id, data);
+        }
+        Ok(bindings)
+    }
+}
+
+/// `copy_from` runs on the legacy default stream and may return before its DMA lands; the
+/// optimizer and the checker run on the runtime's non-blocking stream, which does not wait.
+fn fence() -> Result<()> {
+    CurrentContext::synchronize().context("synchronizing the context")
+}
+
+fn max_abs(values: &[f32]) -> f32 {
+    values
+        .iter()
+        .fold(0.0f32, |m, v| if v.abs() > m { v.abs() } else { m })
+}
+
+/// What one run saw.
+struct RunOutcome {
+    /// The first step whose check tripped, with its report and the weights' state then.
+    trip: Option<Trip>,
+    /// The first step at which a downloaded weight exceeded slot 48's threshold.
+    first_over_threshold: Option<u64>,
+    steps_run: u64,
+    /// Largest |w| downloaded over the run.
+    max_weight: f32,
+}
+
+struct Trip {
+    step: u64,
+    report: NanReport,
+    all_weights_finite: bool,
+    max_weight: f32,
+}
+
+fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut model = Model::new(&mut rng)?;
+    let bindings = model.bindings()?;
+    let mut checker = NanChecker::new(adamant, ALL_SLOTS, &bindings)?;
+    let threshold = slot::iqn_weight_max
+        .spec()
+        .check
+        .threshold(q_abs_ref_eff(Q_ABS_REF))
+        .expect("slot 48 has a max-abs check");
+    let mut outcome = RunOutcome {
+        trip: None,
+        first_over_threshold: None,
+        steps_run: 0,
+        max_weight: 0.0,
+    };
+    for step in 1..=STEPS {
+        let gradient = G0 * GROWTH.powi(step as i32);
+        model
+            .iqn()
+            .upload(GroupBuffer::Grads, &vec![gradient; IQN_PARAMS])?;
+        fence()?;
+        let hyper = AdamHyper::new(LR, 0.9, 0.999, 1e-8, 0.0, step)?;
+        adamant.iqn_adam(model.iqn(), &hyper, policy)?;
+        // The check goes on the same stream, right behind the optimizer: no host sync here.
+        checker.enqueue(Q_ABS_REF)?;
+        // The replay wants the exact step, so it reads every report (a training loop would
+        // read one every N steps or before halting).
+        let report = checker.report()?;
+        outcome.steps_run = step;
+
+        let weights = model.iqn().download(GroupBuffer::Params)?;
+        let max_weight = max_abs(&weights);
+        outcome.max_weight = outcome.max_weight.max(max_weight);
+        if max_weight > threshold && outcome.first_over_threshold.is_none() {
+            outcome.first_over_threshold = Some(step);
+        }
+        if !report.is_quiet() {
+            outcome.trip = Some(Trip {
+                step,
+                all_weights_finite: weights.iter().all(|w| w.is_finite()),
+                max_weight,
+                report,
+            });
+            break;
+        }
+        if step % 200 == 0 {
+            println!("  step {step:4}: max |w| = {max_weight:.1}, all 49 slots quiet");
+        }
+    }
+    Ok(outcome)
+}
+
+fn main() -> Result<ExitCode> {
+    let adamant = Adamant::new().context("the NaN sentinel replay runs on a CUDA GPU")?;
+    let threshold = 1e3 * q_abs_ref_eff(Q_ABS_REF);
+    let fixed = ClampPolicy::from_isv(Q_ABS_REF);
+    let bound = fixed.bound()?;
+    println!(
+        "nan_sentinel on {}: IQN group of {IQN_PARAMS} weights, gradient {G0:e} × {GROWTH}^t \
+         (constant sign), lr {LR}, Q_ABS_REF {Q_ABS_REF}; slots 0..=48 checked after every step \
+         in one launch; slot 48 `iqn_weight_max` threshold {threshold:e}",
+        adamant.device_name()
+    );
+    let mut failures = Vec::new();
+
+    println!("\nrun 1: clamp disabled for the IQN group (replaying the state before the fix)");
+    let before = run(
+        &adamant,
+        ClampPolicy::disabled("replaying the state before the fix"),
+        1,
+    )?;
+    match &before.trip {
+        Some(trip) => {
+            println!("  step {}: {}", trip.step, trip.report);
+            println!(
+                "  weights at step {}: {}, max |w| = {:e}",
+                trip.step,
+                if trip.all_weights_finite {
+                    "all finite"
+                } else {
+                    "NOT all finite"
+                },
+                trip.max_weight
+            );
+            let names: Vec<&str> = trip.report.tripped().map(|s| s.name).collect();
+            if names != ["iqn_weight_max"] {
+                failures.push(format!(
+                    "run 1 tripped {names:?}, expected only iqn_weight_max"
+                ));
+            }
+            if !trip.all_weights_finite {
+                failures.push("run 1 tripped only after a weight became non-finite".to_string());
+            }
+            if before.first_over_threshold != Some(trip.step) {
+                failures.push(format!(
+                    "run 1 tripped at step {} but a weight first exceeded {threshold:e} at {:?}",
+                    trip.step, before.first_over_threshold
+                ));
+            }
+        }
+        None => failures.push(format!(
+            "run 1: slot 48 never tripped in {} steps (max |w| {:e})",
+            before.steps_run, before.max_weight
+        )),
+    }
+
+    println!("\nrun 2: clamp from the ISV (the fix): bound {bound:e}");
+    let after = run(&adamant, fixed, 1)?;
+    match &after.trip {
+        Some(trip) => failures.push(format!(
+            "run 2 tripped at step {}: {}",
+            trip.step, trip.report
+        )),
+        None => println!(
+            "  {} steps, every slot quiet after every step; max |w| over the run = {:e}",
+            after.steps_run, after.max_weight
+        ),
+    }
+    if after.max_weight > bound {
+        failures.push(format!(
+            "run 2: a weight reached {:e}, above the clamp bound {bound:e}",
+            after.max_weight
+        ));
+    }
+    if after.steps_run != STEPS {
+        failures.push(format!(
+            "run 2 stopped after {} of {STEPS} steps",
+            after.steps_run
+        ));
+    }
+
+    println!();
+    if failures.is_empty() {
+        let step = before.trip.as_ref().map(|t| t.step).unwrap_or_default();
+        println!(
+            "OK: without the clamp, slot 48 named iqn_weight_max at step {step}, before any \
+             weight was non-finite; with the clamp, {STEPS} steps stayed quiet within ±{bound:e}"
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for failure in &failures {
+            eprintln!("FAILED: {failure}");
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}

@@ -1,0 +1,671 @@
+//! The NaN checker's host-side logic and per-element device logic, without a GPU:
+//! - the slot table (contiguous indices, unique names, the reference configuration of the seed);
+//! - what is derived from it (sizes, the work table, thresholds, range validation, the unbound
+//!   slot error);
+//! - the CPU reference of the check against hand-written cases from the specification;
+//! - the kernel's per-element functions (`element_flags`, `abs_bits`, compiled for the host) and
+//!   a host simulation of its chunked reduction (same work table, same combine operations)
+//!   against the reference, with injected NaN / ±inf / over-threshold values;
+//! - the report's decoding and log line.
+use std::collections::HashSet;
+use std::ops::RangeInclusive;
+
+use adamant_kernels::nan_check::{
+    abs_bits, element_flags, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NON_FINITE_ONLY,
+    NO_BAD_INDEX,
+};
+use adamant_runtime::nan_check::layout::{self, CHUNK_ELEMENTS};
+use adamant_runtime::nan_check::reference::{self, ReferenceSlot};
+use adamant_runtime::nan_check::{
+    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotId, SlotResult, Source,
+    ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+};
+use adamant_runtime::{Error, GroupBuffer};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+// ---------------------------------------------------------------------------------------------
+// The slot table
+
+#[test]
+fn the_table_has_the_seeds_49_slots_with_contiguous_indices_and_unique_names() {
+    assert_eq!(SLOT_COUNT, 49);
+    let mut names = HashSet::new();
+    for (position, spec) in SLOTS.iter().enumerate() {
+        assert_eq!(spec.index, position, "slot `{}` out of order", spec.name);
+        assert!(
+            names.insert(spec.name),
+            "slot name `{}` repeated",
+            spec.name
+        );
+        assert!(!spec.name.is_empty());
+    }
+    assert_eq!(ALL_SLOTS, 0..=48);
+    assert_eq!(FUSED_RANGE, 24..=48);
+}
+
+#[test]
+fn the_reference_configuration_names_the_seeds_slots() {
+    assert_eq!(slot::iqn_trunk_grad_out.index(), 26);
+    assert!(matches!(SLOTS[26].source, Source::Activation { .. }));
+    for (id, name, group) in [
+        (slot::trunk_weight_max, "trunk_weight_max", "dqn_trunk"),
+        (slot::heads_weight_max, "heads_weight_max", "dqn_heads"),
+        (slot::iqn_weight_max, "iqn_weight_max", "iqn"),
+    ] {
+        let spec = id.spec();
+        assert_eq!(spec.name, name);
+        assert_eq!(spec.check, Check::MaxAbs { factor: 1e3 }, "{name}");
+        assert_eq!(
+            spec.source,
+            Source::Group {
+                group,
+                buffer: GroupBuffer::Params
+            },
+            "{name}"
+        );
+    }
+    assert_eq!(slot::trunk_weight_max.index(), 44);
+    assert_eq!(slot::heads_weight_max.index(), 45);
+    assert_eq!(slot::iqn_weight_max.index(), 48);
+    // Every model of the training step has its weights, gradients and moments watched.
+    for group in [
+        "dqn_trunk",
+        "dqn_heads",
+        "iqn",
+        "iql_value",
+        "iql_policy",
+        "attn",
+        "tlob",
+        "curiosity",
+    ] {
+        for buffer in [
+            GroupBuffer::Params,
+            GroupBuffer::Grads,
+            GroupBuffer::M,
+            GroupBuffer::V,
+        ] {
+            assert!(
+                SLOTS
+                    .iter()
+                    .any(|s| s.source == Source::Group { group, buffer }),
+                "no slot watches group `{group}` {}",
+                buffer.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn slot_ids_are_found_by_index_and_name() {
+    assert_eq!(
+        SlotId::by_name("iqn_weight_max"),
+        Some(slot::iqn_weight_max)
+    );
+    assert_eq!(SlotId::new(48), Some(slot::iqn_weight_max));
+    assert_eq!(SlotId::new(49), None);
+    assert_eq!(SlotId::by_name("no_such_slot"), None);
+    assert_eq!(slot::iqn_weight_max.to_string(), "slot 48 `iqn_weight_max`");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thresholds
+
+#[test]
+fn thresholds_are_factor_times_q_abs_ref_floored_at_one() {
+    assert_eq!(q_abs_ref_eff(0.0), 1.0);
+    assert_eq!(q_abs_ref_eff(0.25), 1.0);
+    assert_eq!(q_abs_ref_eff(1.0), 1.0);
+    assert_eq!(q_abs_ref_eff(2.5), 2.5);
+    let weight_max = slot::iqn_weight_max.spec().check;
+    assert_eq!(weight_max.threshold(q_abs_ref_eff(0.5)), Some(1e3));
+    assert_eq!(weight_max.threshold(q_abs_ref_eff(2.5)), Some(2.5e3));
+    assert_eq!(Check::NonFinite.threshold(7.0), None);
+    // The kernel reads `factor`; a non-finite-only slot's is +inf, so only the non-finite test
+    // can fire there.
+    assert_eq!(Check::NonFinite.device_factor(), NON_FINITE_ONLY);
+    assert_eq!(weight_max.device_factor(), 1e3);
+    assert_eq!(NON_FINITE_ONLY * q_abs_ref_eff(0.0), f32::INFINITY);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranges, bindings and the derived layout
+
+/// Bindings for every slot with these lengths, at fake addresses (never launched).
+fn fake_bindings(lens: &[usize]) -> SlotBindings {
+    let mut bindings = SlotBindings::new();
+    for (index, &len) in lens.iter().enumerate() {
+        let id = SlotId::new(index).unwrap();
+        let ptr = if len == 0 {
+            0
+        } else {
+            0x1000_0000 * (index as u64 + 1)
+        };
+        // SAFETY: these bindings only feed host-side layout code; nothing is launched.
+        unsafe { bindings.bind_raw(id, ptr, len) }.unwrap();
+    }
+    bindings
+}
+
+/// Skewed sizes like the training step's: mostly small, a few large, and 0 and 1.
+fn skewed_lens() -> Vec<usize> {
+    (0..SLOT_COUNT)
+        .map(|i| match i % 7 {
+            0 => 0,
+            1 => 1,
+            2 => CHUNK_ELEMENTS - 1,
+            3 => CHUNK_ELEMENTS,
+            4 => CHUNK_ELEMENTS + 1,
+            5 => 3 * CHUNK_ELEMENTS + 17,
+            _ => 100_000 + i,
+        })
+        .collect()
+}
+
+#[test]
+fn ranges_must_be_non_empty_and_inside_the_table() {
+    assert!(layout::validate_range(&ALL_SLOTS).is_ok());
+    assert!(layout::validate_range(&FUSED_RANGE).is_ok());
+    assert!(layout::validate_range(&(48..=48)).is_ok());
+    for bad in [0..=49, 48..=49, RangeInclusive::new(30, 29), 100..=200] {
+        let err = layout::validate_range(&bad).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidSlotRange { first, last, slots: 49 }
+                if first == *bad.start() && last == *bad.end()),
+            "{bad:?}: {err}"
+        );
+        assert!(err.to_string().contains("0..=48"), "{err}");
+    }
+}
+
+#[test]
+fn an_unbound_slot_in_range_is_an_error_naming_it() {
+    let mut bindings = fake_bindings(&skewed_lens());
+    bindings.unbind(slot::iqn_trunk_grad_out);
+    let err = bindings.regions_for(&FUSED_RANGE).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnboundSlot {
+                index: 26,
+                name: "iqn_trunk_grad_out"
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("slot 26 `iqn_trunk_grad_out`"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("nothing was launched"), "{err}");
+    // Outside the range it does not matter.
+    assert!(bindings.regions_for(&(27..=48)).is_ok());
+    // An empty table of bindings names the range's first slot.
+    let err = SlotBindings::new().regions_for(&FUSED_RANGE).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnboundSlot {
+                index: 24,
+                name: "dqn_trunk_out"
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_null_address_is_only_accepted_for_an_empty_slot() {
+    let mut bindings = SlotBindings::new();
+    // SAFETY: never launched.
+    let err = unsafe { bindings.bind_raw(slot::td_errors, 0, 10) }.unwrap_err();
+    assert!(matches!(
+        err,
+        Error::NullSlotBuffer {
+            index: 35,
+            name: "td_errors",
+            len: 10
+        }
+    ));
+    assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0) }.is_ok());
+    assert_eq!(
+        bindings.region(slot::td_errors),
+        Some(DeviceRegion { ptr: 0, len: 0 })
+    );
+}
+
+#[test]
+fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
+    let lens = skewed_lens();
+    let bindings = fake_bindings(&lens);
+    for range in [ALL_SLOTS, FUSED_RANGE, 26..=26] {
+        let regions = bindings.regions_for(&range).unwrap();
+        let built = layout::build(&range, &regions).unwrap();
+        assert_eq!(built.slots.len(), range.clone().count());
+        for (i, index) in range.clone().enumerate() {
+            let meta = &built.slots[i];
+            assert_eq!(meta.len, lens[index] as u64);
+            assert_eq!(meta.ptr, regions[i].ptr);
+            assert_eq!(meta.factor, SLOTS[index].check.device_factor());
+        }
+        let expected_items: usize = range
+            .clone()
+            .map(|i| lens[i].div_ceil(CHUNK_ELEMENTS))
+            .sum();
+        assert_eq!(built.work.len(), expected_items);
+        // Per slot, the chunks are in order, contiguous, non-empty and end at the length.
+        let mut next = vec![0u64; built.slots.len()];
+        for item in &built.work {
+            let s = item.slot as usize;
+            assert!(s < built.slots.len());
+            assert_eq!(
+                item.start, next[s],
+                "chunk of slot {s} leaves a gap or overlaps"
+            );
+            assert!(item.count > 0 && item.count as usize <= CHUNK_ELEMENTS);
+            next[s] += item.count as u64;
+        }
+        for (i, index) in range.clone().enumerate() {
+            assert_eq!(
+                next[i], lens[index] as u64,
+                "slot {index} not fully covered"
+            );
+        }
+    }
+    // The full table in one launch: 49 slots, 49 per-slot outputs.
+    let all = layout::build(&ALL_SLOTS, &bindings.regions_for(&ALL_SLOTS).unwrap()).unwrap();
+    assert_eq!(all.slots.len(), 49);
+}
+
+#[test]
+fn empty_slots_get_no_work_and_small_ones_one_chunk() {
+    let items = layout::work_items_for(&[0, 1, 5, 0], 4);
+    assert_eq!(
+        items,
+        vec![
+            WorkItem {
+                start: 0,
+                slot: 1,
+                count: 1
+            },
+            WorkItem {
+                start: 0,
+                slot: 2,
+                count: 4
+            },
+            WorkItem {
+                start: 4,
+                slot: 2,
+                count: 1
+            },
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CPU reference, from the specification
+
+const MAX_ABS_1E3: Check = Check::MaxAbs { factor: 1e3 };
+
+#[test]
+fn reference_flags_non_finite_values_anywhere() {
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for check in [Check::NonFinite, MAX_ABS_1E3] {
+            for at in [0, 3, 7] {
+                let mut data = vec![0.5f32; 8];
+                data[at] = bad;
+                let r = reference::check_slot(&data, check, 1.0);
+                assert_eq!(r.flags, FLAG_NON_FINITE, "{bad} at {at}, {check:?}");
+                assert_eq!(r.first_bad, Some(at as u64));
+                if bad.is_nan() {
+                    assert!(r.max_abs.is_nan());
+                } else {
+                    assert_eq!(r.max_abs, f64::INFINITY);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reference_flags_finite_values_over_the_threshold_only_on_max_abs_slots() {
+    let mut data = vec![1.0f32; 10];
+    data[6] = -1500.0;
+    data[8] = 1200.0;
+    let r = reference::check_slot(&data, MAX_ABS_1E3, 1.0);
+    assert_eq!(
+        r,
+        ReferenceSlot {
+            flags: FLAG_OVER_THRESHOLD,
+            max_abs: 1500.0,
+            first_bad: Some(6)
+        }
+    );
+    // Above 1e3 × 1.0 but not above 1e3 × 2.0.
+    let r = reference::check_slot(&data, MAX_ABS_1E3, 2.0);
+    assert_eq!(
+        r,
+        ReferenceSlot {
+            flags: 0,
+            max_abs: 1500.0,
+            first_bad: None
+        }
+    );
+    // Exactly at the threshold is not over it.
+    let r = reference::check_slot(&[1000.0, -1000.0], MAX_ABS_1E3, 0.0);
+    assert_eq!(r.flags, 0);
+    // A non-finite-only slot ignores magnitude.
+    let r = reference::check_slot(&[f32::MAX, -3e38], Check::NonFinite, 1.0);
+    assert_eq!(
+        r,
+        ReferenceSlot {
+            flags: 0,
+            max_abs: f32::MAX as f64,
+            first_bad: None
+        }
+    );
+}
+
+#[test]
+fn reference_combines_both_flags_with_the_first_bad_of_either() {
+    let data = [0.0, 2e3, 0.0, f32::NAN, 5e3];
+    let r = reference::check_slot(&data, MAX_ABS_1E3, 1.0);
+    assert_eq!(r.flags, FLAG_NON_FINITE | FLAG_OVER_THRESHOLD);
+    assert_eq!(r.first_bad, Some(1));
+    assert!(r.max_abs.is_nan());
+}
+
+#[test]
+fn reference_of_an_empty_slot_is_quiet() {
+    let r = reference::check_slot(&[], MAX_ABS_1E3, 1.0);
+    assert_eq!(
+        r,
+        ReferenceSlot {
+            flags: 0,
+            max_abs: 0.0,
+            first_bad: None
+        }
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel's per-element logic and reduction, on the host
+
+/// Values around every edge the per-element test has.
+fn special_values() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        1.0,
+        999.99994,
+        1000.0,
+        1000.00006,
+        -1000.00006,
+        1e30,
+        f32::MAX,
+        -f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001), // signalling NaN
+        f32::from_bits(0xffc0_1234), // negative NaN with a payload
+    ];
+    v.extend(v.clone().iter().map(|x| -x));
+    v
+}
+
+#[test]
+fn element_flags_agrees_with_the_reference_on_every_edge_value() {
+    for &x in &special_values() {
+        for check in [Check::NonFinite, MAX_ABS_1E3] {
+            let threshold = check.device_factor() * q_abs_ref_eff(1.0);
+            let expected = reference::check_slot(&[x], check, 1.0).flags;
+            assert_eq!(
+                element_flags(x, threshold),
+                expected,
+                "x = {x:e} ({:#x}), {check:?}",
+                x.to_bits()
+            );
+        }
+    }
+}
+
+#[test]
+fn abs_bits_orders_like_the_magnitudes_and_keeps_nan_on_top() {
+    let mut rng = SmallRng::seed_from_u64(48);
+    for _ in 0..100_000 {
+        let a = f32::from_bits(rng.gen::<u32>());
+        let b = f32::from_bits(rng.gen::<u32>());
+        if a.is_nan() || b.is_nan() {
+            let nan_side = if a.is_nan() { abs_bits(a) } else { abs_bits(b) };
+            assert!(nan_side > abs_bits(f32::INFINITY));
+            continue;
+        }
+        assert_eq!(
+            abs_bits(a).cmp(&abs_bits(b)),
+            a.abs().partial_cmp(&b.abs()).unwrap(),
+            "{a:e} vs {b:e}"
+        );
+    }
+    assert_eq!(abs_bits(-0.0), 0);
+}
+
+/// The kernel's algorithm on the host: per work item, per-thread partial results over a strided
+/// walk (threads of `block` lanes), the block's combine (or / max / min), then the per-slot
+/// combine the atomics perform. Same layout, same per-element functions.
+fn simulate_kernel(
+    range: &RangeInclusive<usize>,
+    data: &[Vec<f32>],
+    q_abs_ref: f32,
+    block: usize,
+) -> Vec<SlotResult> {
+    let bindings = fake_bindings(&data.iter().map(Vec::len).collect::<Vec<_>>());
+    let regions = bindings.regions_for(range).unwrap();
+    let built = layout::build(range, &regions).unwrap();
+    let n = built.slots.len();
+    let (mut flags, mut max_bits, mut first) =
+        (vec![0u32; n], vec![0u32; n], vec![NO_BAD_INDEX; n]);
+    let q_eff = q_abs_ref_eff(q_abs_ref);
+    for item in &built.work {
+        let s = item.slot as usize;
+        let meta = built.slots[s];
+        let values = &data[range.start() + s];
+        let threshold = meta.factor * q_eff;
+        let end = (item.start + item.count as u64).min(meta.len);
+        let (mut block_flags, mut block_max, mut block_first) = (0u32, 0u32, NO_BAD_INDEX);
+        for tid in 0..block as u64 {
+            let (mut f, mut m, mut fb) = (0u32, 0u32, NO_BAD_INDEX);
+            let mut i = item.start + tid;
+            while i < end {
+                let x = values[i as usize];
+                let bits = element_flags(x, threshold);
+                if bits != 0 && f == 0 {
+                    fb = i;
+                }
+                f |= bits;
+                m = m.max(abs_bits(x));
+                i += block as u64;
+            }
+            block_flags |= f;
+            block_max = block_max.max(m);
+            block_first = block_first.min(fb);
+        }
+        max_bits[s] = max_bits[s].max(block_max);
+        if block_flags != 0 {
+            flags[s] |= block_flags;
+            first[s] = first[s].min(block_first);
+        }
+    }
+    range
+        .clone()
+        .enumerate()
+        .map(|(i, index)| {
+            SlotResult::decode(
+                index,
+                data[index].len(),
+                flags[i],
+                max_bits[i],
+                first[i],
+                q_eff,
+            )
+        })
+        .collect()
+}
+
+fn random_slot_data(rng: &mut SmallRng, lens: &[usize]) -> Vec<Vec<f32>> {
+    lens.iter()
+        .map(|&len| (0..len).map(|_| rng.gen_range(-100.0f32..100.0)).collect())
+        .collect()
+}
+
+fn assert_matches_reference(results: &[SlotResult], data: &[Vec<f32>], q_abs_ref: f32, what: &str) {
+    for result in results {
+        let expected = reference::check_slot(&data[result.index], result.check, q_abs_ref);
+        assert!(
+            expected.matches(result),
+            "{what}: slot {}: kernel-model {result:?}, reference {expected:?}",
+            result.index
+        );
+    }
+}
+
+#[test]
+fn the_chunked_reduction_matches_the_reference_with_injected_values() {
+    let mut rng = SmallRng::seed_from_u64(26);
+    // Every slot shape but the 100k-element ones (the matrix runs in debug builds).
+    let lens: Vec<usize> = skewed_lens()
+        .into_iter()
+        .map(|len| len.min(2 * CHUNK_ELEMENTS + 5))
+        .collect();
+    let clean = random_slot_data(&mut rng, &lens);
+    for block in [256, 7, 1] {
+        let results = simulate_kernel(&ALL_SLOTS, &clean, 1.0, block);
+        assert!(
+            results.iter().all(|r| !r.tripped()),
+            "clean data, block {block}"
+        );
+        assert_matches_reference(&results, &clean, 1.0, "clean");
+    }
+    for index in ALL_SLOTS {
+        let len = lens[index];
+        if len == 0 {
+            continue;
+        }
+        for value in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 5e3, -5e3] {
+            for at in [0, len / 2, len - 1] {
+                let mut data = clean.clone();
+                data[index][at] = value;
+                // The seed's range where it holds the slot, else the whole table.
+                for range in [FUSED_RANGE, ALL_SLOTS]
+                    .into_iter()
+                    .filter(|r| r.contains(&index))
+                    .take(1)
+                {
+                    let results = simulate_kernel(&range, &data, 1.0, 256);
+                    assert_matches_reference(&results, &data, 1.0, "injected");
+                    for r in &results {
+                        let expect_trip = r.index == index
+                            && (!value.is_finite() || matches!(r.check, Check::MaxAbs { .. }));
+                        assert_eq!(
+                            r.tripped(),
+                            expect_trip,
+                            "slot {} with {value} in slot {index} at {at}",
+                            r.index
+                        );
+                        if expect_trip {
+                            assert_eq!(r.first_bad, Some(at as u64));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report
+
+#[test]
+fn the_report_names_the_tripped_slots_for_a_log_line() {
+    let q_eff = q_abs_ref_eff(1.0);
+    let slots: Vec<SlotResult> = FUSED_RANGE
+        .map(|index| {
+            if index == 48 {
+                SlotResult::decode(
+                    index,
+                    4096,
+                    FLAG_OVER_THRESHOLD,
+                    1500f32.to_bits(),
+                    17,
+                    q_eff,
+                )
+            } else {
+                SlotResult::decode(index, 100, 0, 1f32.to_bits(), NO_BAD_INDEX, q_eff)
+            }
+        })
+        .collect();
+    let report = NanReport {
+        range: FUSED_RANGE,
+        q_abs_ref_eff: q_eff,
+        slots,
+    };
+    assert!(!report.is_quiet());
+    let tripped: Vec<_> = report.tripped().collect();
+    assert_eq!(tripped.len(), 1);
+    let slot48 = report.slot(slot::iqn_weight_max).unwrap();
+    assert_eq!(slot48.name, "iqn_weight_max");
+    assert_eq!(slot48.threshold, Some(1000.0));
+    assert_eq!(slot48.first_bad, Some(17));
+    assert!(slot48.over_threshold() && !slot48.non_finite());
+    assert!(
+        report.slot(slot::iqn_grads).is_none(),
+        "slot 2 is outside 24..=48"
+    );
+    let line = report.to_string();
+    assert!(!line.contains('\n'), "one line: {line}");
+    for needle in [
+        "nan check slots 24..=48",
+        "1 of 25 slots tripped",
+        "slot 48 iqn_weight_max",
+        "over-threshold",
+        "max |x| 1.5e3 > threshold 1e3",
+        "first bad element 17 of 4096",
+    ] {
+        assert!(line.contains(needle), "`{needle}` not in: {line}");
+    }
+    let err = report.ensure_quiet().unwrap_err();
+    assert!(matches!(err, Error::NanCheckTripped { .. }));
+    assert_eq!(err.to_string(), line);
+}
+
+#[test]
+fn a_quiet_report_says_so() {
+    let slots = FUSED_RANGE
+        .map(|index| SlotResult::decode(index, 10, 0, 0, NO_BAD_INDEX, 1.0))
+        .collect();
+    let report = NanReport {
+        range: FUSED_RANGE,
+        q_abs_ref_eff: 1.0,
+        slots,
+    };
+    assert!(report.is_quiet());
+    assert!(report.ensure_quiet().is_ok());
+    assert!(
+        report.to_string().ends_with("all 25 slots quiet"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_nan_slot_reports_nan_as_its_maximum() {
+    let nan_bits = abs_bits(f32::NAN);
+    let r = SlotResult::decode(26, 8, FLAG_NON_FINITE, nan_bits, 3, 1.0);
+    assert!(r.max_abs.is_nan());
+    let line = r.to_string();
+    assert!(
+        line.starts_with("slot 26 iqn_trunk_grad_out: non-finite (bits 0b01), max |x| NaN"),
+        "{line}"
+    );
+}
