@@ -21,7 +21,7 @@ use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, NanChecker, NanReport, SlotBindings, SlotId, Source, ALL_SLOTS, SLOTS,
 };
-use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, ParamGroup};
+use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, TrainingGroups};
 use anyhow::{Context, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -38,40 +38,29 @@ const IQN_PARAMS: usize = 1 << 16;
 /// Every other group and activation buffer.
 const OTHER_LEN: usize = 1 << 12;
 
-/// The models of the training step: one parameter group per name the slot table uses.
-const GROUPS: [&str; 8] = [
-    "dqn_trunk",
-    "dqn_heads",
-    "iqn",
-    "iql_value",
-    "iql_policy",
-    "attn",
-    "tlob",
-    "curiosity",
-];
-
+/// The training step's groups and activations, every slot of the table bound to one of them.
 struct Model {
-    groups: Vec<ParamGroup>,
-    /// One buffer per activation slot (24..=35), plus the Q values watched twice (25 and 46).
+    groups: TrainingGroups,
+    /// One buffer per activation slot (24..=35 and 46).
     activations: Vec<(SlotId, DeviceBuffer<f32>)>,
 }
 
 impl Model {
     fn new(rng: &mut SmallRng) -> Result<Model> {
+        let sizes = GroupSizes {
+            dqn_trunk: OTHER_LEN,
+            dqn_heads: OTHER_LEN,
+            iqn_online: IQN_PARAMS,
+            iql: OTHER_LEN,
+            attention: OTHER_LEN,
+            tlob: OTHER_LEN,
+            curiosity: OTHER_LEN,
+            decision_transformer: OTHER_LEN,
+        };
         let mut random = |n: usize, scale: f32| -> Vec<f32> {
             (0..n).map(|_| rng.gen_range(-scale..scale)).collect()
         };
-        let mut groups = Vec::new();
-        for name in GROUPS {
-            let n = if name == "iqn" { IQN_PARAMS } else { OTHER_LEN };
-            let initial = random(n, 0.1);
-            let group = if name == "curiosity" {
-                ParamGroup::new_amsgrad(name, &initial)?
-            } else {
-                ParamGroup::new(name, &initial)?
-            };
-            groups.push(group);
-        }
+        let groups = TrainingGroups::new(sizes, |_, len| random(len, 0.1))?;
         let mut activations = Vec::new();
         for spec in SLOTS {
             if let Source::Activation { .. } = spec.source {
@@ -86,19 +75,10 @@ impl Model {
         })
     }
 
-    fn iqn(&mut self) -> &mut ParamGroup {
-        self.groups
-            .iter_mut()
-            .find(|g| g.name() == "iqn")
-            .expect("the model has an IQN group")
-    }
-
     /// Every slot of the table bound: groups by name, activations one by one.
     fn bindings(&self) -> Result<SlotBindings> {
         let mut bindings = SlotBindings::new();
-        for group in &self.groups {
-            bindings.bind_group(group)?;
-        }
+        bindings.bind_training_groups(&self.groups)?;
         for (id, data) in &self.activations {
             bindings.bind(*id, data);
         }
@@ -141,11 +121,7 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
     let mut model = Model::new(&mut rng)?;
     let bindings = model.bindings()?;
     let mut checker = NanChecker::new(adamant, ALL_SLOTS, &bindings)?;
-    let threshold = slot::iqn_weight_max
-        .spec()
-        .check
-        .threshold(q_abs_ref_eff(Q_ABS_REF))
-        .expect("slot 48 has a max-abs check");
+    let threshold = iqn_weight_threshold();
     let mut outcome = RunOutcome {
         trip: None,
         first_over_threshold: None,
@@ -154,12 +130,11 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
     };
     for step in 1..=STEPS {
         let gradient = G0 * GROWTH.powi(step as i32);
-        model
-            .iqn()
-            .upload(GroupBuffer::Grads, &vec![gradient; IQN_PARAMS])?;
+        let iqn = &mut model.groups.iqn_online;
+        iqn.upload(GroupBuffer::Grads, &vec![gradient; IQN_PARAMS])?;
         fence()?;
         let hyper = AdamHyper::new(LR, 0.9, 0.999, 1e-8, 0.0, step)?;
-        adamant.iqn_adam(model.iqn(), &hyper, policy)?;
+        adamant.iqn_adam(iqn, &hyper, policy)?;
         // The check goes on the same stream, right behind the optimizer: no host sync here.
         checker.enqueue(Q_ABS_REF)?;
         // The replay wants the exact step, so it reads every report (a training loop would
@@ -167,7 +142,7 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
         let report = checker.report()?;
         outcome.steps_run = step;
 
-        let weights = model.iqn().download(GroupBuffer::Params)?;
+        let weights = iqn.download(GroupBuffer::Params)?;
         let max_weight = max_abs(&weights);
         outcome.max_weight = outcome.max_weight.max(max_weight);
         if max_weight > threshold && outcome.first_over_threshold.is_none() {
@@ -189,9 +164,18 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
     Ok(outcome)
 }
 
+/// Slot 48's threshold at [`Q_ABS_REF`], from the slot table.
+fn iqn_weight_threshold() -> f32 {
+    slot::iqn_weight_max
+        .spec()
+        .check
+        .threshold(q_abs_ref_eff(Q_ABS_REF))
+        .expect("slot 48 has a max-abs check")
+}
+
 fn main() -> Result<ExitCode> {
     let adamant = Adamant::new().context("the NaN sentinel replay runs on a CUDA GPU")?;
-    let threshold = 1e3 * q_abs_ref_eff(Q_ABS_REF);
+    let threshold = iqn_weight_threshold();
     let fixed = ClampPolicy::from_isv(Q_ABS_REF);
     let bound = fixed.bound()?;
     println!(
