@@ -34,6 +34,15 @@ MODELS = [
     ("decision_transformer", "attn_adam_kernel", block("dt0", 128, 512) + linear("dt_embed", 265, 128) + linear("dt_out", 128, 9)),
 ]
 
+# The NaN/max-abs check benchmark: 49 slots of skewed sizes (a few whole-model buffers, many
+# small activations and heads), about 4.4 M elements in all.
+CHECK_SLOTS = (
+    [1_837_568, 400_000, 789_760, 429_577]            # large: trunk, IQL value, attention, IQN
+    + [131_072] * 2 + [65_536] * 4 + [32_768] * 6     # medium: heads, layer outputs
+    + [16_384] * 10 + [4_096] * 12 + [1_024] * 6      # small: activations, biases
+    + [51, 9, 1, 1, 1]                                # tiny: value heads, scalars
+)
+
 def main():
     models = [{"model": m, "kernel": k, "tensors": [{"name": n, "shape": s} for n, s in t]}
               for m, k, t in MODELS]
@@ -41,8 +50,10 @@ def main():
     total = sum(math.prod(t["shape"]) for m in models for t in m["tensors"])
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rl_set.json")
     with open(out, "w") as f:
-        json.dump({"tensors": count, "elements": total, "models": models}, f, indent=1)
-    print(f"{out}: {count} tensors, {total} elements")
+        json.dump({"tensors": count, "elements": total, "models": models,
+                   "check_slots": CHECK_SLOTS}, f, indent=1)
+    print(f"{out}: {count} tensors, {total} elements; {len(CHECK_SLOTS)} check slots, "
+          f"{sum(CHECK_SLOTS)} elements")
 
 if __name__ == "__main__":
     main()
