@@ -18,11 +18,14 @@ use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::nan_check::layout::CHUNK_ELEMENTS;
 use adamant_runtime::nan_check::reference;
+use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, SlotId, ALL_SLOTS,
     FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
-use adamant_runtime::{Adamant, Error, GroupBuffer, ParamGroup};
+use adamant_runtime::{
+    AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, StepConfig, TrainingGroups,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -364,7 +367,7 @@ fn results_reset_between_checks() {
 fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
     let adamant = runtime();
     let n = if sanitizer_run() { 5000 } else { 300_000 };
-    let mut iqn = ParamGroup::new("iqn", &vec![0.25f32; n]).unwrap();
+    let mut iqn = ParamGroup::new("iqn_online", &vec![0.25f32; n]).unwrap();
     let mut bindings = SlotBindings::new();
     let bound = bindings.bind_group(&iqn).unwrap();
     let bound: Vec<usize> = bound.iter().map(|s| s.index()).collect();
@@ -460,4 +463,127 @@ fn invalid_requests_fail_before_anything_is_launched() {
         Err(Error::SlotThresholdOverflow { index: 44, .. })
     ));
     assert!(matches!(checker.report(), Err(Error::NanCheckNotEnqueued)));
+}
+
+/// The check's result for every slot against the reference, reading each group slot's data
+/// back from its group and each activation slot's from `activations`.
+fn assert_matches_reference_for_model(
+    report: &NanReport,
+    groups: &TrainingGroups,
+    activations: &SlotData,
+    q_abs_ref: f32,
+    case: &str,
+) {
+    for result in &report.slots {
+        let host = match SLOTS[result.index].source {
+            Source::Group { group, buffer } => groups
+                .all()
+                .into_iter()
+                .find(|g| g.name() == group)
+                .unwrap_or_else(|| panic!("no training group `{group}`"))
+                .download(buffer)
+                .unwrap(),
+            Source::Activation { .. } => activations.host[result.index].clone(),
+        };
+        let expected = reference::check_slot(&host, result.check, q_abs_ref);
+        assert!(
+            expected.matches(result),
+            "{case}: slot {} `{}`: GPU {result:?}, reference {expected:?}",
+            result.index,
+            result.name
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_the_step() {
+    let adamant = runtime();
+    let n = if sanitizer_run() { 3000 } else { 200_000 };
+    let sizes = GroupSizes {
+        dqn_trunk: n,
+        dqn_heads: n / 2,
+        iqn_online: n / 3,
+        iql: n,
+        attention: n / 4,
+        tlob: n / 5,
+        curiosity: n / 6,
+        decision_transformer: 7,
+    };
+    let mut rng = SmallRng::seed_from_u64(9);
+    let mut random =
+        |len: usize| -> Vec<f32> { (0..len).map(|_| rng.gen_range(-1.0f32..1.0)).collect() };
+    let mut groups = TrainingGroups::new(sizes, |_, len| random(len)).unwrap();
+    for group in groups.all_mut() {
+        let grads = random(group.len());
+        group.upload(GroupBuffer::Grads, &grads).unwrap();
+    }
+    let activations = SlotData::new(&slot_lens(), 10);
+    fence();
+
+    let mut bindings = SlotBindings::new();
+    bindings.bind_training_groups(&groups).unwrap();
+    for spec in SLOTS {
+        let id = SlotId::new(spec.index).unwrap();
+        match spec.source {
+            Source::Group { .. } => assert!(bindings.is_bound(id), "{id} not bound by its group"),
+            Source::Activation { .. } => {
+                assert!(!bindings.is_bound(id), "{id}");
+                bindings.bind(id, &activations.device[spec.index]);
+            }
+        }
+    }
+    let mut checker = NanChecker::new(&adamant, ALL_SLOTS, &bindings).unwrap();
+    let config = |step| {
+        let hyper = AdamHyper::pytorch_defaults(step).unwrap();
+        StepConfig {
+            q_abs_ref: 1.0,
+            dqn: hyper,
+            iqn: hyper,
+            iql: hyper,
+            iql_grad_clip: 1.0,
+            attention: hyper,
+            curiosity: hyper,
+            dqn_grad_scale: None,
+        }
+    };
+    for step in 1..=3 {
+        groups.step_all(&adamant, &config(step)).unwrap();
+        checker.enqueue(1.0).unwrap();
+    }
+    let report = checker.report().unwrap();
+    assert_quiet(&report, "three clean steps of every group");
+    assert_matches_reference_for_model(&report, &groups, &activations, 1.0, "clean steps");
+
+    // One NaN in the IQN gradient: Adam carries it into m, v and the weight, and the clamp keeps
+    // it visible (a NaN weight stays NaN), so exactly the IQN slots trip, at that element.
+    let poisoned = 17;
+    let mut grads = groups.iqn_online.download(GroupBuffer::Grads).unwrap();
+    grads[poisoned] = f32::NAN;
+    groups
+        .iqn_online
+        .upload(GroupBuffer::Grads, &grads)
+        .unwrap();
+    fence();
+    groups.step_all(&adamant, &config(4)).unwrap();
+    checker.enqueue(1.0).unwrap();
+    let report = checker.report().unwrap();
+    let tripped: Vec<&str> = report.tripped().map(|r| r.name).collect();
+    assert_eq!(
+        tripped,
+        [
+            "iqn_grads",
+            "iqn_m",
+            "iqn_v",
+            "iqn_weights",
+            "iqn_weight_max"
+        ],
+        "{report}"
+    );
+    for result in report.tripped() {
+        assert_eq!(result.flags, FLAG_NON_FINITE, "{result}");
+        assert_eq!(result.first_bad, Some(poisoned as u64), "{result}");
+        assert!(result.max_abs.is_nan(), "{result}");
+    }
+    assert_matches_reference_for_model(&report, &groups, &activations, 1.0, "NaN gradient");
 }

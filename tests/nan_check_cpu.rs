@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
 use adamant_kernels::nan_check::{
-    abs_bits, element_flags, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NON_FINITE_ONLY,
-    NO_BAD_INDEX,
+    abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
+    NON_FINITE_ONLY, NO_BAD_INDEX,
 };
 use adamant_runtime::nan_check::layout::{self, CHUNK_ELEMENTS};
 use adamant_runtime::nan_check::reference::{self, ReferenceSlot};
@@ -51,7 +51,7 @@ fn the_reference_configuration_names_the_seeds_slots() {
     for (id, name, group) in [
         (slot::trunk_weight_max, "trunk_weight_max", "dqn_trunk"),
         (slot::heads_weight_max, "heads_weight_max", "dqn_heads"),
-        (slot::iqn_weight_max, "iqn_weight_max", "iqn"),
+        (slot::iqn_weight_max, "iqn_weight_max", "iqn_online"),
     ] {
         let spec = id.spec();
         assert_eq!(spec.name, name);
@@ -68,17 +68,19 @@ fn the_reference_configuration_names_the_seeds_slots() {
     assert_eq!(slot::trunk_weight_max.index(), 44);
     assert_eq!(slot::heads_weight_max.index(), 45);
     assert_eq!(slot::iqn_weight_max.index(), 48);
-    // Every model of the training step has its weights, gradients and moments watched.
-    for group in [
+    // Every group of the training step (`TrainingGroups`, same names) has its weights,
+    // gradients and moments watched, and the table names no other group.
+    let training_groups = [
         "dqn_trunk",
         "dqn_heads",
-        "iqn",
-        "iql_value",
-        "iql_policy",
-        "attn",
+        "iqn_online",
+        "iql",
+        "attention",
         "tlob",
         "curiosity",
-    ] {
+        "decision_transformer",
+    ];
+    for group in training_groups {
         for buffer in [
             GroupBuffer::Params,
             GroupBuffer::Grads,
@@ -91,6 +93,15 @@ fn the_reference_configuration_names_the_seeds_slots() {
                     .any(|s| s.source == Source::Group { group, buffer }),
                 "no slot watches group `{group}` {}",
                 buffer.name()
+            );
+        }
+    }
+    for spec in SLOTS {
+        if let Source::Group { group, .. } = spec.source {
+            assert!(
+                training_groups.contains(&group),
+                "slot {}: unknown group `{group}`",
+                spec.index
             );
         }
     }
@@ -452,9 +463,9 @@ fn abs_bits_orders_like_the_magnitudes_and_keeps_nan_on_top() {
     assert_eq!(abs_bits(-0.0), 0);
 }
 
-/// The kernel's algorithm on the host: per work item, per-thread partial results over a strided
-/// walk (threads of `block` lanes), the block's combine (or / max / min), then the per-slot
-/// combine the atomics perform. Same layout, same per-element functions.
+/// The kernel's algorithm on the host with the kernel's own [`Partial`]: per work item, one
+/// partial per thread over a strided walk (`block` lanes), merged as the block reduction does,
+/// then merged into the per-slot words as the atomics do. Same layout, same per-element code.
 fn simulate_kernel(
     range: &RangeInclusive<usize>,
     data: &[Vec<f32>],
@@ -464,9 +475,7 @@ fn simulate_kernel(
     let bindings = fake_bindings(&data.iter().map(Vec::len).collect::<Vec<_>>());
     let regions = bindings.regions_for(range).unwrap();
     let built = layout::build(range, &regions).unwrap();
-    let n = built.slots.len();
-    let (mut flags, mut max_bits, mut first) =
-        (vec![0u32; n], vec![0u32; n], vec![NO_BAD_INDEX; n]);
+    let mut per_slot = vec![Partial::EMPTY; built.slots.len()];
     let q_eff = q_abs_ref_eff(q_abs_ref);
     for item in &built.work {
         let s = item.slot as usize;
@@ -474,40 +483,28 @@ fn simulate_kernel(
         let values = &data[range.start() + s];
         let threshold = meta.factor * q_eff;
         let end = (item.start + item.count as u64).min(meta.len);
-        let (mut block_flags, mut block_max, mut block_first) = (0u32, 0u32, NO_BAD_INDEX);
+        let mut block_partial = Partial::EMPTY;
         for tid in 0..block as u64 {
-            let (mut f, mut m, mut fb) = (0u32, 0u32, NO_BAD_INDEX);
+            let mut thread = Partial::EMPTY;
             let mut i = item.start + tid;
             while i < end {
-                let x = values[i as usize];
-                let bits = element_flags(x, threshold);
-                if bits != 0 && f == 0 {
-                    fb = i;
-                }
-                f |= bits;
-                m = m.max(abs_bits(x));
+                thread.visit(values[i as usize], i, threshold);
                 i += block as u64;
             }
-            block_flags |= f;
-            block_max = block_max.max(m);
-            block_first = block_first.min(fb);
+            block_partial.merge(thread);
         }
-        max_bits[s] = max_bits[s].max(block_max);
-        if block_flags != 0 {
-            flags[s] |= block_flags;
-            first[s] = first[s].min(block_first);
-        }
+        per_slot[s].merge(block_partial);
     }
     range
         .clone()
-        .enumerate()
-        .map(|(i, index)| {
+        .zip(per_slot)
+        .map(|(index, p)| {
             SlotResult::decode(
                 index,
                 data[index].len(),
-                flags[i],
-                max_bits[i],
-                first[i],
+                p.flags,
+                p.max_abs_bits,
+                p.first_bad,
                 q_eff,
             )
         })

@@ -80,6 +80,46 @@ pub fn abs_bits(x: f32) -> u32 {
     x.to_bits() & 0x7fff_ffff
 }
 
+/// What a thread, a block or a slot has seen so far: the three output words before they are
+/// published. The kernel folds elements into it with [`Partial::visit`] and merges partials with
+/// [`Partial::merge`] (the shared-memory reduction); the device atomics apply the same merge to
+/// the per-slot words. Ungated so host tests run the very same code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partial {
+    pub flags: u32,
+    pub max_abs_bits: u32,
+    pub first_bad: u64,
+}
+
+impl Partial {
+    /// Nothing seen: the values the host resets the output words to.
+    pub const EMPTY: Partial = Partial {
+        flags: 0,
+        max_abs_bits: 0,
+        first_bad: NO_BAD_INDEX,
+    };
+
+    /// Folds in element `index` with value `x`. A thread visits its elements in increasing index
+    /// order, so the first one that sets a flag is its first bad index.
+    #[inline(always)]
+    pub fn visit(&mut self, x: f32, index: u64, threshold: f32) {
+        let bits = element_flags(x, threshold);
+        if bits != 0 && self.flags == 0 {
+            self.first_bad = index;
+        }
+        self.flags |= bits;
+        self.max_abs_bits = core::cmp::max(self.max_abs_bits, abs_bits(x));
+    }
+
+    /// Combines two partials of disjoint elements (or, max, min: order-independent).
+    #[inline(always)]
+    pub fn merge(&mut self, other: Partial) {
+        self.flags |= other.flags;
+        self.max_abs_bits = core::cmp::max(self.max_abs_bits, other.max_abs_bits);
+        self.first_bad = core::cmp::min(self.first_bad, other.first_bad);
+    }
+}
+
 /// The checker entry. One launch covers the whole range; see the module comment for the layout.
 ///
 /// - `slots[0..n_slots]`: the range's slots; `work[0..n_work]`: the chunks.
@@ -122,32 +162,37 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
     while item < n_work {
         let chunk = *work.add(item as usize);
         let in_range = chunk.slot < n_slots;
-        let mut seen_flags = 0u32;
-        let mut seen_max = 0u32;
-        let mut first = NO_BAD_INDEX;
+        let mut seen = Partial::EMPTY;
         if in_range {
             let slot = *slots.add(chunk.slot as usize);
             let threshold = slot.factor * q_abs_ref_eff;
             let data = slot.ptr as *const f32;
             let end = core::cmp::min(chunk.start.saturating_add(chunk.count as u64), slot.len);
-            // Consecutive threads read consecutive elements (coalesced). Each thread's indices
-            // increase, so its first bad element is the first one it finds.
+            // Consecutive threads read consecutive elements (coalesced); each thread's indices
+            // increase. Four loads are issued before any is used, so each thread keeps several
+            // in flight instead of waiting on one at a time.
+            let step = threads as u64;
             let mut i = chunk.start + tid as u64;
+            while i + 3 * step < end {
+                let x0 = *data.add(i as usize);
+                let x1 = *data.add((i + step) as usize);
+                let x2 = *data.add((i + 2 * step) as usize);
+                let x3 = *data.add((i + 3 * step) as usize);
+                seen.visit(x0, i, threshold);
+                seen.visit(x1, i + step, threshold);
+                seen.visit(x2, i + 2 * step, threshold);
+                seen.visit(x3, i + 3 * step, threshold);
+                i += 4 * step;
+            }
             while i < end {
-                let x = *data.add(i as usize);
-                let bits = element_flags(x, threshold);
-                if bits != 0 && seen_flags == 0 {
-                    first = i;
-                }
-                seen_flags |= bits;
-                seen_max = core::cmp::max(seen_max, abs_bits(x));
-                i += threads as u64;
+                seen.visit(*data.add(i as usize), i, threshold);
+                i += step;
             }
         }
 
-        *shared_first.add(tid as usize) = first;
-        *shared_flags.add(tid as usize) = seen_flags;
-        *shared_max.add(tid as usize) = seen_max;
+        *shared_first.add(tid as usize) = seen.first_bad;
+        *shared_flags.add(tid as usize) = seen.flags;
+        *shared_max.add(tid as usize) = seen.max_abs_bits;
         sync_threads();
         // Tree reduction for any block size: the upper `active - half` entries fold onto the
         // lower ones. Writes go to indices below `half`, reads come from `half` and above, so a
@@ -158,25 +203,28 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
             let half = active.div_ceil(2);
             if tid + half < active {
                 let other = (tid + half) as usize;
-                first = core::cmp::min(first, *shared_first.add(other));
-                seen_flags |= *shared_flags.add(other);
-                seen_max = core::cmp::max(seen_max, *shared_max.add(other));
-                *shared_first.add(tid as usize) = first;
-                *shared_flags.add(tid as usize) = seen_flags;
-                *shared_max.add(tid as usize) = seen_max;
+                seen.merge(Partial {
+                    flags: *shared_flags.add(other),
+                    max_abs_bits: *shared_max.add(other),
+                    first_bad: *shared_first.add(other),
+                });
+                *shared_first.add(tid as usize) = seen.first_bad;
+                *shared_flags.add(tid as usize) = seen.flags;
+                *shared_max.add(tid as usize) = seen.max_abs_bits;
             }
             sync_threads();
             active = half;
         }
 
+        // One atomic per output word per chunk; the same merge as above, across blocks.
         if tid == 0 && in_range {
             let slot = chunk.slot as usize;
-            if seen_max != 0 {
-                atomic_max_u32(max_abs_bits.add(slot), seen_max);
+            if seen.max_abs_bits != 0 {
+                atomic_max_u32(max_abs_bits.add(slot), seen.max_abs_bits);
             }
-            if seen_flags != 0 {
-                atomic_or_u32(flags.add(slot), seen_flags);
-                atomic_min_u64(first_bad.add(slot), first);
+            if seen.flags != 0 {
+                atomic_or_u32(flags.add(slot), seen.flags);
+                atomic_min_u64(first_bad.add(slot), seen.first_bad);
             }
         }
         item += grid_dim();

@@ -11,6 +11,7 @@ use cust::memory::DeviceSlice;
 use super::slots::{SlotId, Source, SLOTS, SLOT_COUNT};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
+use crate::training::TrainingGroups;
 
 /// A device buffer of `f32`s: its address and element count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +94,15 @@ impl SlotBindings {
             });
         }
         Ok(bound)
+    }
+
+    /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
+    /// this, only the activation slots remain to bind.
+    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
+        for group in groups.all() {
+            self.bind_group(group)?;
+        }
+        Ok(())
     }
 
     /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0).

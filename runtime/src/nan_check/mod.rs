@@ -11,18 +11,21 @@
 //!
 //! ```no_run
 //! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE};
-//! use adamant_runtime::{Adamant, ParamGroup};
+//! use adamant_runtime::{Adamant, GroupSizes, TrainingGroups};
 //! # fn main() -> adamant_runtime::Result<()> {
+//! # let activation = |_| -> &adamant_runtime::cust::memory::DeviceSlice<f32> { unimplemented!() };
 //! let adamant = Adamant::new()?;
-//! let iqn = ParamGroup::new("iqn", &[0.0; 1024])?;
-//! let activations = ParamGroup::new("scratch", &[0.0; 4096])?;
+//! let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, len| vec![0.0; len])?;
 //! let mut bindings = SlotBindings::new();
-//! bindings.bind_group(&iqn)?; // slots 2, 12, 13, 38 and 48 (`iqn_weight_max`)
-//! bindings.bind(slot::iqn_trunk_grad_out, activations.slice(adamant_runtime::GroupBuffer::Params).unwrap());
-//! // ... bind the other slots of the range ...
+//! // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
+//! bindings.bind_training_groups(&groups)?;
+//! // Activations, one line each (the training step owns these buffers).
+//! bindings.bind(slot::iqn_trunk_grad_out, activation("grad_iqn @ W_iqn^T"));
+//! // ... the other activation slots of the range ...
 //! let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings)?;
-//! checker.enqueue(1.0)?; // after the step's kernels, same stream, no sync
-//! checker.report()?.ensure_quiet()?; // when the loop wants the answer
+//! let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
+//! checker.enqueue(q_abs_ref)?; // after the step's kernels, same stream, no host sync
+//! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
 //! # Ok(()) }
 //! ```
 pub mod audit_doc;

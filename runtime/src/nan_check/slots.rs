@@ -153,32 +153,32 @@ macro_rules! slot_table {
 use GroupBuffer::{Grads, Params, VMax, M, V};
 
 slot_table! {
-    // Gradients, as left by the backward pass.
+    // Gradients, as left by the backward pass. Group names are those of `TrainingGroups`.
      0 dqn_trunk_grads:    NON_FINITE,    group("dqn_trunk", Grads);
      1 dqn_heads_grads:    NON_FINITE,    group("dqn_heads", Grads);
-     2 iqn_grads:          NON_FINITE,    group("iqn", Grads);
-     3 iql_value_grads:    NON_FINITE,    group("iql_value", Grads);
-     4 iql_policy_grads:   NON_FINITE,    group("iql_policy", Grads);
-     5 attn_grads:         NON_FINITE,    group("attn", Grads);
-     6 tlob_grads:         NON_FINITE,    group("tlob", Grads);
-     7 curiosity_grads:    NON_FINITE,    group("curiosity", Grads);
+     2 iqn_grads:          NON_FINITE,    group("iqn_online", Grads);
+     3 iql_grads:          NON_FINITE,    group("iql", Grads);
+     4 attn_grads:         NON_FINITE,    group("attention", Grads);
+     5 tlob_grads:         NON_FINITE,    group("tlob", Grads);
+     6 curiosity_grads:    NON_FINITE,    group("curiosity", Grads);
+     7 dt_grads:           NON_FINITE,    group("decision_transformer", Grads);
     // Adam moments.
      8 dqn_trunk_m:        NON_FINITE,    group("dqn_trunk", M);
      9 dqn_trunk_v:        NON_FINITE,    group("dqn_trunk", V);
     10 dqn_heads_m:        NON_FINITE,    group("dqn_heads", M);
     11 dqn_heads_v:        NON_FINITE,    group("dqn_heads", V);
-    12 iqn_m:              NON_FINITE,    group("iqn", M);
-    13 iqn_v:              NON_FINITE,    group("iqn", V);
-    14 iql_value_m:        NON_FINITE,    group("iql_value", M);
-    15 iql_value_v:        NON_FINITE,    group("iql_value", V);
-    16 iql_policy_m:       NON_FINITE,    group("iql_policy", M);
-    17 iql_policy_v:       NON_FINITE,    group("iql_policy", V);
-    18 attn_m:             NON_FINITE,    group("attn", M);
-    19 attn_v:             NON_FINITE,    group("attn", V);
-    20 tlob_m:             NON_FINITE,    group("tlob", M);
-    21 tlob_v:             NON_FINITE,    group("tlob", V);
-    22 curiosity_m:        NON_FINITE,    group("curiosity", M);
-    23 curiosity_v:        NON_FINITE,    group("curiosity", V);
+    12 iqn_m:              NON_FINITE,    group("iqn_online", M);
+    13 iqn_v:              NON_FINITE,    group("iqn_online", V);
+    14 iql_m:              NON_FINITE,    group("iql", M);
+    15 iql_v:              NON_FINITE,    group("iql", V);
+    16 attn_m:             NON_FINITE,    group("attention", M);
+    17 attn_v:             NON_FINITE,    group("attention", V);
+    18 tlob_m:             NON_FINITE,    group("tlob", M);
+    19 tlob_v:             NON_FINITE,    group("tlob", V);
+    20 curiosity_m:        NON_FINITE,    group("curiosity", M);
+    21 curiosity_v:        NON_FINITE,    group("curiosity", V);
+    22 dt_m:               NON_FINITE,    group("decision_transformer", M);
+    23 dt_v:               NON_FINITE,    group("decision_transformer", V);
     // Activations of the training step (the seed's fused check starts here).
     24 dqn_trunk_out:      NON_FINITE,    activation("DQN trunk forward output (shared features)");
     25 dqn_q_values:       NON_FINITE,    activation("DQN heads output Q(s, a)");
@@ -195,18 +195,18 @@ slot_table! {
     // Weights after the optimizer step.
     36 dqn_trunk_weights:  NON_FINITE,    group("dqn_trunk", Params);
     37 dqn_heads_weights:  NON_FINITE,    group("dqn_heads", Params);
-    38 iqn_weights:        NON_FINITE,    group("iqn", Params);
-    39 iql_value_weights:  NON_FINITE,    group("iql_value", Params);
-    40 iql_policy_weights: NON_FINITE,    group("iql_policy", Params);
-    41 attn_weights:       NON_FINITE,    group("attn", Params);
-    42 tlob_weights:       NON_FINITE,    group("tlob", Params);
-    43 curiosity_weights:  NON_FINITE,    group("curiosity", Params);
+    38 iqn_weights:        NON_FINITE,    group("iqn_online", Params);
+    39 iql_weights:        NON_FINITE,    group("iql", Params);
+    40 attn_weights:       NON_FINITE,    group("attention", Params);
+    41 tlob_weights:       NON_FINITE,    group("tlob", Params);
+    42 curiosity_weights:  NON_FINITE,    group("curiosity", Params);
+    43 dt_weights:         NON_FINITE,    group("decision_transformer", Params);
     // Early warnings: finite but far beyond the clamp bound (100 × q_abs_ref_eff).
     44 trunk_weight_max:   max_abs(1e3),  group("dqn_trunk", Params);
     45 heads_weight_max:   max_abs(1e3),  group("dqn_heads", Params);
     46 q_value_max:        max_abs(1e2),  activation("DQN heads output Q(s, a)");
     47 curiosity_v_max:    NON_FINITE,    group("curiosity", VMax);
-    48 iqn_weight_max:     max_abs(1e3),  group("iqn", Params);
+    48 iqn_weight_max:     max_abs(1e3),  group("iqn_online", Params);
 }
 
 /// Number of declared slots: the size of every per-slot output of a full-range check.
