@@ -9,6 +9,7 @@ use adamant_kernels::nan_check::{
     nan_check_kernel, SlotMeta, WorkItem, NO_BAD_INDEX, SHARED_BYTES_PER_THREAD,
 };
 use cust::context::CurrentContext;
+use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 
 use super::bindings::SlotBindings;
@@ -42,6 +43,8 @@ unsafe impl DeviceCopy for DeviceWorkItem {}
 /// A fused NaN / max-abs check of one contiguous range of the slot table.
 pub struct NanChecker<'rt> {
     runtime: &'rt Adamant,
+    /// Resolved once: the per-step path makes no module lookups.
+    function: Function<'rt>,
     range: RangeInclusive<usize>,
     lens: Vec<usize>,
     slots: DeviceBuffer<DeviceSlotMeta>,
@@ -82,6 +85,7 @@ impl<'rt> NanChecker<'rt> {
         )?;
         let checker = NanChecker {
             runtime,
+            function: runtime.function(nan_check_kernel::DESCRIPTOR.name)?,
             lens: regions.iter().map(|r| r.len).collect(),
             range,
             slots,
@@ -116,8 +120,9 @@ impl<'rt> NanChecker<'rt> {
     /// (thresholds are `factor × max(Q_ABS_REF, 1.0)`).
     pub fn enqueue(&mut self, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
+        // Until this check is fully enqueued, `report` must not decode half-reset outputs.
+        self.enqueued_q_abs_ref_eff = None;
         let stream = self.runtime.stream();
-        let function = self.runtime.function(nan_check_kernel::DESCRIPTOR.name)?;
         // SAFETY: the buffers are ours, sized n_slots, and nothing reads them before the kernel
         // that follows on the same stream, or before `report` synchronises that stream.
         unsafe {
@@ -140,13 +145,26 @@ impl<'rt> NanChecker<'rt> {
             // `kernel_args`); the tables were uploaded for exactly these counts; every bound
             // region holds its `len` f32s (the bindings' contract); the dynamic shared memory is
             // what the kernel indexes for this block size.
-            unsafe { stream.launch(&function, self.grid, CHECK_BLOCK_THREADS, shared, &params) }
-                .during(&format!(
-                    "launching nan_check_kernel (slots {}..={}, {} work items)",
-                    self.range.start(),
-                    self.range.end(),
-                    self.work_items
-                ))?;
+            unsafe {
+                stream.launch(
+                    &self.function,
+                    self.grid,
+                    CHECK_BLOCK_THREADS,
+                    shared,
+                    &params,
+                )
+            }
+            .map_err(|source| {
+                Error::cuda(
+                    format!(
+                        "launching nan_check_kernel (slots {}..={}, {} work items)",
+                        self.range.start(),
+                        self.range.end(),
+                        self.work_items
+                    ),
+                    source,
+                )
+            })?;
         }
         self.enqueued_q_abs_ref_eff = Some(q_eff);
         Ok(())
