@@ -78,7 +78,13 @@ fn bypass_clamp(entry: &mut [String], lanes: Option<&[usize]>, vector_only: bool
     let mut rewritten = 0;
     for line in entry.iter_mut() {
         let trimmed = line.trim_start();
-        if !trimmed.starts_with("st.global") {
+        // Global stores: `st.global.*`, or generic `st.*` through a pointer loaded from a
+        // multi-tensor entry's table.
+        let generic = trimmed.starts_with("st.")
+            && !["st.param", "st.shared", "st.local"]
+                .iter()
+                .any(|s| trimmed.starts_with(s));
+        if !(trimmed.starts_with("st.global") || generic) {
             continue;
         }
         let is_vector = trimmed.contains(".v4.") || trimmed.contains(".v2.");
@@ -151,7 +157,13 @@ fn embedded_ptx_passes() {
         .optimizer_entries()
         .map(|e| e.name.as_str())
         .collect();
-    assert_eq!(optimizers, BTreeSet::from(OPTIMIZERS), "{report}");
+    // Each kernel has its single-buffer entry and its multi-tensor entry.
+    let expected: BTreeSet<String> = OPTIMIZERS
+        .iter()
+        .flat_map(|k| [k.to_string(), format!("{k}_multi")])
+        .collect();
+    let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
+    assert_eq!(optimizers, expected, "{report}");
 
     for e in &report.entries {
         assert_ne!(e.kind, EntryKind::Undeclared, "{} is undeclared", e.name);
@@ -193,7 +205,12 @@ fn embedded_ptx_passes() {
 
 #[test]
 fn bypassing_the_clamp_fails_in_every_optimizer() {
-    for kernel in OPTIMIZERS {
+    let multi: Vec<String> = OPTIMIZERS.iter().map(|k| format!("{k}_multi")).collect();
+    for kernel in OPTIMIZERS
+        .iter()
+        .copied()
+        .chain(multi.iter().map(String::as_str))
+    {
         let mut count = 0;
         let ptx = edit_entry(real(), kernel, |e| count = bypass_clamp(e, None, false));
         assert_eq!(

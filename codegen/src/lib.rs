@@ -11,6 +11,7 @@
 use proc_macro::TokenStream;
 
 mod entry;
+mod multi_tensor;
 mod optimizer;
 mod signature;
 #[cfg(test)]

@@ -18,7 +18,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let kernel = signature::parse(attr, item)?;
     let module = module(&kernel);
     let entry = device_entry(&kernel);
-    Ok(quote! { #module #entry })
+    let multi_entry = crate::multi_tensor::device_entry(&kernel);
+    Ok(quote! { #module #entry #multi_entry })
 }
 
 fn module(k: &OptimizerFn) -> TokenStream {
@@ -59,6 +60,8 @@ fn module(k: &OptimizerFn) -> TokenStream {
         .collect();
     let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
     let host = host_items(k);
+    let multi_host = crate::multi_tensor::host_items(k);
+    let sweep = sweep(k);
     quote! {
         #(#docs)*
         #[allow(non_snake_case)]
@@ -79,7 +82,11 @@ fn module(k: &OptimizerFn) -> TokenStream {
                 ::adamant_kernels::clamp::weight_clamp(self::update(#(#idents),*), #bound)
             }
 
+            #sweep
+
             #host
+
+            #multi_host
         }
     }
 }
@@ -107,21 +114,8 @@ fn host_items(k: &OptimizerFn) -> TokenStream {
             }
         })
         .collect();
-    let scalar_args: Vec<TokenStream> = k
-        .uniforms()
-        .map(|a| {
-            let ident = &a.ident;
-            match a.role {
-                Role::UniformPtr(_) => {
-                    quote! { ::adamant_kernels::abi::ArgValue::Ptr(scalars.#ident.0) }
-                }
-                Role::Scalar(ScalarType::U32) => {
-                    quote! { ::adamant_kernels::abi::ArgValue::U32(scalars.#ident) }
-                }
-                _ => quote! { ::adamant_kernels::abi::ArgValue::F32(scalars.#ident) },
-            }
-        })
-        .collect();
+    let scalar_args = scalar_args(k);
+    let multi_args = crate::multi_tensor::multi_args_fn(k);
     quote! {
         /// The entry's parameters, in PTX order.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -160,6 +154,8 @@ fn host_items(k: &OptimizerFn) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         impl ::adamant_kernels::abi::OptimizerEntry for Entry {
             const DESCRIPTOR: &'static ::adamant_kernels::abi::KernelDescriptor = &DESCRIPTOR;
+            const MULTI_DESCRIPTOR: &'static ::adamant_kernels::abi::KernelDescriptor =
+                &MULTI_DESCRIPTOR;
             type Buffers<T> = Buffers<T>;
             type Scalars = Scalars;
 
@@ -178,6 +174,8 @@ fn host_items(k: &OptimizerFn) -> TokenStream {
                 Buffers { #(#buffer_fields: f(#buffer_names, &buffers.#buffer_fields)),* }
             }
 
+            #multi_args
+
             fn args(
                 buffers: &Buffers<u64>,
                 len: usize,
@@ -195,17 +193,54 @@ fn host_items(k: &OptimizerFn) -> TokenStream {
     }
 }
 
+/// The uniforms of a launch as `ArgValue`s, in entry order (read from a `scalars: &Scalars`).
+pub(crate) fn scalar_args(k: &OptimizerFn) -> Vec<TokenStream> {
+    k.uniforms()
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::UniformPtr(_) => {
+                    quote! { ::adamant_kernels::abi::ArgValue::Ptr(scalars.#ident.0) }
+                }
+                Role::Scalar(ScalarType::U32) => {
+                    quote! { ::adamant_kernels::abi::ArgValue::U32(scalars.#ident) }
+                }
+                _ => quote! { ::adamant_kernels::abi::ArgValue::F32(scalars.#ident) },
+            }
+        })
+        .collect()
+}
+
+/// One `KernelParam` literal.
+pub(crate) fn kernel_param(name: &str, ty: TokenStream, role: TokenStream) -> TokenStream {
+    quote! {
+        ::adamant_kernels::abi::KernelParam {
+            name: #name,
+            ty: ::adamant_kernels::abi::ParamType::#ty,
+            role: ::adamant_kernels::abi::ParamRole::#role,
+        }
+    }
+}
+
+/// The uniforms' `KernelParam`s, in entry order.
+pub(crate) fn uniform_descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
+    k.uniforms()
+        .map(|a| {
+            let name = a.ident.unraw().to_string();
+            match &a.role {
+                Role::UniformPtr(default) => {
+                    let default = lit_f32(default);
+                    kernel_param(&name, quote!(Ptr), quote!(UniformPtr { default: #default }))
+                }
+                Role::Scalar(ScalarType::U32) => kernel_param(&name, quote!(U32), quote!(Scalar)),
+                _ => kernel_param(&name, quote!(F32), quote!(Scalar)),
+            }
+        })
+        .collect()
+}
+
 /// `KernelParam`s in PTX order: buffers, len, uniforms, bound.
 fn descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
-    let param = |name: &str, ty: TokenStream, role: TokenStream| {
-        quote! {
-            ::adamant_kernels::abi::KernelParam {
-                name: #name,
-                ty: ::adamant_kernels::abi::ParamType::#ty,
-                role: ::adamant_kernels::abi::ParamRole::#role,
-            }
-        }
-    };
     let mut out: Vec<TokenStream> = k
         .buffers()
         .map(|a| {
@@ -214,59 +249,31 @@ fn descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
                 Role::Input => quote!(Input),
                 _ => quote!(State),
             };
-            param(&a.ident.unraw().to_string(), quote!(Ptr), role)
+            kernel_param(&a.ident.unraw().to_string(), quote!(Ptr), role)
         })
         .collect();
-    out.push(param(LEN, quote!(Usize), quote!(Len)));
-    out.extend(k.uniforms().map(|a| {
-        let name = a.ident.unraw().to_string();
-        match &a.role {
-            Role::UniformPtr(default) => {
-                let default = lit_f32(default);
-                param(&name, quote!(Ptr), quote!(UniformPtr { default: #default }))
-            }
-            Role::Scalar(ScalarType::U32) => param(&name, quote!(U32), quote!(Scalar)),
-            _ => param(&name, quote!(F32), quote!(Scalar)),
-        }
-    }));
-    out.push(param(BOUND, quote!(F32), quote!(ClampBound)));
+    out.push(kernel_param(LEN, quote!(Usize), quote!(Len)));
+    out.extend(uniform_descriptor_params(k));
+    out.push(kernel_param(BOUND, quote!(F32), quote!(ClampBound)));
     out
 }
 
-/// The nvptx entry: a grid-stride loop over 16-byte groups when every buffer is 16-byte aligned,
-/// then a scalar loop over the rest. Every element's buffers are loaded before anything is
-/// stored (so LLVM need not re-read after a store), and the parameter buffer is written once per
-/// element, with the output of `element`, which ends in the clamp.
-fn device_entry(k: &OptimizerFn) -> TokenStream {
-    let name = k.name();
+/// Device-only `sweep` in the kernel's module: a strided loop over 16-byte groups when every
+/// buffer is 16-byte aligned, then a scalar loop over the rest, for threads `first, first +
+/// stride, ...`. Every element's buffers are loaded before anything is stored (so LLVM need not
+/// re-read after a store), and the parameter buffer is written once per element, with the output
+/// of `element`, which ends in the clamp. Both entries (single buffer, multi-tensor) call it.
+fn sweep(k: &OptimizerFn) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
     let buffers: Vec<&Arg> = k.buffers().collect();
-    let ptr_params = buffers.iter().map(|a| {
+    let ptr_params = pointer_params(k);
+    let uniform_values = k.uniforms().map(|a| {
         let ident = &a.ident;
         match a.role {
-            Role::Input => quote! { #ident: *const f32 },
-            _ => quote! { #ident: *mut f32 },
-        }
-    });
-    let uniform_params = k.uniforms().map(|a| {
-        let ident = &a.ident;
-        match a.role {
-            Role::UniformPtr(_) => quote! { #ident: *const f32 },
             Role::Scalar(ScalarType::U32) => quote! { #ident: u32 },
             _ => quote! { #ident: f32 },
         }
-    });
-    // A uniform pointer is read once per thread; null means the declared default.
-    let uniform_loads = k.uniforms().filter_map(|a| match &a.role {
-        Role::UniformPtr(default) => {
-            let ident = &a.ident;
-            let default = lit_f32(default);
-            Some(quote! {
-                let #ident: f32 = if #ident.is_null() { #default } else { *#ident };
-            })
-        }
-        _ => None,
     });
     let align_mask = buffers.iter().map(|a| {
         let ident = &a.ident;
@@ -275,18 +282,18 @@ fn device_entry(k: &OptimizerFn) -> TokenStream {
     let vector_body = vector_iteration(k, &buffers);
     let scalar_body = scalar_iteration(k, &buffers);
     quote! {
+        /// One thread's share of `len` elements (device only; called by the entries).
         #[cfg(target_arch = "nvptx64")]
-        #[no_mangle]
+        #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn #name(
+        pub unsafe fn sweep(
             #(#ptr_params,)*
             #len: usize,
-            #(#uniform_params,)*
+            __adamant_first: usize,
+            __adamant_stride: usize,
+            #(#uniform_values,)*
             #bound: f32,
         ) {
-            #(#uniform_loads)*
-            let __adamant_first = ::adamant_kernels::builtins::global_thread_index();
-            let __adamant_stride = ::adamant_kernels::builtins::grid_threads();
             let __adamant_aligned =
                 (#(#align_mask)|*) % ::core::mem::align_of::<::adamant_kernels::vector::F4>() == 0;
             let __adamant_groups = if __adamant_aligned {
@@ -308,13 +315,93 @@ fn device_entry(k: &OptimizerFn) -> TokenStream {
     }
 }
 
+/// The buffers as raw pointer parameters (`*const f32` for inputs, `*mut f32` otherwise).
+pub(crate) fn pointer_params(k: &OptimizerFn) -> Vec<TokenStream> {
+    k.buffers()
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::Input => quote! { #ident: *const f32 },
+                _ => quote! { #ident: *mut f32 },
+            }
+        })
+        .collect()
+}
+
+/// The uniforms as entry parameters (a `#[uniform_ptr]` is a `*const f32`).
+pub(crate) fn uniform_params(k: &OptimizerFn) -> Vec<TokenStream> {
+    k.uniforms()
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::UniformPtr(_) => quote! { #ident: *const f32 },
+                Role::Scalar(ScalarType::U32) => quote! { #ident: u32 },
+                _ => quote! { #ident: f32 },
+            }
+        })
+        .collect()
+}
+
+/// Loads of the `#[uniform_ptr]`s, once per thread; null means the declared default.
+pub(crate) fn uniform_loads(k: &OptimizerFn) -> Vec<TokenStream> {
+    k.uniforms()
+        .filter_map(|a| match &a.role {
+            Role::UniformPtr(default) => {
+                let ident = &a.ident;
+                let default = lit_f32(default);
+                Some(quote! {
+                    let #ident: f32 = if #ident.is_null() { #default } else { *#ident };
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The uniforms' names, as passed on to `sweep`.
+pub(crate) fn uniform_idents(k: &OptimizerFn) -> Vec<&Ident> {
+    k.uniforms().map(|a| &a.ident).collect()
+}
+
+/// The single-buffer nvptx entry: the whole grid sweeps the buffers.
+fn device_entry(k: &OptimizerFn) -> TokenStream {
+    let name = k.name();
+    let bound = format_ident!("{}", BOUND);
+    let len = format_ident!("{}", LEN);
+    let ptr_params = pointer_params(k);
+    let uniform_params = uniform_params(k);
+    let uniform_loads = uniform_loads(k);
+    let buffer_idents = k.buffers().map(|a| &a.ident);
+    let uniforms = uniform_idents(k);
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn #name(
+            #(#ptr_params,)*
+            #len: usize,
+            #(#uniform_params,)*
+            #bound: f32,
+        ) {
+            #(#uniform_loads)*
+            #name::sweep(
+                #(#buffer_idents,)*
+                #len,
+                ::adamant_kernels::builtins::global_thread_index(),
+                ::adamant_kernels::builtins::grid_threads(),
+                #(#uniforms,)*
+                #bound,
+            );
+        }
+    }
+}
+
 fn local(a: &Arg) -> Ident {
     format_ident!("__adamant_{}", a.ident)
 }
 
 /// Arguments of one `element` call for lane `lane` (None: the scalar loop).
 fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
-    let name = k.name();
     let bound = format_ident!("{}", BOUND);
     let args = k.args.iter().map(|a| {
         let ident = &a.ident;
@@ -329,7 +416,7 @@ fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
             _ => quote! { #ident },
         }
     });
-    quote! { #name::element(#(#args,)* #bound) }
+    quote! { self::element(#(#args,)* #bound) }
 }
 
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {

@@ -9,6 +9,9 @@ use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Typ
 pub const BOUND: &str = "weight_clamp_max_abs";
 /// The element-count parameter the macro adds after the buffers.
 pub const LEN: &str = "len";
+/// The chunk table and its length in the multi-tensor entry.
+pub const CHUNKS: &str = "chunks";
+pub const N_CHUNKS: &str = "n_chunks";
 /// Prefix of the macro's own local names; reserved so they can't shadow an argument.
 pub const RESERVED_PREFIX: &str = "__adamant";
 
@@ -281,7 +284,7 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
              given a default here",
         ));
     }
-    if name == LEN || name.starts_with(RESERVED_PREFIX) {
+    if [LEN, CHUNKS, N_CHUNKS].contains(&name.as_str()) || name.starts_with(RESERVED_PREFIX) {
         return Err(syn::Error::new_spanned(
             ident,
             format!("`{name}` is reserved by #[optimizer_kernel] (the generated entry uses it)"),

@@ -68,6 +68,17 @@ pub enum ParamRole {
     Scalar,
     /// `weight_clamp_max_abs`, always last in an optimizer entry.
     ClampBound,
+    /// Multi-tensor entries: a device array of parameter-buffer pointers, one per tensor. Every
+    /// pointer loaded from it is a parameter buffer (written only through the clamp).
+    ParamTable,
+    /// Multi-tensor entries: a device array of read-only buffer pointers, one per tensor.
+    InputTable,
+    /// Multi-tensor entries: a device array of state-buffer pointers, one per tensor.
+    StateTable,
+    /// Multi-tensor entries: the device array of [`crate::multi::Chunk`] records.
+    ChunkTable,
+    /// Multi-tensor entries: the number of chunk records.
+    ChunkCount,
     /// A parameter of a `#[kernel_entry]` kernel.
     Other,
 }
@@ -89,11 +100,17 @@ pub struct KernelDescriptor {
 }
 
 impl KernelDescriptor {
-    /// Index of the parameter buffer pointer (optimizer kernels only).
+    /// Index of the parameter buffer pointer, or of the parameter pointer table in a
+    /// multi-tensor entry (optimizer kernels only).
     pub fn param_buffer_index(&self) -> Option<usize> {
         self.params
             .iter()
-            .position(|p| p.role == ParamRole::ParamBuffer)
+            .position(|p| matches!(p.role, ParamRole::ParamBuffer | ParamRole::ParamTable))
+    }
+
+    /// Whether this is a multi-tensor entry (driven by a chunk table).
+    pub fn is_multi_tensor(&self) -> bool {
+        self.params.iter().any(|p| p.role == ParamRole::ChunkTable)
     }
 
     /// Index of the clamp bound (optimizer kernels only; always the last parameter).
@@ -126,6 +143,8 @@ impl UniformPtr {
 /// host-side view of the entry, from which the runtime builds a launch.
 pub trait OptimizerEntry {
     const DESCRIPTOR: &'static KernelDescriptor;
+    /// The multi-tensor entry of the same kernel (`<name>_multi`).
+    const MULTI_DESCRIPTOR: &'static KernelDescriptor;
     /// The per-element buffers, one field per `#[param]`/`#[input]`/`#[state]` argument.
     type Buffers<T>;
     /// The uniform arguments (plain scalars and `#[uniform_ptr]`s), one field each.
@@ -140,6 +159,15 @@ pub trait OptimizerEntry {
         buffers: &Self::Buffers<T>,
         f: impl FnMut(&'static str, &T) -> U,
     ) -> Self::Buffers<U>;
+    /// Every argument of the multi-tensor entry, in PTX order: one pointer table per buffer,
+    /// the chunk table and its length, the uniforms, then the clamp bound.
+    fn multi_args(
+        tables: &Self::Buffers<u64>,
+        chunks: u64,
+        n_chunks: u32,
+        scalars: &Self::Scalars,
+        weight_clamp_max_abs: f32,
+    ) -> Vec<ArgValue>;
     /// Every entry argument, in PTX order, ending with the clamp bound.
     fn args(
         buffers: &Self::Buffers<u64>,

@@ -35,6 +35,7 @@ pub mod adam;
 pub mod builtins;
 pub mod clamp;
 pub mod math;
+pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
 pub mod vector;

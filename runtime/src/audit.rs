@@ -600,7 +600,21 @@ fn audit_optimizer(
         .and_then(|i| entry.params.get(i).map(|p| p.name.clone()));
 
     let instructions = entry.instructions();
-    let flow = Dataflow::new(entry, &instructions);
+    // Multi-tensor entries take their buffers from pointer tables: a pointer loaded from a
+    // table belongs to that table's buffers.
+    let tables: BTreeSet<usize> = descriptor
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            matches!(
+                p.role,
+                ParamRole::ParamTable | ParamRole::InputTable | ParamRole::StateTable
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let flow = Dataflow::new(entry, &instructions, tables);
     let mut clamp = ClampAudit::default();
     let mut other_bounds = BTreeSet::new();
 
@@ -800,10 +814,13 @@ struct Dataflow<'a> {
     defs: HashMap<&'a str, Vec<usize>>,
     /// Register -> the roots its value (as a pointer) may derive from.
     provenance: HashMap<&'a str, BTreeSet<Root>>,
+    /// Parameters that are tables of buffer pointers: a 64-bit load through one of them yields
+    /// a pointer into that table's buffers (`Root::Param(table)`), not an unknown value.
+    tables: BTreeSet<usize>,
 }
 
 impl<'a> Dataflow<'a> {
-    fn new(entry: &'a PtxEntry, instructions: &'a [Instruction]) -> Self {
+    fn new(entry: &'a PtxEntry, instructions: &'a [Instruction], tables: BTreeSet<usize>) -> Self {
         let mut defs: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, inst) in instructions.iter().enumerate() {
             for d in destinations(inst) {
@@ -815,6 +832,7 @@ impl<'a> Dataflow<'a> {
             instructions,
             defs,
             provenance: HashMap::new(),
+            tables,
         };
         flow.compute_provenance();
         flow
@@ -855,6 +873,8 @@ impl<'a> Dataflow<'a> {
                             out.insert(Root::Loaded);
                         }
                     }
+                } else if let Some(table) = self.table_load(inst) {
+                    out.insert(Root::Param(table));
                 } else if FROM_MEMORY.contains(&op) {
                     out.insert(Root::Loaded);
                 } else if matches!(op, "setp" | "set" | "testp") {
@@ -886,6 +906,30 @@ impl<'a> Dataflow<'a> {
             if !changed {
                 break;
             }
+        }
+    }
+
+    /// The pointer table a 64-bit `ld` reads from, if its address derives from exactly one
+    /// table parameter (and nothing else that is a parameter).
+    fn table_load(&self, inst: &Instruction) -> Option<usize> {
+        let wide = ["b64", "u64", "s64"].iter().any(|m| inst.has_modifier(m));
+        if inst.op() != "ld" || inst.has_modifier("param") || !wide || self.tables.is_empty() {
+            return None;
+        }
+        let address = sources(inst)
+            .iter()
+            .find(|o| matches!(o, Operand::Address { .. }))?;
+        let params: Vec<usize> = self
+            .address_roots(address)
+            .into_iter()
+            .filter_map(|r| match r {
+                Root::Param(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        match params.as_slice() {
+            [table] if self.tables.contains(table) => Some(*table),
+            _ => None,
         }
     }
 

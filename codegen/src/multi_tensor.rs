@@ -1,0 +1,138 @@
+//! The multi-tensor entry `<kernel>_multi` that `#[optimizer_kernel]` generates next to the
+//! single-buffer one: one launch updates every tensor of a set. Per buffer argument it takes a
+//! device table of per-tensor pointers, then a chunk table (`adamant_kernels::multi::Chunk`:
+//! tensor, start, len); each block takes chunks in turn and sweeps one with its threads, through
+//! the same `sweep` as the single-buffer entry, so the clamp epilogue is the same code. The
+//! bound stays the last parameter.
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::ext::IdentExt;
+
+use crate::optimizer::{
+    kernel_param, scalar_args, uniform_descriptor_params, uniform_idents, uniform_loads,
+    uniform_params,
+};
+use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS};
+
+/// The multi-tensor entry's exported name.
+pub fn multi_name(k: &OptimizerFn) -> String {
+    format!("{}_multi", k.name().unraw())
+}
+
+/// The nvptx multi-tensor entry.
+pub fn device_entry(k: &OptimizerFn) -> TokenStream {
+    let name = k.name();
+    let multi = format_ident!("{}", multi_name(k));
+    let bound = format_ident!("{}", BOUND);
+    let chunks = format_ident!("{}", CHUNKS);
+    let n_chunks = format_ident!("{}", N_CHUNKS);
+    let tables = k.buffers().map(|a| {
+        let ident = &a.ident;
+        quote! { #ident: *const u64 }
+    });
+    // Each table entry is the tensor's base address; the chunk's buffers start `start` in.
+    let chunk_pointers = k.buffers().map(|a| {
+        let ident = &a.ident;
+        let ty = match a.role {
+            Role::Input => quote!(*const f32),
+            _ => quote!(*mut f32),
+        };
+        quote! {
+            let #ident: #ty = (*#ident.add(__adamant_tensor) as #ty).add(__adamant_start);
+        }
+    });
+    let buffer_idents = k.buffers().map(|a| &a.ident);
+    let uniform_params = uniform_params(k);
+    let uniform_loads = uniform_loads(k);
+    let uniforms = uniform_idents(k);
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn #multi(
+            #(#tables,)*
+            #chunks: *const ::adamant_kernels::multi::Chunk,
+            #n_chunks: u32,
+            #(#uniform_params,)*
+            #bound: f32,
+        ) {
+            #(#uniform_loads)*
+            let mut __adamant_c = ::adamant_kernels::builtins::block_index();
+            while __adamant_c < #n_chunks {
+                let __adamant_chunk = *#chunks.add(__adamant_c as usize);
+                let __adamant_tensor = __adamant_chunk.tensor as usize;
+                let __adamant_start = __adamant_chunk.start as usize;
+                #(#chunk_pointers)*
+                #name::sweep(
+                    #(#buffer_idents,)*
+                    __adamant_chunk.len as usize,
+                    ::adamant_kernels::builtins::thread_index() as usize,
+                    ::adamant_kernels::builtins::block_dim() as usize,
+                    #(#uniforms,)*
+                    #bound,
+                );
+                __adamant_c += ::adamant_kernels::builtins::grid_dim();
+            }
+        }
+    }
+}
+
+/// Host items for the multi-tensor entry, inside the kernel's module: its descriptor (registered
+/// like every entry) and `Entry::multi_args` (in the `OptimizerEntry` impl, see optimizer.rs).
+pub fn host_items(k: &OptimizerFn) -> TokenStream {
+    let name = multi_name(k);
+    let mut params: Vec<TokenStream> = k
+        .buffers()
+        .map(|a| {
+            let role = match a.role {
+                Role::Param => quote!(ParamTable),
+                Role::Input => quote!(InputTable),
+                _ => quote!(StateTable),
+            };
+            kernel_param(&a.ident.unraw().to_string(), quote!(Ptr), role)
+        })
+        .collect();
+    params.push(kernel_param(CHUNKS, quote!(Ptr), quote!(ChunkTable)));
+    params.push(kernel_param(N_CHUNKS, quote!(U32), quote!(ChunkCount)));
+    params.extend(uniform_descriptor_params(k));
+    params.push(kernel_param(BOUND, quote!(F32), quote!(ClampBound)));
+    quote! {
+        /// The multi-tensor entry's parameters, in PTX order.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static MULTI_DESCRIPTOR: ::adamant_kernels::abi::KernelDescriptor =
+            ::adamant_kernels::abi::KernelDescriptor {
+                name: #name,
+                kind: ::adamant_kernels::abi::KernelKind::Optimizer,
+                params: &[#(#params),*],
+            };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[::adamant_kernels::__linkme::distributed_slice(::adamant_kernels::abi::KERNELS)]
+        #[linkme(crate = ::adamant_kernels::__linkme)]
+        static __ADAMANT_REGISTER_MULTI: &::adamant_kernels::abi::KernelDescriptor =
+            &MULTI_DESCRIPTOR;
+    }
+}
+
+/// `fn multi_args` of the `OptimizerEntry` impl.
+pub fn multi_args_fn(k: &OptimizerFn) -> TokenStream {
+    let fields = k.buffers().map(|a| &a.ident);
+    let scalar_args = scalar_args(k);
+    quote! {
+        fn multi_args(
+            tables: &Buffers<u64>,
+            chunks: u64,
+            n_chunks: u32,
+            scalars: &Scalars,
+            weight_clamp_max_abs: f32,
+        ) -> Vec<::adamant_kernels::abi::ArgValue> {
+            vec![
+                #(::adamant_kernels::abi::ArgValue::Ptr(tables.#fields),)*
+                ::adamant_kernels::abi::ArgValue::Ptr(chunks),
+                ::adamant_kernels::abi::ArgValue::U32(n_chunks),
+                #(#scalar_args,)*
+                ::adamant_kernels::abi::ArgValue::F32(weight_clamp_max_abs),
+            ]
+        }
+    }
+}
