@@ -62,8 +62,8 @@ fn the_generated_doc_lists_every_slot_and_every_kernel() {
         );
     }
     assert!(doc.contains("| `nan_check_kernel` | other |"));
-    assert!(
-        doc.contains("| 48 | `iqn_weight_max` | non-finite + max-abs | 1e3 | group `iqn_online` params |")
-    );
+    assert!(doc.contains(
+        "| 48 | `iqn_weight_max` | non-finite + max-abs | 1e3 | group `iqn_online` params |"
+    ));
     assert!(doc.contains(REGENERATE));
 }
