@@ -27,6 +27,6 @@ for ex in examples/*.rs; do
 done
 cp target/release/adamant "$bundle/adamant"
 cp target/ptx/adamant_kernels.ptx "$bundle/"
-cp scripts/gpu-run.sh "$bundle/"
+cp scripts/gpu-run.sh scripts/gpu-bench.sh "$bundle/"
 [ -d bench ] && cp -r bench "$bundle/bench"
 du -sh "$bundle"

@@ -180,7 +180,7 @@ fn every_kernel_matches_reference_at_every_size() {
     for kernel in KernelRef::ALL {
         let mut worst: f64 = 0.0;
         for n in sizes() {
-            let steps = if n > 1 << 20 { 2 } else { 4 };
+            let steps = if n > 1 << 20 { 1 } else { 4 };
             let state = random_state(&mut rng, n);
             let policy = ClampPolicy::from_isv(0.02); // bound 100: no clamping on this data
             let e = check_steps(&rt, kernel, state, steps, policy, Some(0.75), 0.5, &mut rng);

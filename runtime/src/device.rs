@@ -46,7 +46,10 @@ impl Adamant {
                     source,
                 })?;
         }
-        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).during("creating a stream")?;
+        // A blocking stream: it orders with the legacy default stream, on which cust's
+        // synchronous copies (ParamGroup::upload/download) run, so an upload is complete before
+        // a later launch reads it and a download waits for the launches before it.
+        let stream = Stream::new(StreamFlags::DEFAULT, None).during("creating a stream")?;
         let multiprocessors = device
             .get_attribute(DeviceAttribute::MultiprocessorCount)
             .during("reading the multiprocessor count")? as u32;

@@ -80,6 +80,24 @@ pub enum Error {
     #[error("a disabled weight clamp needs a non-empty reason")]
     DisabledWithoutReason,
 
+    /// A size the device tables cannot represent.
+    #[error("{kernel}: {what} is {value}, more than the {limit} a launch supports")]
+    TooLarge {
+        kernel: &'static str,
+        what: String,
+        value: usize,
+        limit: usize,
+    },
+
+    /// An error about one tensor of a multi-tensor launch.
+    #[error("tensor {tensor} of the set: {source}")]
+    InTensor { tensor: usize, source: Box<Error> },
+
+    /// Something that cannot happen while a stream is captured into a graph (or a capture
+    /// that failed).
+    #[error("graph capture: {operation}")]
+    Capture { operation: String },
+
     /// Any other driver error, with the operation that raised it.
     #[error("CUDA error during {operation}")]
     Cuda {

@@ -61,7 +61,7 @@ impl Adamant {
             descriptor.params.len(),
             "{kernel}: the macro-generated argument list disagrees with the descriptor"
         );
-        let params: Vec<*mut c_void> = values.iter_mut().map(arg_pointer).collect();
+        let params = arg_pointers(&mut values);
         // SAFETY: `function` belongs to the loaded module; `params` holds one pointer per entry
         // parameter, in PTX order (both generated from the same kernel definition), each pointing
         // into `values`, which outlives the call. Every buffer has `len` elements (checked), and
@@ -111,6 +111,11 @@ pub fn check_lengths<E: OptimizerEntry, T>(
         }
     }
     Ok(expected)
+}
+
+/// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`.
+pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> Vec<*mut c_void> {
+    values.iter_mut().map(arg_pointer).collect()
 }
 
 fn arg_pointer(value: &mut ArgValue) -> *mut c_void {

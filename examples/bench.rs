@@ -1,0 +1,459 @@
+//! The performance benchmark (issue 5): our kernels timed with CUDA events, warm-up and medians,
+//! hot and cold (L2 flushed), next to the device's copy bandwidth measured in the same run.
+//! Writes `<out>/bench_rust.json` (schema in bench/README.md) and prints a short table;
+//! bench/report.py sets it beside PyTorch's figures from bench/torch_bench.py.
+//!
+//! Data is never zeros: buffers are filled with non-zero constants on the device.
+use std::path::PathBuf;
+
+use adamant::kernels::optimizers::{
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
+};
+use adamant::runtime::nan_check::{NanChecker, SlotBindings, SlotId};
+use adamant::runtime::ptxas::{Ptxas, DEFAULT_ARCH};
+use adamant::runtime::{AdamHyper, Adamant, Branch, ClampPolicy, TensorSet, PTX};
+use anyhow::{Context, Result};
+use clap::Parser;
+use cust::memory::DeviceBuffer;
+use cust::stream::Stream;
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+struct Args {
+    /// Folder for bench_rust.json.
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+    /// The RL parameter set (shapes) and the check slots.
+    #[arg(long, default_value = "bench/rl_set.json")]
+    set: PathBuf,
+    /// Fewer repetitions and sizes (a smoke run).
+    #[arg(long)]
+    quick: bool,
+}
+
+const FLUSH_BYTES: usize = 256 << 20;
+
+struct Timer<'a> {
+    rt: &'a Adamant,
+    reps: usize,
+    flush: DeviceBuffer<u32>,
+}
+
+impl Timer<'_> {
+    /// Median µs of `op`, timed by events on the runtime's stream, after 3 warm-ups; with `cold`
+    /// the L2 is flushed (a 256 MiB memset) before each repetition, outside the events.
+    fn median_us(&mut self, cold: bool, mut op: impl FnMut(&Stream) -> Result<()>) -> Result<f64> {
+        let stream = self.rt.stream();
+        for _ in 0..3 {
+            op(stream)?;
+        }
+        let mut times = Vec::with_capacity(self.reps);
+        for _ in 0..self.reps {
+            if cold {
+                // SAFETY: our own scratch buffer, only ever overwritten.
+                unsafe { self.flush.set_32_async(0x3f00_0000, stream)? };
+            }
+            let start = cust::event::Event::new(cust::event::EventFlags::DEFAULT)?;
+            let stop = cust::event::Event::new(cust::event::EventFlags::DEFAULT)?;
+            start.record(stream)?;
+            op(stream)?;
+            stop.record(stream)?;
+            stop.synchronize()?;
+            times.push(stop.elapsed_time_f32(&start)? as f64 * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+}
+
+/// A device buffer of `n` copies of `value` (filled on the device).
+fn filled(n: usize, value: f32, stream: &Stream) -> Result<DeviceBuffer<f32>> {
+    // SAFETY: filled right below, before any read.
+    let mut words = unsafe { DeviceBuffer::<u32>::uninitialized(n)? };
+    // SAFETY: our own buffer; the kernels that read it are enqueued after, on the same stream.
+    unsafe { words.set_32_async(value.to_bits(), stream)? };
+    Ok(words.cast::<f32>())
+}
+
+fn hyper() -> AdamHyper {
+    AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10).expect("valid")
+}
+
+macro_rules! adam_scalars {
+    ($kernel:ident, $h:expr $(, $extra:ident : $v:expr)*) => {{
+        let h = $h;
+        let (bias_correction1, bias_correction2) = h.bias_corrections();
+        $kernel::Scalars {
+            lr: h.lr, beta1: h.beta1, beta2: h.beta2, eps: h.eps,
+            bias_correction1, bias_correction2 $(, $extra: $v)*
+        }
+    }};
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let rt = Adamant::new().context("starting the adamant runtime")?;
+    let reps = if args.quick { 10 } else { 50 };
+    let stream = rt.stream();
+    let mut timer = Timer {
+        rt: &rt,
+        reps,
+        flush: DeviceBuffer::zeroed(FLUSH_BYTES / 4)?,
+    };
+    let mut out = json!({
+        "device": rt.device_name(),
+        "date": std::process::Command::new("date").arg("-u").arg("+%F %T").output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default(),
+        "reps": reps,
+    });
+
+    // Copy bandwidth: bytes read + written over the time of a 2^28-float device copy.
+    let n = 1usize << 28;
+    let (src, dst) = (filled(n, 0.25, stream)?, filled(n, 0.5, stream)?);
+    let copy_us = timer.median_us(true, |s| {
+        // SAFETY: two distinct 1 GiB allocations of the same size.
+        let r = unsafe {
+            cust::sys::cuMemcpyDtoDAsync_v2(
+                dst.as_device_ptr().as_raw(),
+                src.as_device_ptr().as_raw(),
+                n * 4,
+                s.as_inner(),
+            )
+        };
+        anyhow::ensure!(r == cust::sys::CUresult::CUDA_SUCCESS, "copy: {r:?}");
+        Ok(())
+    })?;
+    drop((src, dst));
+    let copy_gbps = 8.0 * n as f64 / copy_us / 1e3;
+    out["copy"] = json!({"elements": n, "median_us": copy_us, "gbps": copy_gbps});
+    println!("copy 2^28: {copy_us:.1} µs, {copy_gbps:.0} GB/s");
+
+    adam_sizes(&rt, &mut timer, &mut out, args.quick)?;
+    rl_set(&rt, &mut timer, &mut out, &args.set)?;
+    check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
+    registers(&mut out);
+
+    std::fs::create_dir_all(&args.out)?;
+    let path = args.out.join("bench_rust.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&out)?)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// One buffer set of `attn_adam_kernel` per size: hot, cold, and graph replay.
+fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> Result<()> {
+    let stream = rt.stream();
+    let policy = ClampPolicy::from_isv(1.0);
+    let scalars = adam_scalars!(attn_adam_kernel, hyper(), weight_decay: hyper().weight_decay);
+    let mut rows = vec![];
+    let sizes: Vec<u32> = if quick {
+        vec![10, 20, 28]
+    } else {
+        (10..=30).step_by(2).collect()
+    };
+    for log2 in sizes {
+        let n = 1usize << log2;
+        let (mut p, mut g) = (filled(n, 0.5, stream)?, filled(n, 0.01, stream)?);
+        let (mut m, mut v) = (filled(n, 0.001, stream)?, filled(n, 1e-4, stream)?);
+        let buffers = attn_adam_kernel::Buffers {
+            p: &mut *p,
+            g: &mut *g,
+            m: &mut *m,
+            v: &mut *v,
+        };
+        let mut launch = |s: &Stream| -> Result<()> {
+            rt.launch_optimizer::<attn_adam_kernel::Entry>(s, &buffers, &scalars, policy)?;
+            Ok(())
+        };
+        let hot = timer.median_us(false, &mut launch)?;
+        let cold = timer.median_us(true, &mut launch)?;
+        let graph_hot = {
+            let graph = rt.capture(vec![Box::new(|s: &Stream| {
+                launch(s).map_err(|e| adamant::runtime::Error::Capture {
+                    operation: e.to_string(),
+                })
+            })])?;
+            timer.median_us(false, |s| Ok(graph.launch(s)?))?
+        };
+        let bytes = 28 * n;
+        println!(
+            "adam 2^{log2}: hot {hot:.1} µs, cold {cold:.1} µs ({:.0} GB/s), graph {graph_hot:.1} µs",
+            bytes as f64 / cold / 1e3
+        );
+        rows.push(
+            json!({"log2": log2, "elements": n, "hot_us": hot, "cold_us": cold,
+                         "graph_hot_us": graph_hot, "bytes": bytes}),
+        );
+        if log2 == 28 {
+            out["adam_large"] =
+                json!({"elements": n, "median_us": cold, "gbps": bytes as f64 / cold / 1e3});
+            // The clamp epilogue's cost: the same launch with the bound on and off, interleaved.
+            let off = ClampPolicy::disabled("benchmark: the clamp's cost");
+            let (mut on_t, mut off_t) = (vec![], vec![]);
+            for _ in 0..5 {
+                on_t.push(timer.median_us(false, |s| {
+                    Ok(rt
+                        .launch_optimizer::<attn_adam_kernel::Entry>(s, &buffers, &scalars, policy)
+                        .map(|_| ())?)
+                })?);
+                off_t.push(timer.median_us(false, |s| {
+                    Ok(rt
+                        .launch_optimizer::<attn_adam_kernel::Entry>(s, &buffers, &scalars, off)
+                        .map(|_| ())?)
+                })?);
+            }
+            on_t.sort_by(f64::total_cmp);
+            off_t.sort_by(f64::total_cmp);
+            out["clamp_cost"] = json!({"elements": n, "on_us": on_t[2], "off_us": off_t[2]});
+            println!("clamp on {:.1} µs, off {:.1} µs", on_t[2], off_t[2]);
+        }
+    }
+    out["adam_sizes"] = json!(rows);
+    Ok(())
+}
+
+/// A tensor's buffers (p, g, m, v, and v_max for AMSGrad).
+struct Tensor {
+    p: DeviceBuffer<f32>,
+    g: DeviceBuffer<f32>,
+    m: DeviceBuffer<f32>,
+    v: DeviceBuffer<f32>,
+    v_max: Option<DeviceBuffer<f32>>,
+}
+
+fn tensor(n: usize, amsgrad: bool, stream: &Stream) -> Result<Tensor> {
+    Ok(Tensor {
+        p: filled(n, 0.1, stream)?,
+        g: filled(n, 0.01, stream)?,
+        m: filled(n, 0.001, stream)?,
+        v: filled(n, 1e-4, stream)?,
+        v_max: if amsgrad {
+            Some(filled(n, 2e-4, stream)?)
+        } else {
+            None
+        },
+    })
+}
+
+/// The RL parameter set: every tensor a separate allocation (as in PyTorch), one multi-tensor
+/// launch per kernel (the decision transformer apart: its clamp is off), eager and as a graph.
+fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
+    let stream = rt.stream();
+    let spec: Value =
+        serde_json::from_str(&std::fs::read_to_string(set).context("reading the RL set")?)?;
+    let (mut dqn, mut iqn, mut iql, mut attn, mut cur, mut dt) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut elements, mut bytes, mut tensors) = (0usize, 0usize, 0usize);
+    for model in spec["models"].as_array().context("models")? {
+        let kernel = model["kernel"].as_str().context("kernel")?;
+        for t in model["tensors"].as_array().context("tensors")? {
+            let n: usize = t["shape"]
+                .as_array()
+                .context("shape")?
+                .iter()
+                .map(|d| d.as_u64().unwrap_or(1) as usize)
+                .product();
+            let amsgrad = kernel == "curiosity_adam_step";
+            let list = match (kernel, model["model"].as_str()) {
+                (_, Some("decision_transformer")) => &mut dt,
+                ("dqn_adam_update_kernel", _) => &mut dqn,
+                ("iqn_adam_kernel", _) => &mut iqn,
+                ("iql_adam_kernel", _) => &mut iql,
+                ("curiosity_adam_step", _) => &mut cur,
+                _ => &mut attn,
+            };
+            list.push(tensor(n, amsgrad, stream)?);
+            elements += n;
+            bytes += if amsgrad { 36 * n } else { 28 * n };
+            tensors += 1;
+        }
+    }
+    let isv = ClampPolicy::from_isv(2.0);
+    let dt_policy = ClampPolicy::disabled(adamant::runtime::training::DT_CLAMP_DISABLED);
+    let h = hyper();
+    let dqn_s = adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL);
+    let iqn_s = adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay);
+    let iql_s = adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0);
+    let attn_s = adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay);
+    let cur_s = adam_scalars!(
+        curiosity_adam_step,
+        AdamHyper {
+            weight_decay: 0.0,
+            ..h
+        }
+    );
+    macro_rules! bufs {
+        ($list:expr, $k:ident) => {
+            $list
+                .iter_mut()
+                .map(|t| $k::Buffers {
+                    p: &mut *t.p,
+                    g: &mut *t.g,
+                    m: &mut *t.m,
+                    v: &mut *t.v,
+                })
+                .collect::<Vec<_>>()
+        };
+    }
+    let (dqn_b, iqn_b, iql_b) = (
+        bufs!(dqn, dqn_adam_update_kernel),
+        bufs!(iqn, iqn_adam_kernel),
+        bufs!(iql, iql_adam_kernel),
+    );
+    let (attn_b, dt_b) = (bufs!(attn, attn_adam_kernel), bufs!(dt, attn_adam_kernel));
+    let cur_b: Vec<_> = cur
+        .iter_mut()
+        .map(|t| curiosity_adam_step::Buffers {
+            p: &mut *t.p,
+            g: &mut *t.g,
+            m: &mut *t.m,
+            v: &mut *t.v,
+            v_max: &mut **t.v_max.as_mut().expect("AMSGrad tensors have v_max"),
+        })
+        .collect();
+    let mut sets: Vec<TensorSet> = (0..6).map(|_| TensorSet::new()).collect();
+    let [s0, s1, s2, s3, s4, s5] = &mut sets[..] else {
+        unreachable!()
+    };
+    let step = |s: &Stream, sets: [&mut TensorSet; 6]| -> adamant::runtime::Result<()> {
+        let [a, b, c, d, e, f] = sets;
+        rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, a, &dqn_b, &dqn_s, isv)?;
+        rt.launch_multi::<iqn_adam_kernel::Entry>(s, b, &iqn_b, &iqn_s, isv)?;
+        rt.launch_multi::<iql_adam_kernel::Entry>(s, c, &iql_b, &iql_s, isv)?;
+        rt.launch_multi::<attn_adam_kernel::Entry>(s, d, &attn_b, &attn_s, isv)?;
+        rt.launch_multi::<curiosity_adam_step::Entry>(s, e, &cur_b, &cur_s, isv)?;
+        rt.launch_multi::<attn_adam_kernel::Entry>(s, f, &dt_b, &attn_s, dt_policy)?;
+        Ok(())
+    };
+    let eager = timer.median_us(false, |s| {
+        Ok(step(
+            s,
+            [&mut *s0, &mut *s1, &mut *s2, &mut *s3, &mut *s4, &mut *s5],
+        )?)
+    })?;
+    let serial = {
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            step(
+                s,
+                [&mut *s0, &mut *s1, &mut *s2, &mut *s3, &mut *s4, &mut *s5],
+            )
+        })])?;
+        timer.median_us(false, |s| Ok(graph.launch(s)?))?
+    };
+    let parallel = {
+        let branches: Vec<Branch> = vec![
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, s0, &dqn_b, &dqn_s, isv)
+                    .map(|_| ())
+            }),
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<iqn_adam_kernel::Entry>(s, s1, &iqn_b, &iqn_s, isv)
+                    .map(|_| ())
+            }),
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<iql_adam_kernel::Entry>(s, s2, &iql_b, &iql_s, isv)
+                    .map(|_| ())
+            }),
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<attn_adam_kernel::Entry>(s, s3, &attn_b, &attn_s, isv)
+                    .map(|_| ())
+            }),
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<curiosity_adam_step::Entry>(s, s4, &cur_b, &cur_s, isv)
+                    .map(|_| ())
+            }),
+            Box::new(|s: &Stream| {
+                rt.launch_multi::<attn_adam_kernel::Entry>(s, s5, &dt_b, &attn_s, dt_policy)
+                    .map(|_| ())
+            }),
+        ];
+        let graph = rt.capture(branches)?;
+        timer.reps *= 4;
+        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        timer.reps /= 4;
+        t
+    };
+    let rebuilds: u64 = sets.iter().map(TensorSet::rebuilds).sum();
+    println!(
+        "RL set ({tensors} tensors, {elements} elements): eager {eager:.1} µs, graph {serial:.1} µs serial, {parallel:.1} µs parallel branches ({rebuilds} table builds)"
+    );
+    out["rl_set"] = json!({"tensors": tensors, "elements": elements, "bytes": bytes,
+        "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
+        "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds});
+    Ok(())
+}
+
+/// The 49-slot NaN/max-abs check over the set's check slots, and one slot over 2^28 elements.
+fn check(
+    rt: &Adamant,
+    timer: &mut Timer,
+    out: &mut Value,
+    set: &PathBuf,
+    copy_gbps: f64,
+) -> Result<()> {
+    let stream = rt.stream();
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(set)?)?;
+    let sizes: Vec<usize> = spec["check_slots"]
+        .as_array()
+        .context("check_slots")?
+        .iter()
+        .map(|v| v.as_u64().unwrap_or(0) as usize)
+        .collect();
+    let buffers = sizes
+        .iter()
+        .map(|&n| filled(n, 0.5, stream))
+        .collect::<Result<Vec<_>>>()?;
+    let mut bindings = SlotBindings::new();
+    for (i, b) in buffers.iter().enumerate() {
+        bindings.bind(SlotId::new(i).context("slot index")?, b);
+    }
+    let range = 0..=sizes.len() - 1;
+    let mut checker = NanChecker::new(rt, range, &bindings)?;
+    let eager = timer.median_us(false, |_| Ok(checker.enqueue(1.0)?))?;
+    let graph_us = {
+        let graph = rt.capture(vec![Box::new(|_s: &Stream| checker.enqueue(1.0))])?;
+        timer.median_us(false, |s| Ok(graph.launch(s)?))?
+    };
+    checker.report()?.ensure_quiet()?;
+    let elements: usize = sizes.iter().sum();
+    println!(
+        "check {} slots, {elements} elements: eager {eager:.1} µs, graph {graph_us:.1} µs",
+        sizes.len()
+    );
+    out["check"] = json!({"slots": sizes.len(), "elements": elements, "eager_us": eager, "graph_us": graph_us});
+
+    let n = 1usize << 28;
+    let big = filled(n, 0.5, stream)?;
+    let mut bindings = SlotBindings::new();
+    bindings.bind(SlotId::new(0).context("slot 0")?, &big);
+    let mut checker = NanChecker::new(rt, 0..=0, &bindings)?;
+    let us = timer.median_us(true, |_| Ok(checker.enqueue(1.0)?))?;
+    checker.report()?.ensure_quiet()?;
+    let gbps = 4.0 * n as f64 / us / 1e3;
+    println!(
+        "check 2^28 elements: {us:.1} µs, {gbps:.0} GB/s ({:.2}× copy)",
+        gbps / copy_gbps
+    );
+    out["check_large"] = json!({"elements": n, "median_us": us, "gbps": gbps});
+    Ok(())
+}
+
+/// ptxas's report of every entry (where ptxas is installed).
+fn registers(out: &mut Value) {
+    let report = Ptxas::locate()
+        .map_err(|e| e.to_string())
+        .and_then(|p| p.compile(PTX, DEFAULT_ARCH).map_err(|e| e.to_string()));
+    match report {
+        Ok(report) => {
+            let mut map = serde_json::Map::new();
+            for f in report.entries() {
+                map.insert(
+                    f.name.clone(),
+                    json!({"registers": f.registers, "spill_bytes": f.spill_bytes()}),
+                );
+            }
+            out["registers"] = Value::Object(map);
+        }
+        Err(e) => out["registers"] = json!({"error": e}),
+    }
+}

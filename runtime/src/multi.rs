@@ -1,0 +1,218 @@
+//! Multi-tensor launches: one launch of `<kernel>_multi` updates every tensor of a set, driven
+//! by device-resident tables (one pointer table per buffer argument, one chunk table) that are
+//! rebuilt only when the set of tensors changes.
+use adamant_kernels::abi::OptimizerEntry;
+use adamant_kernels::multi::CHUNK_WORDS;
+use cust::memory::{DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+
+use crate::clamp_policy::ClampPolicy;
+use crate::device::Adamant;
+use crate::error::{CudaContext, Error, Result};
+use crate::launch::{arg_pointers, check_lengths, LaunchInfo, BLOCK_THREADS};
+
+/// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
+/// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
+/// enough that the per-chunk overhead (one 16-byte record, one table read per buffer) is noise.
+pub const CHUNK_ELEMENTS: usize = 2048;
+/// Resident blocks per multiprocessor the multi-tensor grid is capped at.
+const BLOCKS_PER_SM: u32 = 8;
+
+/// The device tables of one set of tensors for kernel `E`. Keep one per set; pass the same
+/// tensors to every [`Adamant::launch_multi`] and the tables are reused.
+pub struct TensorSet {
+    /// One device table of per-tensor pointers per buffer argument, in entry order.
+    tables: Vec<DeviceBuffer<u64>>,
+    chunks: Option<DeviceBuffer<u32>>,
+    n_chunks: u32,
+    /// What the tables describe: per tensor, per buffer, (address, length).
+    signature: Vec<Vec<(u64, usize)>>,
+    elements: usize,
+    rebuilds: u64,
+}
+
+impl Default for TensorSet {
+    fn default() -> Self {
+        TensorSet::new()
+    }
+}
+
+impl TensorSet {
+    pub fn new() -> TensorSet {
+        TensorSet {
+            tables: Vec::new(),
+            chunks: None,
+            n_chunks: 0,
+            signature: Vec::new(),
+            elements: 0,
+            rebuilds: 0,
+        }
+    }
+
+    /// Total elements over the set's tensors.
+    pub fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// Number of chunk records.
+    pub fn chunks(&self) -> u32 {
+        self.n_chunks
+    }
+
+    /// How many times the device tables were (re)built.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// Makes the device tables describe exactly `tensors`, uploading them only if the set
+    /// changed. Validates every tensor's buffer lengths first. Returns whether it rebuilt.
+    pub fn sync<'a, E: OptimizerEntry>(
+        &mut self,
+        tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+    ) -> Result<bool> {
+        let signature = signature::<E>(tensors)?;
+        if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
+            return Ok(false);
+        }
+        let kernel = E::MULTI_DESCRIPTOR.name;
+        let buffers = signature.first().map_or(0, Vec::len);
+        let mut tables = vec![Vec::with_capacity(tensors.len()); buffers];
+        let mut chunks: Vec<u32> = Vec::new();
+        let mut elements = 0usize;
+        for (t, tensor) in signature.iter().enumerate() {
+            for (b, (address, _)) in tensor.iter().enumerate() {
+                tables[b].push(*address);
+            }
+            let len = tensor[0].1;
+            if len > u32::MAX as usize {
+                return Err(Error::TooLarge {
+                    kernel,
+                    what: format!("tensor {t}"),
+                    value: len,
+                    limit: u32::MAX as usize,
+                });
+            }
+            elements += len;
+            for start in (0..len).step_by(CHUNK_ELEMENTS) {
+                let chunk_len = CHUNK_ELEMENTS.min(len - start);
+                chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
+            }
+        }
+        let n_chunks = chunks.len() / CHUNK_WORDS;
+        if n_chunks > u32::MAX as usize {
+            return Err(Error::TooLarge {
+                kernel,
+                what: "chunk count".into(),
+                value: n_chunks,
+                limit: u32::MAX as usize,
+            });
+        }
+        let tables = tables
+            .iter()
+            .map(|t| DeviceBuffer::from_slice(t).during("uploading a multi-tensor pointer table"))
+            .collect::<Result<Vec<_>>>()?;
+        let chunk_table = if chunks.is_empty() {
+            None
+        } else {
+            Some(DeviceBuffer::from_slice(&chunks).during("uploading a multi-tensor chunk table")?)
+        };
+        *self = TensorSet {
+            tables,
+            chunks: chunk_table,
+            n_chunks: n_chunks as u32,
+            signature,
+            elements,
+            rebuilds: self.rebuilds + 1,
+        };
+        Ok(true)
+    }
+}
+
+/// Per tensor, per buffer (address, length), with every tensor's lengths checked.
+fn signature<'a, E: OptimizerEntry>(
+    tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+) -> Result<Vec<Vec<(u64, usize)>>> {
+    tensors
+        .iter()
+        .enumerate()
+        .map(|(t, tensor)| {
+            check_lengths::<E, _>(tensor, |b| b.len()).map_err(|e| Error::InTensor {
+                tensor: t,
+                source: Box::new(e),
+            })?;
+            Ok(E::named_buffers(tensor)
+                .into_iter()
+                .map(|(_, b)| (b.as_device_ptr().as_raw(), b.len()))
+                .collect())
+        })
+        .collect()
+}
+
+impl Adamant {
+    /// One launch of `E`'s multi-tensor entry over every tensor in `tensors`, on `stream`.
+    /// `set` keeps the device tables; they are rebuilt (synchronously) only when `tensors`
+    /// differs from the last call, which is refused while `stream` is being captured into a
+    /// graph: build the set before capturing. Validates the clamp policy and every tensor's
+    /// lengths before anything is enqueued.
+    pub fn launch_multi<'a, E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+        scalars: &E::Scalars,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        let kernel = E::MULTI_DESCRIPTOR.name;
+        let bound = policy.bound()?;
+        let capturing = crate::graph::is_capturing(stream)?;
+        if capturing {
+            let signature = signature::<E>(tensors)?;
+            if signature != set.signature {
+                return Err(Error::Capture {
+                    operation: format!("{kernel}: the tensor set changed during graph capture; sync it before capturing"),
+                });
+            }
+        } else {
+            set.sync::<E>(tensors)?;
+        }
+        let grid = set
+            .n_chunks
+            .min(self.multiprocessors() * BLOCKS_PER_SM)
+            .max(1);
+        let info = LaunchInfo {
+            kernel,
+            elements: set.elements,
+            bound,
+            grid,
+            block: BLOCK_THREADS,
+        };
+        let Some(chunks) = set.chunks.as_ref() else {
+            return Ok(info);
+        };
+        let mut tables = set.tables.iter();
+        let table_pointers = E::map_buffers(&tensors[0], |_, _| {
+            tables.next().map_or(0, |t| t.as_device_ptr().as_raw())
+        });
+        let mut values = E::multi_args(
+            &table_pointers,
+            chunks.as_device_ptr().as_raw(),
+            set.n_chunks,
+            scalars,
+            bound,
+        );
+        assert_eq!(
+            values.len(),
+            E::MULTI_DESCRIPTOR.params.len(),
+            "{kernel}: argument list"
+        );
+        let params = arg_pointers(&mut values);
+        let function = self.function(kernel)?;
+        // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
+        // definition), pointing into `values`. The tables describe exactly `tensors` (checked
+        // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
+        // chunk lies inside its tensor (built from the checked lengths).
+        unsafe { stream.launch(&function, grid, BLOCK_THREADS, 0, &params) }
+            .during(&format!("launching {kernel} ({} tensors)", tensors.len()))?;
+        Ok(info)
+    }
+}
