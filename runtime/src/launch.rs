@@ -31,10 +31,10 @@ impl Adamant {
     /// Launches optimizer entry `E` on `stream` over `buffers`. Checks, before anything is
     /// enqueued: the clamp policy, and that every buffer has the parameter buffer's length.
     /// An empty parameter buffer launches nothing.
-    pub fn launch_optimizer<'a, E: OptimizerEntry>(
+    pub fn launch_optimizer<E: OptimizerEntry>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<&'a mut DeviceSlice<f32>>,
+        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {

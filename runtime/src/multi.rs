@@ -66,9 +66,9 @@ impl TensorSet {
 
     /// Makes the device tables describe exactly `tensors`, uploading them only if the set
     /// changed. Validates every tensor's buffer lengths first. Returns whether it rebuilt.
-    pub fn sync<'a, E: OptimizerEntry>(
+    pub fn sync<E: OptimizerEntry>(
         &mut self,
-        tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
     ) -> Result<bool> {
         let signature = signature::<E>(tensors)?;
         if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
@@ -129,8 +129,8 @@ impl TensorSet {
 }
 
 /// Per tensor, per buffer (address, length), with every tensor's lengths checked.
-fn signature<'a, E: OptimizerEntry>(
-    tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+fn signature<E: OptimizerEntry>(
+    tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
 ) -> Result<Vec<Vec<(u64, usize)>>> {
     tensors
         .iter()
@@ -154,11 +154,11 @@ impl Adamant {
     /// differs from the last call, which is refused while `stream` is being captured into a
     /// graph: build the set before capturing. Validates the clamp policy and every tensor's
     /// lengths before anything is enqueued.
-    pub fn launch_multi<'a, E: OptimizerEntry>(
+    pub fn launch_multi<E: OptimizerEntry>(
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<&'a mut DeviceSlice<f32>>],
+        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
