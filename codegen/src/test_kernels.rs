@@ -9,6 +9,7 @@ pub fn all() -> Vec<(&'static str, &'static str, TokenStream)> {
         ("curiosity_adam_step", "p", curiosity_adam_step()),
         ("minimal", "w", minimal()),
         ("every_role", "weights", every_role()),
+        ("near_reserved", "sweep", near_reserved()),
     ]
 }
 
@@ -85,6 +86,25 @@ pub fn every_role() -> TokenStream {
         ) -> f32 {
             *moment += grad * scale * mask;
             weights - update * *moment / step as f32
+        }
+    }
+}
+
+/// Arguments named after the module's items (`sweep`, `element`) and next to the multi entry's
+/// reserved names (`chunk`, `n_chunk`, `tables`): the entries reach `sweep` and `sweep` reaches
+/// `element` by path, so none of them is shadowed.
+pub fn near_reserved() -> TokenStream {
+    quote! {
+        pub fn near_reserved(
+            #[state] element: &mut f32,
+            #[param] sweep: f32,
+            #[input] chunk: f32,
+            tables: f32,
+            n_chunk: u32,
+            #[uniform_ptr(default = 2.0)] scalars: f32,
+        ) -> f32 {
+            *element += chunk * scalars;
+            sweep - tables * *element / n_chunk as f32
         }
     }
 }

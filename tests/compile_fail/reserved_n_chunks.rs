@@ -1,0 +1,9 @@
+// `n_chunks` is the multi-tensor entry's chunk count.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, n_chunks: u32) -> f32 {
+    p - g / n_chunks as f32
+}
+
+fn main() {}
