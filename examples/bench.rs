@@ -11,7 +11,7 @@ use adamant::kernels::optimizers::{
 };
 use adamant::runtime::nan_check::{NanChecker, SlotBindings, SlotId};
 use adamant::runtime::ptxas::{Ptxas, DEFAULT_ARCH};
-use adamant::runtime::{AdamHyper, Adamant, Branch, ClampPolicy, TensorSet, PTX};
+use adamant::runtime::{adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, TensorSet, PTX};
 use anyhow::{Context, Result};
 use clap::Parser;
 use cust::memory::DeviceBuffer;
@@ -37,11 +37,16 @@ struct Timer<'a> {
     rt: &'a Adamant,
     reps: usize,
     flush: DeviceBuffer<u32>,
+    /// A small buffer memset a few times before each start event: it keeps the GPU busy while
+    /// the host enqueues the timed work, so launch latency stays out of device times (as the
+    /// PyTorch side does with a spin kernel) without evicting the L2.
+    busy: DeviceBuffer<u32>,
 }
 
 impl Timer<'_> {
-    /// Median µs of `op`, timed by events on the runtime's stream, after 3 warm-ups; with `cold`
-    /// the L2 is flushed (a 256 MiB memset) before each repetition, outside the events.
+    /// Median µs of `op` in device time (events on the runtime's stream), after 3 warm-ups;
+    /// with `cold` the L2 is flushed (a 256 MiB memset) before each repetition, outside the
+    /// events.
     fn median_us(&mut self, cold: bool, mut op: impl FnMut(&Stream) -> Result<()>) -> Result<f64> {
         let stream = self.rt.stream();
         for _ in 0..3 {
@@ -49,9 +54,15 @@ impl Timer<'_> {
         }
         let mut times = Vec::with_capacity(self.reps);
         for _ in 0..self.reps {
-            if cold {
-                // SAFETY: our own scratch buffer, only ever overwritten.
-                unsafe { self.flush.set_32_async(0x3f00_0000, stream)? };
+            stream.synchronize()?;
+            // SAFETY: our own scratch buffers, only ever overwritten.
+            unsafe {
+                if cold {
+                    self.flush.set_32_async(0x3f00_0000, stream)?;
+                }
+                for _ in 0..16 {
+                    self.busy.set_32_async(0x3f00_0000, stream)?;
+                }
             }
             let start = cust::event::Event::new(cust::event::EventFlags::DEFAULT)?;
             let stop = cust::event::Event::new(cust::event::EventFlags::DEFAULT)?;
@@ -61,9 +72,31 @@ impl Timer<'_> {
             stop.synchronize()?;
             times.push(stop.elapsed_time_f32(&start)? as f64 * 1e3);
         }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
+        Ok(median(times))
     }
+
+    /// Median µs of `op` in host time, from an idle GPU to the end of its work: what an eager
+    /// training loop pays, host-side launch cost included.
+    fn host_median_us(&mut self, mut op: impl FnMut(&Stream) -> Result<()>) -> Result<f64> {
+        let stream = self.rt.stream();
+        for _ in 0..3 {
+            op(stream)?;
+        }
+        let mut times = Vec::with_capacity(self.reps);
+        for _ in 0..self.reps {
+            stream.synchronize()?;
+            let start = std::time::Instant::now();
+            op(stream)?;
+            stream.synchronize()?;
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+        Ok(median(times))
+    }
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// A device buffer of `n` copies of `value` (filled on the device).
@@ -79,17 +112,6 @@ fn hyper() -> AdamHyper {
     AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10).expect("valid")
 }
 
-macro_rules! adam_scalars {
-    ($kernel:ident, $h:expr $(, $extra:ident : $v:expr)*) => {{
-        let h = $h;
-        let (bias_correction1, bias_correction2) = h.bias_corrections();
-        $kernel::Scalars {
-            lr: h.lr, beta1: h.beta1, beta2: h.beta2, eps: h.eps,
-            bias_correction1, bias_correction2 $(, $extra: $v)*
-        }
-    }};
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
     let rt = Adamant::new().context("starting the adamant runtime")?;
@@ -99,6 +121,7 @@ fn main() -> Result<()> {
         rt: &rt,
         reps,
         flush: DeviceBuffer::zeroed(FLUSH_BYTES / 4)?,
+        busy: DeviceBuffer::zeroed(16 << 10)?,
     };
     let mut out = json!({
         "device": rt.device_name(),
@@ -409,7 +432,7 @@ fn check(
     }
     let range = 0..=sizes.len() - 1;
     let mut checker = NanChecker::new(rt, range, &bindings)?;
-    let eager = timer.median_us(false, |_| Ok(checker.enqueue(1.0)?))?;
+    let eager = timer.host_median_us(|_| Ok(checker.enqueue(1.0)?))?;
     let graph_us = {
         let graph = rt.capture(vec![Box::new(|_s: &Stream| checker.enqueue(1.0))])?;
         timer.median_us(false, |s| Ok(graph.launch(s)?))?

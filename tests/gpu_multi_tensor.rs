@@ -7,7 +7,7 @@ use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant::reference::{self as r, KernelRef, RefState};
-use adamant::runtime::{AdamHyper, Adamant, Branch, ClampPolicy, Error, TensorSet};
+use adamant::runtime::{adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, Error, TensorSet};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
@@ -100,7 +100,6 @@ fn step(
     policy: ClampPolicy,
 ) -> adamant::runtime::Result<()> {
     let h = hyper(kernel);
-    let (bias_correction1, bias_correction2) = h.bias_corrections();
     macro_rules! run {
         ($k:ident, $scalars:expr) => {{
             let buffers: Vec<_> = tensors
@@ -116,67 +115,26 @@ fn step(
                 .map(|_| ())
         }};
     }
-    let (lr, beta1, beta2, eps, weight_decay) = (h.lr, h.beta1, h.beta2, h.eps, h.weight_decay);
+    let wd = h.weight_decay;
     match kernel {
         KernelRef::Dqn => run!(
             dqn_adam_update_kernel,
-            dqn_adam_update_kernel::Scalars {
-                grad_scale: UniformPtr::NULL,
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-                bias_correction1,
-                bias_correction2
-            }
+            adam_scalars!(dqn_adam_update_kernel, h, weight_decay: wd, grad_scale: UniformPtr::NULL)
         ),
         KernelRef::Iqn => run!(
             iqn_adam_kernel,
-            iqn_adam_kernel::Scalars {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-                bias_correction1,
-                bias_correction2
-            }
+            adam_scalars!(iqn_adam_kernel, h, weight_decay: wd)
         ),
         KernelRef::Iql => run!(
             iql_adam_kernel,
-            iql_adam_kernel::Scalars {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-                grad_clip: GRAD_CLIP,
-                bias_correction1,
-                bias_correction2
-            }
+            adam_scalars!(iql_adam_kernel, h, weight_decay: wd, grad_clip: GRAD_CLIP)
         ),
         KernelRef::Attn => run!(
             attn_adam_kernel,
-            attn_adam_kernel::Scalars {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-                bias_correction1,
-                bias_correction2
-            }
+            adam_scalars!(attn_adam_kernel, h, weight_decay: wd)
         ),
         KernelRef::Curiosity => {
-            let scalars = curiosity_adam_step::Scalars {
-                lr,
-                beta1,
-                beta2,
-                eps,
-                bias_correction1,
-                bias_correction2,
-            };
+            let scalars = adam_scalars!(curiosity_adam_step, h);
             let buffers: Vec<_> = tensors
                 .iter_mut()
                 .map(|t| curiosity_adam_step::Buffers {

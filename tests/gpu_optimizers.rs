@@ -5,7 +5,9 @@
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::runtime::launch::LaunchInfo;
-use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
+use adamant::runtime::{
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup,
+};
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
 use rand::rngs::SmallRng;
@@ -304,16 +306,7 @@ fn unaligned_buffers_take_the_scalar_path() {
     // Offset by one element: 4-byte aligned only.
     let (mut p1, mut g1, mut m1, mut v1) = (p.index(1..), g.index(1..), m.index(1..), v.index(1..));
     let hyper = hyper_for(KernelRef::Iqn, 1);
-    let (bc1, bc2) = hyper.bias_corrections();
-    let scalars = iqn_adam_kernel::Scalars {
-        lr: hyper.lr,
-        beta1: hyper.beta1,
-        beta2: hyper.beta2,
-        eps: hyper.eps,
-        weight_decay: hyper.weight_decay,
-        bias_correction1: bc1,
-        bias_correction2: bc2,
-    };
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
     let buffers = iqn_adam_kernel::Buffers {
         p: &mut p1,
         g: &mut g1,
@@ -454,16 +447,7 @@ fn bad_inputs_are_refused_before_launch() {
     let mut g = DeviceBuffer::from_slice(&s.g[..999]).unwrap();
     let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
     let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
-    let (bc1, bc2) = hyper.bias_corrections();
-    let scalars = iqn_adam_kernel::Scalars {
-        lr: hyper.lr,
-        beta1: hyper.beta1,
-        beta2: hyper.beta2,
-        eps: hyper.eps,
-        weight_decay: hyper.weight_decay,
-        bias_correction1: bc1,
-        bias_correction2: bc2,
-    };
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
     let buffers = iqn_adam_kernel::Buffers {
         p: &mut *p,
         g: &mut *g,

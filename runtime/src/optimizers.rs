@@ -14,6 +14,41 @@ use crate::groups::ParamGroup;
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::launch::LaunchInfo;
 
+/// Fills a kernel's generated `Scalars` from an [`AdamHyper`]: `lr`, the betas, `eps` and the
+/// bias corrections (computed in f64), plus the kernel's own fields given as `name: value`.
+/// A field the kernel lacks, or one it needs and is not given, is a compile error.
+///
+/// `adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)`
+#[macro_export]
+macro_rules! adam_scalars {
+    ($($kernel:ident)::+, $hyper:expr $(, $field:ident : $value:expr)* $(,)?) => {{
+        let hyper: &$crate::AdamHyper = &$hyper;
+        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+        $($kernel)::+::Scalars {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            eps: hyper.eps,
+            bias_correction1,
+            bias_correction2,
+            $($field: $value,)*
+        }
+    }};
+}
+
+/// The group's buffers as the kernel's `Buffers` (`p`, `g`, `m`, `v`, plus any extra state).
+macro_rules! group_buffers {
+    ($kernel:ident, $group:expr $(, $field:ident : $value:expr)*) => {
+        $kernel::Buffers {
+            p: &mut *$group.params,
+            g: &mut *$group.grads,
+            m: &mut *$group.m,
+            v: &mut *$group.v,
+            $($field: $value,)*
+        }
+    };
+}
+
 impl Adamant {
     /// `dqn_adam_update_kernel`: AdamW on the DQN trunk or heads; the gradient is multiplied by
     /// `*grad_scale` (the global-norm clip coefficient, read on the device), or by 1.0 if `None`.
@@ -25,25 +60,12 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        let scalars = dqn_adam_update_kernel::Scalars {
-            grad_scale: grad_scale
-                .map(|b| UniformPtr(b.as_device_ptr().as_raw()))
-                .unwrap_or(UniformPtr::NULL),
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            weight_decay: hyper.weight_decay,
-            bias_correction1,
-            bias_correction2,
-        };
-        let buffers = dqn_adam_update_kernel::Buffers {
-            p: &mut *group.params,
-            g: &mut *group.grads,
-            m: &mut *group.m,
-            v: &mut *group.v,
-        };
+        let grad_scale = grad_scale
+            .map(|b| UniformPtr(b.as_device_ptr().as_raw()))
+            .unwrap_or(UniformPtr::NULL);
+        let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
+            weight_decay: hyper.weight_decay, grad_scale: grad_scale);
+        let buffers = group_buffers!(dqn_adam_update_kernel, group);
         self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
             self.stream(),
             &buffers,
@@ -60,22 +82,8 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        let scalars = iqn_adam_kernel::Scalars {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            weight_decay: hyper.weight_decay,
-            bias_correction1,
-            bias_correction2,
-        };
-        let buffers = iqn_adam_kernel::Buffers {
-            p: &mut *group.params,
-            g: &mut *group.grads,
-            m: &mut *group.m,
-            v: &mut *group.v,
-        };
+        let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+        let buffers = group_buffers!(iqn_adam_kernel, group);
         self.launch_optimizer::<iqn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
@@ -90,23 +98,9 @@ impl Adamant {
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
         validate_grad_clip(grad_clip)?;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        let scalars = iql_adam_kernel::Scalars {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            weight_decay: hyper.weight_decay,
-            grad_clip,
-            bias_correction1,
-            bias_correction2,
-        };
-        let buffers = iql_adam_kernel::Buffers {
-            p: &mut *group.params,
-            g: &mut *group.grads,
-            m: &mut *group.m,
-            v: &mut *group.v,
-        };
+        let scalars = adam_scalars!(iql_adam_kernel, hyper,
+            weight_decay: hyper.weight_decay, grad_clip: grad_clip);
+        let buffers = group_buffers!(iql_adam_kernel, group);
         self.launch_optimizer::<iql_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
@@ -118,22 +112,8 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        let scalars = attn_adam_kernel::Scalars {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            weight_decay: hyper.weight_decay,
-            bias_correction1,
-            bias_correction2,
-        };
-        let buffers = attn_adam_kernel::Buffers {
-            p: &mut *group.params,
-            g: &mut *group.grads,
-            m: &mut *group.m,
-            v: &mut *group.v,
-        };
+        let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+        let buffers = group_buffers!(attn_adam_kernel, group);
         self.launch_optimizer::<attn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
@@ -146,28 +126,14 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         validate_curiosity_hyper(hyper)?;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        let scalars = curiosity_adam_step::Scalars {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            bias_correction1,
-            bias_correction2,
-        };
-        let group_name = group.name().to_string();
-        let v_max = group.v_max.as_deref_mut().ok_or(Error::MissingBuffer {
+        let scalars = adam_scalars!(curiosity_adam_step, hyper);
+        let missing = Error::MissingBuffer {
             kernel: "curiosity_adam_step",
-            group: group_name,
+            group: group.name().to_string(),
             buffer: "v_max",
-        })?;
-        let buffers = curiosity_adam_step::Buffers {
-            p: &mut *group.params,
-            g: &mut *group.grads,
-            m: &mut *group.m,
-            v: &mut *group.v,
-            v_max,
         };
+        let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
+        let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
         self.launch_optimizer::<curiosity_adam_step::Entry>(
             self.stream(),
             &buffers,
