@@ -175,6 +175,19 @@ fn check_body(body: TokenStream) -> syn::Result<()> {
                     ));
                 }
             }
+            TokenTree::Ident(kw) if kw == "unsafe" => {
+                // `unsafe { .. }`: a block that could write memory through an address made up
+                // from an integer, where no clamp guards it. The math never needs one.
+                let block = matches!(tokens.get(i + 1),
+                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace);
+                if block {
+                    return Err(syn::Error::new_spanned(
+                        kw,
+                        "an #[optimizer_kernel] body is safe per-element math: `unsafe` blocks \
+                         are not allowed (they could write memory that no clamp guards)",
+                    ));
+                }
+            }
             TokenTree::Group(group) => check_body(group.stream())?,
             _ => {}
         }
