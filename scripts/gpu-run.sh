@@ -2,10 +2,11 @@
 # On a machine with an NVIDIA GPU: runs every GPU test (plain, then under compute-sanitizer
 # memcheck and racecheck), every example, and prints a summary. Needs only the bundle made by
 # scripts/gpu-build.sh, the driver, and compute-sanitizer on PATH or in /usr/local/cuda/bin.
-# Logs go to $OUT (if set) or ./gpu-logs.
+# Logs go to ./gpu-logs, and as one archive to $OUT/gpu-logs.tar.gz when $OUT is set.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-logs=${OUT:-$here/gpu-logs}
+logs=$here/gpu-logs
+rm -rf "$logs"
 mkdir -p "$logs"
 export PATH="$PATH:/usr/local/cuda/bin"
 summary=()
@@ -15,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 
 for t in "$here"/tests/*; do
   name=$(basename "$t")
-  if "$t" --include-ignored --test-threads=1 >"$logs/$name.log" 2>&1; then
+  if "$t" --include-ignored --test-threads=1 --nocapture >"$logs/$name.log" 2>&1; then
     note "PASS  $name: $(grep -E '^test result' "$logs/$name.log" | tail -1)"
   else
     note "FAIL  $name (see $name.log)"; tail -30 "$logs/$name.log"
@@ -52,7 +53,12 @@ for e in "$here"/examples/*; do
   cat "$logs/example-$name.log"
 done
 
+[ -n "${OUT:-}" ] && tar czf "$OUT/gpu-logs.tar.gz" -C "$logs" .
 echo
 echo "== adamant GPU summary ($(date -u +%F), $(head -1 "$logs/gpu.txt")) =="
 printf '%s\n' "${summary[@]}"
+echo "-- figures the tests print --"
+for t in "$here"/tests/*; do
+  grep -h -E '^(max_error|multi_tensor|fault-injection)' "$logs/$(basename "$t").log" || true
+done
 ! printf '%s\n' "${summary[@]}" | grep -q '^FAIL'
