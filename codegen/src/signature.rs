@@ -84,7 +84,6 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
     })?;
     check_fn_attrs(&func.attrs)?;
     check_signature_shape(&func)?;
-    check_body(quote::ToTokens::to_token_stream(&func.block))?;
     let args = func
         .sig
         .inputs
@@ -92,6 +91,9 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
         .map(parse_arg)
         .collect::<syn::Result<Vec<_>>>()?;
     check_roles(&func, &args)?;
+    // After the signature, so a pointer argument is reported at its type, not at the `unsafe`
+    // block that would use it.
+    check_body(quote::ToTokens::to_token_stream(&func.block))?;
     Ok(OptimizerFn { func, args })
 }
 
