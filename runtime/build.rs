@@ -181,26 +181,11 @@ fn build_ptx(workspace: &Path, target_dir: &Path) -> String {
 }
 
 fn check_ptx(ptx_text: &str) {
-    let externs = ptx::extern_functions(ptx_text);
-    if !externs.is_empty() {
-        fail(&format!(
-            "the PTX declares external functions the driver cannot resolve: {}. Device code \
-             must not call anything that is not inlined or linked in (often a panic path: use \
-             non-panicking operations in kernels-rs).",
-            externs.join(", ")
-        ));
-    }
-    let entries: Vec<String> = ptx::entries(ptx_text).into_iter().map(|e| e.name).collect();
-    let missing: Vec<&str> = adamant_kernels::abi::kernels()
+    let expected: Vec<&str> = adamant_kernels::abi::kernels()
         .iter()
         .map(|k| k.name)
-        .filter(|name| !entries.iter().any(|e| e == name))
         .collect();
-    if !missing.is_empty() {
-        fail(&format!(
-            "the PTX lacks the kernel entries {} (it has: {}).",
-            missing.join(", "),
-            entries.join(", ")
-        ));
+    if let Err(problem) = ptx::check_module(ptx_text, &expected) {
+        fail(&problem.to_string());
     }
 }

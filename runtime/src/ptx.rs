@@ -531,3 +531,56 @@ fn parse_int(s: &str) -> Option<i64> {
     };
     Some(if negative { -value } else { value })
 }
+
+/// Why a PTX module cannot be shipped: what `build.rs` refuses (and reports) after compiling
+/// kernels-rs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModuleProblem {
+    /// `.extern .func` declarations: the driver would fail to load the module.
+    ExternFunctions(Vec<String>),
+    /// Declared kernels with no `.entry` (and the entries the module does have).
+    MissingEntries {
+        missing: Vec<String>,
+        present: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for ModuleProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModuleProblem::ExternFunctions(names) => write!(
+                f,
+                "the PTX declares external functions the driver cannot resolve: {}. Device \
+                 code must not call anything that is not inlined or linked in (often a panic \
+                 path: use non-panicking operations in kernels-rs).",
+                names.join(", ")
+            ),
+            ModuleProblem::MissingEntries { missing, present } => write!(
+                f,
+                "the PTX lacks the kernel entries {} (it has: {}).",
+                missing.join(", "),
+                present.join(", ")
+            ),
+        }
+    }
+}
+
+/// Checks a freshly built module: no external functions, and an entry for every `expected`
+/// kernel name.
+pub fn check_module(ptx: &str, expected: &[&str]) -> Result<(), ModuleProblem> {
+    let externs = extern_functions(ptx);
+    if !externs.is_empty() {
+        return Err(ModuleProblem::ExternFunctions(externs));
+    }
+    let present: Vec<String> = entries(ptx).into_iter().map(|e| e.name).collect();
+    let missing: Vec<String> = expected
+        .iter()
+        .filter(|name| !present.iter().any(|e| e == *name))
+        .map(|name| name.to_string())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ModuleProblem::MissingEntries { missing, present })
+    }
+}
