@@ -1,7 +1,7 @@
 //! Builds `kernels-rs` into one PTX module with the stock nightly NVPTX backend, checks it, embeds
 //! it (OUT_DIR) and writes a copy to `<target-dir>/ptx/adamant_kernels.ptx`.
 //!
-//! Recipe (see docs/ptx-build.md): `cargo +nightly rustc --profile ptx --target
+//! Recipe (README, "How the PTX is built"): `cargo +nightly rustc --profile ptx --target
 //! nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib -- --emit=asm -Zno-link` in a target
 //! directory of its own, with a clean environment so nothing from the outer build leaks in.
 use std::env;
