@@ -1,0 +1,185 @@
+//! The `sweep_stores` check.
+use syn::visit::Visit;
+use syn::{Expr, ExprCall, File, Stmt};
+
+use super::expansion::{kernel_mod, mod_fn, takes_bound_last_once};
+use super::syntax::{
+    cfg_is, expr_is_ident, input_name, input_names, input_type, is_exported, lets, path_is, tokens,
+    NVPTX,
+};
+use super::visitors::{bindings, mentions, Calls, Stores};
+use super::{NEW, SWEEP};
+use crate::signature::BOUND;
+
+fn is_element_call(e: &Expr) -> Option<&ExprCall> {
+    match e {
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) if path_is(&p.path, false, &["self", "element"]) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The `element` calls `__adamant_new` is made of: exactly `self::element(..)` (scalar loop), or
+/// exactly `::adamant_kernels::vector::F4([self::element(..); 4 lanes])` (vector loop).
+fn new_value_calls(init: &Expr, lanes: usize) -> Option<Vec<&ExprCall>> {
+    if lanes == 1 {
+        return is_element_call(init).map(|c| vec![c]);
+    }
+    let Expr::Call(f4) = init else { return None };
+    let Expr::Path(p) = &*f4.func else {
+        return None;
+    };
+    if !path_is(&p.path, true, &["adamant_kernels", "vector", "F4"]) || f4.args.len() != 1 {
+        return None;
+    }
+    let Expr::Array(lanes_array) = &f4.args[0] else {
+        return None;
+    };
+    let calls: Option<Vec<&ExprCall>> = lanes_array.elems.iter().map(is_element_call).collect();
+    calls.filter(|c| c.len() == lanes)
+}
+
+/// `sweep` is device-only (nvptx cfg, no ABI, not exported) and takes the bound last, once. It has
+/// a vector loop and a scalar loop; each stores the parameter buffer exactly once, with
+/// `__adamant_new`, bound once in that loop to exactly the `self::element` calls (4 lanes, then
+/// 1), each passing `sweep`'s bound last (and nowhere else) and never the parameter pointer; there
+/// are no other `element` / `update` calls. `sweep` stores the parameter buffer nowhere else,
+/// stores only through its `*mut f32` buffers, never with `op=`, a write-like call or a macro,
+/// never reassigns `__adamant_new` or the bound and never rebinds any of its inputs.
+pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result<(), String> {
+    let sweep = mod_fn(kernel_mod(file, name)?, SWEEP)?;
+    if !cfg_is(&sweep.attrs, NVPTX) {
+        return Err(format!("`{SWEEP}` is not `#[cfg({NVPTX})]`"));
+    }
+    if sweep.sig.abi.is_some() || is_exported(&sweep.attrs, &sweep.sig) {
+        return Err(format!("`{SWEEP}` is an exported entry"));
+    }
+    takes_bound_last_once(&sweep.sig)?;
+    let inputs = input_names(&sweep.sig);
+    let mut_buffers: Vec<String> = sweep
+        .sig
+        .inputs
+        .iter()
+        .filter(|a| input_type(a).as_deref() == Some("* mut f32"))
+        .filter_map(input_name)
+        .collect();
+    if !mut_buffers.iter().any(|b| b == param) {
+        return Err(format!("`{SWEEP}` does not take `{param}: *mut f32`"));
+    }
+    if let Some(shadowed) = bindings(&sweep.block)
+        .into_iter()
+        .find(|b| inputs.contains(&Some(b.clone())))
+    {
+        return Err(format!("`{SWEEP}` rebinds its input `{shadowed}`"));
+    }
+
+    let loops: Vec<&syn::ExprWhile> = sweep
+        .block
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Expr(Expr::While(w), _) => Some(w),
+            _ => None,
+        })
+        .collect();
+    if loops.len() != 2 {
+        return Err(format!(
+            "expected 2 loops in `{SWEEP}`, found {}",
+            loops.len()
+        ));
+    }
+    let mut all = Stores::default();
+    all.visit_block(&sweep.block);
+    if !all.compound.is_empty() || !all.writes.is_empty() {
+        return Err(format!(
+            "`{SWEEP}` writes other than with `*.. = ..`: {:?} {:?}",
+            all.compound, all.writes
+        ));
+    }
+    if let Some((base, _)) = all
+        .derefs
+        .iter()
+        .find(|(base, _)| !base.as_ref().is_some_and(|b| mut_buffers.contains(b)))
+    {
+        return Err(format!(
+            "`{SWEEP}` stores through `{base:?}`, not one of its buffers {mut_buffers:?}"
+        ));
+    }
+    if let Some(a) = all.assigned.iter().find(|a| *a == NEW || *a == BOUND) {
+        return Err(format!("`{SWEEP}` reassigns `{a}`"));
+    }
+    let total = all
+        .derefs
+        .iter()
+        .filter(|(base, _)| base.as_deref() == Some(param))
+        .count();
+    if total != 2 {
+        return Err(format!(
+            "`{SWEEP}` stores the parameter buffer `{param}` {total} times, expected 2 (one per \
+             loop)"
+        ));
+    }
+    for (which, (w, lanes)) in ["vector", "scalar"].iter().zip(loops.iter().zip([4, 1])) {
+        let mut stores = Stores::default();
+        stores.visit_block(&w.body);
+        let param_stores: Vec<&Expr> = stores
+            .derefs
+            .iter()
+            .filter(|(base, _)| base.as_deref() == Some(param))
+            .map(|(_, value)| *value)
+            .collect();
+        match param_stores.as_slice() {
+            [value] if expr_is_ident(value, NEW) => {}
+            other => {
+                return Err(format!(
+                    "the {which} loop stores `{param}` {} times ({:?}), expected once with `{NEW}`",
+                    other.len(),
+                    other.iter().map(|v| tokens(*v)).collect::<Vec<_>>()
+                ))
+            }
+        }
+        let bound_new = lets(&w.body.stmts, NEW);
+        let [(_, init)] = bound_new.as_slice() else {
+            return Err(format!(
+                "the {which} loop binds `{NEW}` {} times",
+                bound_new.len()
+            ));
+        };
+        let Some(calls) = new_value_calls(init, lanes) else {
+            return Err(format!(
+                "the {which} loop's `{NEW}` is not exactly {lanes} `self::element` call(s): `{}`",
+                tokens(*init)
+            ));
+        };
+        for call in calls {
+            let args: Vec<&Expr> = call.args.iter().collect();
+            let Some((last, rest)) = args.split_last() else {
+                return Err("an `element` call without arguments".into());
+            };
+            if !expr_is_ident(last, BOUND) || rest.iter().any(|a| mentions(a, BOUND)) {
+                return Err(format!(
+                    "an `element` call in the {which} loop passes `{}` as the bound",
+                    tokens(*last)
+                ));
+            }
+            if args.iter().any(|a| mentions(a, param)) {
+                return Err(format!(
+                    "`element` receives the parameter buffer `{param}` in the {which} loop"
+                ));
+            }
+        }
+    }
+    let mut calls = Calls::new(name);
+    calls.visit_block(&sweep.block);
+    if calls.element.len() != 5 || !calls.other.is_empty() || !calls.sweep.is_empty() {
+        return Err(format!(
+            "`{SWEEP}` calls `element` {} times (expected 5), `{SWEEP}` {} times and {:?}",
+            calls.element.len(),
+            calls.sweep.len(),
+            calls.other
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Tampering helpers: `syn`'s `visit-mut` is not enabled, so these walk to the spot by hand.
+use syn::punctuated::Punctuated;
+use syn::{Expr, ExprCall, File, Item, ItemFn, ItemImpl, Stmt, Token};
+
+use super::syntax::tokens;
+
+pub(super) fn top_fn_mut<'a>(file: &'a mut File, ident: &str) -> &'a mut ItemFn {
+    file.items
+        .iter_mut()
+        .find_map(|item| match item {
+            Item::Fn(f) if f.sig.ident == ident => Some(f),
+            _ => None,
+        })
+        .expect("the entry")
+}
+
+pub(super) fn mod_items_mut<'a>(file: &'a mut File, name: &str) -> &'a mut Vec<Item> {
+    let module = file
+        .items
+        .iter_mut()
+        .find_map(|item| match item {
+            Item::Mod(m) if m.ident == name => Some(m),
+            _ => None,
+        })
+        .expect("the kernel module");
+    &mut module.content.as_mut().expect("inline").1
+}
+
+pub(super) fn mod_fn_mut<'a>(file: &'a mut File, name: &str, f: &str) -> &'a mut ItemFn {
+    mod_items_mut(file, name)
+        .iter_mut()
+        .find_map(|item| match item {
+            Item::Fn(func) if func.sig.ident == f => Some(func),
+            _ => None,
+        })
+        .expect("the module fn")
+}
+
+pub(super) fn loops_mut(f: &mut ItemFn) -> Vec<&mut syn::ExprWhile> {
+    f.block
+        .stmts
+        .iter_mut()
+        .filter_map(|s| match s {
+            Stmt::Expr(Expr::While(w), _) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `sweep` call of an entry, at the top level or in its chunk loop.
+pub(super) fn sweep_call_mut(stmts: &mut [Stmt]) -> Option<&mut ExprCall> {
+    stmts.iter_mut().find_map(|s| match s {
+        Stmt::Expr(Expr::Call(c), _) if tokens(&c.func).ends_with(":: sweep") => Some(c),
+        Stmt::Expr(Expr::While(w), _) => sweep_call_mut(&mut w.body.stmts),
+        _ => None,
+    })
+}
+
+pub(super) fn descriptor_params_mut<'a>(
+    file: &'a mut File,
+    name: &str,
+    ident: &str,
+) -> &'a mut Punctuated<Expr, Token![,]> {
+    let s = mod_items_mut(file, name)
+        .iter_mut()
+        .find_map(|item| match item {
+            Item::Static(s) if s.ident == ident => Some(s),
+            _ => None,
+        })
+        .expect("the descriptor");
+    let Expr::Struct(desc) = &mut *s.expr else {
+        panic!("descriptor literal")
+    };
+    let params = desc
+        .fields
+        .iter_mut()
+        .find(|f| tokens(&f.member) == "params")
+        .expect("params");
+    let Expr::Reference(r) = &mut params.expr else {
+        panic!("&[..]")
+    };
+    let Expr::Array(a) = &mut *r.expr else {
+        panic!("&[..]")
+    };
+    &mut a.elems
+}
+
+pub(super) fn entry_impl_mut<'a>(file: &'a mut File, name: &str) -> &'a mut ItemImpl {
+    mod_items_mut(file, name)
+        .iter_mut()
+        .find_map(|item| match item {
+            Item::Impl(i) if tokens(&i.trait_.as_ref()?.1).ends_with("OptimizerEntry") => Some(i),
+            _ => None,
+        })
+        .expect("impl OptimizerEntry")
+}
