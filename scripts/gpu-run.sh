@@ -44,7 +44,7 @@ done
 
 for e in "$here"/examples/*; do
   name=$(basename "$e")
-  case "$name" in bench*) continue ;; esac
+  case "$name" in bench* | torch_crosscheck) continue ;; esac
   if "$e" >"$logs/example-$name.log" 2>&1; then
     note "PASS  example $name"
   else
@@ -52,6 +52,17 @@ for e in "$here"/examples/*; do
   fi
   cat "$logs/example-$name.log"
 done
+
+# PyTorch as a second reference: one step of each kernel replayed through torch.optim.
+cross=$here/gpu-logs/crosscheck
+if "$here/examples/torch_crosscheck" "$cross" >"$logs/torch-crosscheck.log" 2>&1 \
+   && python3 "$here/bench/torch_crosscheck.py" "$cross" >>"$logs/torch-crosscheck.log" 2>&1; then
+  note "PASS  torch crosscheck (five kernels vs torch.optim)"
+else
+  note "FAIL  torch crosscheck"
+fi
+cat "$logs/torch-crosscheck.log"
+rm -rf "$cross"
 
 [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-logs.tar.gz" -C "$logs" .
 echo
