@@ -19,13 +19,18 @@ const GRAD_CLIP: f32 = 0.3;
 const BOUND: f32 = 1.5;
 
 fn main() -> Result<()> {
-    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or("/tmp/adamant-crosscheck".into()));
+    let dir = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or("/tmp/adamant-crosscheck".into()),
+    );
     std::fs::create_dir_all(&dir)?;
     let rt = Adamant::new().context("starting the adamant runtime")?;
     let mut rng = SmallRng::seed_from_u64(5);
     let scale = DeviceBox::new(&GRAD_SCALE)?;
     for kernel in KernelRef::ALL {
-        let mut random = |lo: f32, hi: f32| (0..N).map(|_| rng.gen_range(lo..hi)).collect::<Vec<f32>>();
+        let mut random =
+            |lo: f32, hi: f32| (0..N).map(|_| rng.gen_range(lo..hi)).collect::<Vec<f32>>();
         let mut p = random(-2.0, 2.0);
         // Some weights the step pushes past the bound, so the clamp acts.
         p.iter_mut().step_by(17).for_each(|x| *x *= 1.6);
@@ -40,17 +45,39 @@ fn main() -> Result<()> {
         if kernel.amsgrad() {
             group.upload(GroupBuffer::VMax, &random(0.0, 0.06))?;
         }
-        let wd = if kernel == KernelRef::Curiosity { 0.0 } else { 0.02 };
+        let wd = if kernel == KernelRef::Curiosity {
+            0.0
+        } else {
+            0.02
+        };
         let hyper = AdamHyper::new(1e-2, 0.9, 0.999, 1e-8, wd, 7)?;
         let buffers: &[GroupBuffer] = if kernel.amsgrad() {
-            &[GroupBuffer::Params, GroupBuffer::Grads, GroupBuffer::M, GroupBuffer::V, GroupBuffer::VMax]
+            &[
+                GroupBuffer::Params,
+                GroupBuffer::Grads,
+                GroupBuffer::M,
+                GroupBuffer::V,
+                GroupBuffer::VMax,
+            ]
         } else {
-            &[GroupBuffer::Params, GroupBuffer::Grads, GroupBuffer::M, GroupBuffer::V]
+            &[
+                GroupBuffer::Params,
+                GroupBuffer::Grads,
+                GroupBuffer::M,
+                GroupBuffer::V,
+            ]
         };
         let dump = |group: &ParamGroup, when: &str| -> Result<()> {
             for b in buffers {
-                let bytes: Vec<u8> = group.download(*b)?.iter().flat_map(|x| x.to_le_bytes()).collect();
-                std::fs::write(dir.join(format!("{}.{}.{when}.f32", kernel.name(), b.name())), bytes)?;
+                let bytes: Vec<u8> = group
+                    .download(*b)?
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                std::fs::write(
+                    dir.join(format!("{}.{}.{when}.f32", kernel.name(), b.name())),
+                    bytes,
+                )?;
             }
             Ok(())
         };
