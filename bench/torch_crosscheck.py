@@ -37,13 +37,17 @@ def main():
         g = load(d, k, "grads", "before").clone()
         m0, v0 = load(d, k, "m", "before"), load(d, k, "v", "before")
         if extra == "scale":
-            g = g * meta["grad_scale"]
+            g = g * float(np.float32(meta["grad_scale"]))
         if extra == "clip":
-            g = g.clamp(-meta["grad_clip"], meta["grad_clip"])
+            clip = float(np.float32(meta["grad_clip"]))
+            g = g.clamp(-clip, clip)
         param = torch.nn.Parameter(p.clone())
         param.grad = g
-        kw = dict(lr=meta["lr"], betas=(meta["beta1"], meta["beta2"]), eps=meta["eps"],
-                  weight_decay=meta["weight_decay"], foreach=False)
+        # The kernels receive f32 hyperparameters: give PyTorch the same numbers (0.999 as an
+        # f32 is 0.99900001287..., and 1 - beta2 then differs from 1 - 0.999 by 1.3e-5).
+        f32 = lambda x: float(np.float32(x))
+        kw = dict(lr=f32(meta["lr"]), betas=(f32(meta["beta1"]), f32(meta["beta2"])),
+                  eps=f32(meta["eps"]), weight_decay=f32(meta["weight_decay"]), foreach=False)
         if rule == "adamw":
             opt = torch.optim.AdamW([param], **kw)
         else:
@@ -54,7 +58,7 @@ def main():
         opt.state[param] = state
         with torch.no_grad():
             opt.step()
-            b = meta["bound"]
+            b = float(np.float32(meta["bound"]))
             new_p = param.detach()
             new_p = torch.where(new_p.abs() > b, torch.full_like(new_p, b).copysign(new_p), new_p)
 

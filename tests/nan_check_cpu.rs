@@ -666,3 +666,25 @@ fn a_nan_slot_reports_nan_as_its_maximum() {
         "{line}"
     );
 }
+
+/// Small checks keep the base chunk; large ones get larger chunks (a multiple of it, capped),
+/// and every layout still covers every element exactly once.
+#[test]
+fn chunk_size_grows_with_the_check() {
+    use adamant_runtime::nan_check::layout::{chunk_for, MAX_CHUNK_ELEMENTS};
+    let blocks = 132 * 8;
+    assert_eq!(chunk_for(0, blocks), CHUNK_ELEMENTS);
+    assert_eq!(chunk_for(4_397_000, blocks), CHUNK_ELEMENTS);
+    assert_eq!(chunk_for(1 << 28, blocks), 131_072);
+    assert_eq!(chunk_for(usize::MAX / 4, blocks), MAX_CHUNK_ELEMENTS);
+    for total in [1usize, 4095, 4097, 1 << 22, 1 << 28, (1 << 28) + 3] {
+        let chunk = chunk_for(total, blocks);
+        assert_eq!(chunk % CHUNK_ELEMENTS, 0, "{total}");
+        let items = layout::work_items_for(&[total], chunk);
+        let covered: u64 = items.iter().map(|w| w.count as u64).sum();
+        assert_eq!(covered, total as u64, "{total}");
+        assert!(items
+            .windows(2)
+            .all(|w| w[0].start + w[0].count as u64 == w[1].start));
+    }
+}

@@ -98,7 +98,7 @@ pub fn audit_markdown() -> String {
     let _ = writeln!(
         out,
         "{SLOT_COUNT} slots. `nan_check_kernel` checks any contiguous range of them in one launch \
-         (the seed's fused check is slots {}..={}), in chunks of {CHUNK_ELEMENTS} elements. Per \
+         (the seed's fused check is slots {}..={}), in chunks of {CHUNK_ELEMENTS} elements (larger for large checks). Per \
          slot it reports a flag word (non-finite: NaN or ±inf seen; over-threshold: a finite \
          `|x|` above `factor × q_abs_ref_eff`, with `q_abs_ref_eff = max(Q_ABS_REF, 1.0)`), the \
          largest `|x|` and the first bad element. Parameter-group buffers are bound by group \

@@ -69,10 +69,12 @@ impl<'rt> NanChecker<'rt> {
         bindings: &SlotBindings,
     ) -> Result<Self> {
         let regions = bindings.regions_for(&range)?;
-        let Layout { slots, work } = layout::build(&range, &regions)?;
+        let cap = runtime.multiprocessors().max(1) * CHECK_BLOCKS_PER_SM;
+        let total: usize = regions.iter().map(|r| r.len).sum();
+        let chunk = layout::chunk_for(total, cap as usize);
+        let Layout { slots, work } = layout::build_with_chunk(&range, &regions, chunk)?;
         let n = slots.len();
         let work_items = work.len() as u32; // bounded by layout::MAX_WORK_ITEMS
-        let cap = runtime.multiprocessors().max(1) * CHECK_BLOCKS_PER_SM;
         let grid = work_items.min(cap);
 
         let slots = upload(

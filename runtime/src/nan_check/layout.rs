@@ -41,8 +41,38 @@ pub fn validate_range(range: &RangeInclusive<usize>) -> Result<()> {
     Ok(())
 }
 
-/// The layout for `range`, whose slots are bound to `regions` (in range order).
+/// The most elements one work item takes when a check is large.
+pub const MAX_CHUNK_ELEMENTS: usize = 1 << 20;
+
+/// The chunk size for a check of `total` elements over a grid of `blocks`: [`CHUNK_ELEMENTS`]
+/// unless that would give each block many items, then larger (a multiple of it), so that each
+/// item's fixed costs (three dependent table reads, a block reduction, three atomics) stay small
+/// beside its data. Measured on an H200: a 2^28-element slot in 4,096-element items read at
+/// 0.55× the copy bandwidth.
+pub fn chunk_for(total: usize, blocks: usize) -> usize {
+    let per_block_pair = total.div_ceil(2 * blocks.max(1));
+    per_block_pair
+        .next_multiple_of(CHUNK_ELEMENTS)
+        .clamp(CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS)
+}
+
+/// The layout for `range`, whose slots are bound to `regions` (in range order), in chunks of
+/// [`CHUNK_ELEMENTS`].
 pub fn build(range: &RangeInclusive<usize>, regions: &[DeviceRegion]) -> Result<Layout> {
+    build_with_chunk(range, regions, CHUNK_ELEMENTS)
+}
+
+/// As [`build`], with chunks of `chunk` elements (a multiple of 4, so 16-byte loads stay
+/// aligned).
+pub fn build_with_chunk(
+    range: &RangeInclusive<usize>,
+    regions: &[DeviceRegion],
+    chunk: usize,
+) -> Result<Layout> {
+    assert!(
+        chunk % 4 == 0 && chunk > 0,
+        "chunk size must be a positive multiple of 4"
+    );
     validate_range(range)?;
     assert_eq!(
         regions.len(),
@@ -60,7 +90,7 @@ pub fn build(range: &RangeInclusive<usize>, regions: &[DeviceRegion]) -> Result<
         })
         .collect();
     let lens: Vec<usize> = regions.iter().map(|r| r.len).collect();
-    let work_items: usize = lens.iter().map(|len| len.div_ceil(CHUNK_ELEMENTS)).sum();
+    let work_items: usize = lens.iter().map(|len| len.div_ceil(chunk)).sum();
     if work_items > MAX_WORK_ITEMS {
         return Err(Error::NanCheckTooLarge {
             work_items,
@@ -69,7 +99,7 @@ pub fn build(range: &RangeInclusive<usize>, regions: &[DeviceRegion]) -> Result<
     }
     Ok(Layout {
         slots,
-        work: work_items_for(&lens, CHUNK_ELEMENTS),
+        work: work_items_for(&lens, chunk),
     })
 }
 
