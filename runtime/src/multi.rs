@@ -15,8 +15,8 @@ use crate::launch::{arg_pointers, check_lengths, LaunchInfo, BLOCK_THREADS};
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
 /// enough that the per-chunk overhead (one 16-byte record, one table read per buffer) is noise.
 pub const CHUNK_ELEMENTS: usize = 2048;
-/// Resident blocks per multiprocessor the multi-tensor grid is capped at.
-const BLOCKS_PER_SM: u32 = 8;
+/// The most blocks a 1-D grid may have (the entry strides over chunks past it).
+const MAX_GRID: u32 = i32::MAX as u32;
 
 /// The device tables of one set of tensors for kernel `E`. Keep one per set; pass the same
 /// tensors to every [`Adamant::launch_multi`] and the tables are reused.
@@ -197,10 +197,9 @@ impl Adamant {
             }
             set.sync::<E>(tensors)?;
         }
-        let grid = set
-            .n_chunks
-            .min(self.multiprocessors() * BLOCKS_PER_SM)
-            .max(1);
+        // One block per chunk: each chunk's chain of dependent reads (record, table, data) runs
+        // beside every other's instead of one after another in a striding block.
+        let grid = set.n_chunks.clamp(1, MAX_GRID);
         let info = LaunchInfo {
             kernel,
             elements: set.elements,

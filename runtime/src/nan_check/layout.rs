@@ -70,7 +70,7 @@ pub fn build_with_chunk(
     chunk: usize,
 ) -> Result<Layout> {
     assert!(
-        chunk % 4 == 0 && chunk > 0,
+        chunk.is_multiple_of(4) && chunk > 0,
         "chunk size must be a positive multiple of 4"
     );
     validate_range(range)?;
