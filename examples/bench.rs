@@ -60,7 +60,9 @@ impl Timer<'_> {
                 if cold {
                     self.flush.set_32_async(0x3f00_0000, stream)?;
                 }
-                for _ in 0..16 {
+                // Enough queued work to cover the host side of the timed launch (16 memsets
+                // were too few: on 2026-12-02 the hot 2^10 figure included launch latency).
+                for _ in 0..128 {
                     self.busy.set_32_async(0x3f00_0000, stream)?;
                 }
             }
