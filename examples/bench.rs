@@ -14,7 +14,7 @@ use adamant::runtime::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::runtime::{adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, TensorSet, PTX};
 use anyhow::{Context, Result};
 use clap::Parser;
-use cust::memory::DeviceBuffer;
+use cust::memory::{DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
 use serde_json::{json, Value};
 
@@ -336,63 +336,35 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
             v_max: &mut **t.v_max.as_mut().expect("AMSGrad tensors have v_max"),
         })
         .collect();
-    let mut sets: Vec<TensorSet> = (0..6).map(|_| TensorSet::new()).collect();
-    let [s0, s1, s2, s3, s4, s5] = &mut sets[..] else {
-        unreachable!()
+    let launches = RlStep {
+        rt,
+        dqn: (dqn_b, dqn_s),
+        iqn: (iqn_b, iqn_s),
+        iql: (iql_b, iql_s),
+        attn: (attn_b, attn_s),
+        cur: (cur_b, cur_s),
+        dt: (dt_b, attn_s),
+        isv,
+        dt_policy,
     };
-    let step = |s: &Stream, sets: [&mut TensorSet; 6]| -> adamant::runtime::Result<()> {
-        let [a, b, c, d, e, f] = sets;
-        rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, a, &dqn_b, &dqn_s, isv)?;
-        rt.launch_multi::<iqn_adam_kernel::Entry>(s, b, &iqn_b, &iqn_s, isv)?;
-        rt.launch_multi::<iql_adam_kernel::Entry>(s, c, &iql_b, &iql_s, isv)?;
-        rt.launch_multi::<attn_adam_kernel::Entry>(s, d, &attn_b, &attn_s, isv)?;
-        rt.launch_multi::<curiosity_adam_step::Entry>(s, e, &cur_b, &cur_s, isv)?;
-        rt.launch_multi::<attn_adam_kernel::Entry>(s, f, &dt_b, &attn_s, dt_policy)?;
+    let mut sets: [TensorSet; 6] = Default::default();
+    let eager = timer.host_median_us(|s| {
+        for launch in launches.branches(&mut sets) {
+            launch(s)?;
+        }
         Ok(())
-    };
-    let eager = timer.median_us(false, |s| {
-        Ok(step(
-            s,
-            [&mut *s0, &mut *s1, &mut *s2, &mut *s3, &mut *s4, &mut *s5],
-        )?)
     })?;
     let serial = {
         let graph = rt.capture(vec![Box::new(|s: &Stream| {
-            step(
-                s,
-                [&mut *s0, &mut *s1, &mut *s2, &mut *s3, &mut *s4, &mut *s5],
-            )
+            launches
+                .branches(&mut sets)
+                .into_iter()
+                .try_for_each(|launch| launch(s))
         })])?;
         timer.median_us(false, |s| Ok(graph.launch(s)?))?
     };
     let parallel = {
-        let branches: Vec<Branch> = vec![
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, s0, &dqn_b, &dqn_s, isv)
-                    .map(|_| ())
-            }),
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<iqn_adam_kernel::Entry>(s, s1, &iqn_b, &iqn_s, isv)
-                    .map(|_| ())
-            }),
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<iql_adam_kernel::Entry>(s, s2, &iql_b, &iql_s, isv)
-                    .map(|_| ())
-            }),
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<attn_adam_kernel::Entry>(s, s3, &attn_b, &attn_s, isv)
-                    .map(|_| ())
-            }),
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<curiosity_adam_step::Entry>(s, s4, &cur_b, &cur_s, isv)
-                    .map(|_| ())
-            }),
-            Box::new(|s: &Stream| {
-                rt.launch_multi::<attn_adam_kernel::Entry>(s, s5, &dt_b, &attn_s, dt_policy)
-                    .map(|_| ())
-            }),
-        ];
-        let graph = rt.capture(branches)?;
+        let graph = rt.capture(launches.branches(&mut sets))?;
         timer.reps *= 4;
         let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
         timer.reps /= 4;
@@ -406,6 +378,70 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
         "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds});
     Ok(())
+}
+
+/// A launch's tensors and scalars.
+type Launch<B, S> = (Vec<B>, S);
+
+/// The RL set's step: one multi-tensor launch per kernel (the decision transformer apart: its
+/// clamp is off). The one list of what a step launches; eager, serial graph and parallel graph
+/// all run these.
+struct RlStep<'a> {
+    rt: &'a Adamant,
+    dqn: Launch<
+        dqn_adam_update_kernel::Buffers<&'a mut DeviceSlice<f32>>,
+        dqn_adam_update_kernel::Scalars,
+    >,
+    iqn: Launch<iqn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, iqn_adam_kernel::Scalars>,
+    iql: Launch<iql_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, iql_adam_kernel::Scalars>,
+    attn: Launch<attn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, attn_adam_kernel::Scalars>,
+    cur: Launch<
+        curiosity_adam_step::Buffers<&'a mut DeviceSlice<f32>>,
+        curiosity_adam_step::Scalars,
+    >,
+    dt: Launch<attn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, attn_adam_kernel::Scalars>,
+    isv: ClampPolicy,
+    dt_policy: ClampPolicy,
+}
+
+impl RlStep<'_> {
+    /// One branch per launch, each with its own tensor set (device tables).
+    fn branches<'s>(&'s self, sets: &'s mut [TensorSet; 6]) -> Vec<Branch<'s>> {
+        let (rt, isv, dt_policy) = (self.rt, self.isv, self.dt_policy);
+        let [s0, s1, s2, s3, s4, s5] = sets;
+        vec![
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.dqn;
+                rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, s0, b, k, isv)
+                    .map(|_| ())
+            }),
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.iqn;
+                rt.launch_multi::<iqn_adam_kernel::Entry>(s, s1, b, k, isv)
+                    .map(|_| ())
+            }),
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.iql;
+                rt.launch_multi::<iql_adam_kernel::Entry>(s, s2, b, k, isv)
+                    .map(|_| ())
+            }),
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.attn;
+                rt.launch_multi::<attn_adam_kernel::Entry>(s, s3, b, k, isv)
+                    .map(|_| ())
+            }),
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.cur;
+                rt.launch_multi::<curiosity_adam_step::Entry>(s, s4, b, k, isv)
+                    .map(|_| ())
+            }),
+            Box::new(move |s: &Stream| {
+                let (b, k) = &self.dt;
+                rt.launch_multi::<attn_adam_kernel::Entry>(s, s5, b, k, dt_policy)
+                    .map(|_| ())
+            }),
+        ]
+    }
 }
 
 /// The 49-slot NaN/max-abs check over the set's check slots, and one slot over 2^28 elements.
