@@ -203,3 +203,45 @@ fn no_gpu_is_a_clear_error() {
         Err(other) => panic!("expected NoDevice or a runtime, got: {other}"),
     }
 }
+
+/// `GroupSizes::RL_SET` is the per-model sum of the benchmark's shapes (bench/rl_set.json, the
+/// one list of tensors); this keeps the two from drifting apart.
+#[test]
+fn rl_set_group_sizes_are_the_sums_of_the_benchmark_shapes() {
+    use adamant::runtime::GroupSizes;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/rl_set.json");
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let size = |model: &str| -> usize {
+        let m = spec["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == model)
+            .unwrap_or_else(|| panic!("{model} missing"));
+        m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_u64().unwrap() as usize)
+                    .product::<usize>()
+            })
+            .sum()
+    };
+    let from_json = GroupSizes {
+        dqn_trunk: size("dqn_trunk"),
+        dqn_heads: size("dqn_heads"),
+        iqn_online: size("iqn_head"),
+        iql: size("iql"),
+        attention: size("attention"),
+        tlob: size("tlob"),
+        curiosity: size("curiosity"),
+        decision_transformer: size("decision_transformer"),
+    };
+    assert_eq!(GroupSizes::RL_SET, from_json);
+}
