@@ -1,5 +1,6 @@
 //! `#[kernel_entry]`: a device entry that is not an optimizer (it never writes a parameter
-//! buffer), written by hand as `unsafe extern "gpu-kernel" fn`. The macro exports it on nvptx and
+//! buffer), written by hand as `unsafe extern "gpu-kernel" fn`. Every pointer argument declares
+//! its role (`#[input]`, `#[output]`, `#[index]`); the PTX audit holds the entry to it. The macro exports it on nvptx and
 //! registers its descriptor on the host, so the PTX audit knows the entry was declared as
 //! non-optimizer on purpose; an entry nobody declared fails the audit.
 use proc_macro2::TokenStream;
@@ -66,13 +67,20 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             "#[kernel_entry] exports the entry itself; remove this attribute",
         ));
     }
-    let name = &sig.ident;
+    let name = sig.ident.clone();
     let name_str = name.unraw().to_string();
     let params = sig
         .inputs
         .iter()
         .map(param_descriptor)
         .collect::<syn::Result<Vec<_>>>()?;
+    // The role attributes are ours: the emitted function keeps every other attribute.
+    let mut func = func;
+    for arg in func.sig.inputs.iter_mut() {
+        if let FnArg::Typed(typed) = arg {
+            typed.attrs.retain(|a| role_attr(a).is_none());
+        }
+    }
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #[no_mangle]
@@ -112,6 +120,82 @@ fn exports(attr: &Attribute) -> bool {
         .is_ok_and(|inner| is_export(inner.path()))
 }
 
+/// The role an argument attribute declares: `#[input]`, `#[output]` or `#[index]`.
+fn role_attr(attr: &Attribute) -> Option<&'static str> {
+    ["input", "output", "index"]
+        .into_iter()
+        .find(|name| attr.path().is_ident(name))
+}
+
+const ROLE_HELP: &str = "every pointer of a #[kernel_entry] declares what the entry does with it: \
+#[input] (read only), #[output] (written; the runtime binds only buffers it owns) or #[index] \
+(a read-only table of records the runtime builds, whose values may be used as offsets)";
+
+/// The descriptor role of one argument, from its attributes and type.
+fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
+    let mut role = None;
+    for attr in &typed.attrs {
+        for forbidden in ["param", "state"] {
+            if attr.path().is_ident(forbidden) {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    format!(
+                        "a #[kernel_entry] cannot take a #[{forbidden}] buffer: a kernel that \
+                         writes parameters (or optimizer state) is an optimizer kernel, written \
+                         with #[optimizer_kernel] so that it carries the clamp"
+                    ),
+                ));
+            }
+        }
+        let Some(name) = role_attr(attr) else {
+            continue;
+        };
+        if !matches!(attr.meta, Meta::Path(_)) {
+            return Err(syn::Error::new_spanned(
+                attr,
+                format!("#[{name}] takes no arguments"),
+            ));
+        }
+        if role.is_some() {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an argument has at most one role",
+            ));
+        }
+        role = Some((name, attr));
+    }
+    match (&*typed.ty, role) {
+        (Type::Ptr(ptr), Some((name, attr))) => {
+            if name == "output" && ptr.mutability.is_none() {
+                return Err(syn::Error::new_spanned(
+                    &typed.ty,
+                    "an #[output] pointer is `*mut`: the entry writes through it",
+                ));
+            }
+            if name != "output" && ptr.mutability.is_some() {
+                return Err(syn::Error::new_spanned(
+                    &typed.ty,
+                    format!("an #[{name}] pointer is read only: declare it `*const`"),
+                ));
+            }
+            let _ = attr;
+            Ok(match name {
+                "input" => quote!(Input),
+                "output" => quote!(Output),
+                _ => quote!(IndexTable),
+            })
+        }
+        (Type::Ptr(_), None) => Err(syn::Error::new_spanned(&typed.ty, ROLE_HELP)),
+        (_, Some((name, attr))) => Err(syn::Error::new_spanned(
+            attr,
+            format!("#[{name}] is a pointer role; this argument is not a pointer"),
+        )),
+        (_, None) => Ok(quote!(Scalar {
+            domain: ::adamant_kernels::abi::Domain::ANY
+        })),
+    }
+}
+
 fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
     let FnArg::Typed(typed) = arg else {
         return Err(syn::Error::new_spanned(
@@ -138,11 +222,12 @@ fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
             ))
         }
     };
+    let role = role_of(typed)?;
     Ok(quote! {
         ::adamant_kernels::abi::KernelParam {
             name: #name,
             ty: ::adamant_kernels::abi::ParamType::#ty,
-            role: ::adamant_kernels::abi::ParamRole::Other,
+            role: ::adamant_kernels::abi::ParamRole::#role,
         }
     })
 }

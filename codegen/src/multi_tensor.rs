@@ -9,8 +9,7 @@ use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
 use crate::optimizer::{
-    kernel_param, scalar_args, uniform_descriptor_params, uniform_idents, uniform_loads,
-    uniform_params,
+    kernel_param, uniform_descriptor_params, uniform_idents, uniform_loads, uniform_params,
 };
 use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS};
 
@@ -78,7 +77,7 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
 }
 
 /// Host items for the multi-tensor entry, inside the kernel's module: its descriptor (registered
-/// like every entry) and `Entry::multi_args` (in the `OptimizerEntry` impl, see optimizer.rs).
+/// like every entry).
 pub fn host_items(k: &OptimizerFn) -> TokenStream {
     let name = multi_name(k);
     let mut params: Vec<TokenStream> = k
@@ -111,28 +110,5 @@ pub fn host_items(k: &OptimizerFn) -> TokenStream {
         #[linkme(crate = ::adamant_kernels::__linkme)]
         static __ADAMANT_REGISTER_MULTI: &::adamant_kernels::abi::KernelDescriptor =
             &MULTI_DESCRIPTOR;
-    }
-}
-
-/// `fn multi_args` of the `OptimizerEntry` impl.
-pub fn multi_args_fn(k: &OptimizerFn) -> TokenStream {
-    let fields = k.buffers().map(|a| &a.ident);
-    let scalar_args = scalar_args(k);
-    quote! {
-        fn multi_args(
-            tables: &Buffers<u64>,
-            chunks: u64,
-            n_chunks: u32,
-            scalars: &Scalars,
-            weight_clamp_max_abs: f32,
-        ) -> Vec<::adamant_kernels::abi::ArgValue> {
-            vec![
-                #(::adamant_kernels::abi::ArgValue::Ptr(tables.#fields),)*
-                ::adamant_kernels::abi::ArgValue::Ptr(chunks),
-                ::adamant_kernels::abi::ArgValue::U32(n_chunks),
-                #(#scalar_args,)*
-                ::adamant_kernels::abi::ArgValue::F32(weight_clamp_max_abs),
-            ]
-        }
     }
 }

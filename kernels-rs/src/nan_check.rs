@@ -146,14 +146,14 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
 #[kernel_entry]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn nan_check_kernel(
-    slots: *const SlotMeta,
+    #[index] slots: *const SlotMeta,
     n_slots: u32,
-    work: *const WorkItem,
+    #[index] work: *const WorkItem,
     n_work: u32,
     q_abs_ref_eff: f32,
-    flags: *mut u32,
-    max_abs_bits: *mut u32,
-    first_bad: *mut u64,
+    #[output] flags: *mut u32,
+    #[output] max_abs_bits: *mut u32,
+    #[output] first_bad: *mut u64,
 ) {
     use crate::builtins::{
         atomic_max_u32, atomic_min_u64, atomic_or_u32, block_dim, block_index, dynamic_shared,

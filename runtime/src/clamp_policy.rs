@@ -16,7 +16,25 @@ pub enum ClampPolicy {
     Disabled { reason: &'static str },
 }
 
+/// A `weight_clamp_max_abs` that passed [`ClampPolicy::validated`]: finite and `> 0`, or `0.0`
+/// for a disabled clamp with a reason. Only this module makes one, and it is the only bound a
+/// launch passes to the device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValidBound(f32);
+
+impl ValidBound {
+    /// The bound as the device receives it.
+    pub fn value(self) -> f32 {
+        self.0
+    }
+}
+
 impl ClampPolicy {
+    /// The validated bound (see [`ClampPolicy::bound`]).
+    pub fn validated(&self) -> Result<ValidBound> {
+        self.bound().map(ValidBound)
+    }
+
     /// The bound from the ISV's `Q_ABS_REF`.
     pub fn from_isv(q_abs_ref: f32) -> ClampPolicy {
         ClampPolicy::FromIsv { q_abs_ref }

@@ -3,13 +3,15 @@
 //! disagree on order or types, and the clamp bound is always the last argument.
 use std::ffi::c_void;
 
-use adamant_kernels::abi::{ArgValue, OptimizerEntry, ParamRole};
+use adamant_kernels::abi::{ArgValue, OptimizerEntry};
 use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{CudaContext, Result};
+pub use crate::launch_check::check_lengths;
+use crate::launch_check::{assemble, check_launch, check_tensors};
 
 /// Threads per block for the optimizer kernels.
 pub const BLOCK_THREADS: u32 = 256;
@@ -29,7 +31,9 @@ pub struct LaunchInfo {
 
 impl Adamant {
     /// Launches optimizer entry `E` on `stream` over `buffers`. Checks, before anything is
-    /// enqueued: the clamp policy, and that every buffer has the parameter buffer's length.
+    /// enqueued ([`crate::launch_check`], the same checks as every launch path): the entry is
+    /// registered, the clamp policy, every uniform against its declared domain, that every
+    /// buffer has the parameter buffer's length and that no written buffer overlaps another.
     /// An empty parameter buffer launches nothing.
     pub fn launch_optimizer<E: OptimizerEntry>(
         &self,
@@ -40,32 +44,34 @@ impl Adamant {
     ) -> Result<LaunchInfo> {
         let descriptor = E::DESCRIPTOR;
         let kernel = descriptor.name;
-        let bound = policy.bound()?;
-        let len = check_lengths::<E, _>(buffers, |b| b.len())?;
+        let checked = check_launch::<E>(descriptor, scalars, policy)?;
+        let signature = check_tensors::<E>(std::slice::from_ref(buffers))?;
+        let len = signature[0].first().map_or(0, |b| b.len);
         let function = self.function(kernel)?;
         let (grid, block) = self.grid_for(len);
         let info = LaunchInfo {
             kernel,
             elements: len,
-            bound,
+            bound: checked.bound.value(),
             grid,
             block,
         };
         if len == 0 {
             return Ok(info);
         }
-        let pointers = E::map_buffers(buffers, |_, b| b.as_device_ptr().as_raw());
-        let mut values = E::args(&pointers, len, scalars, bound);
-        assert_eq!(
-            values.len(),
-            descriptor.params.len(),
-            "{kernel}: the macro-generated argument list disagrees with the descriptor"
-        );
+        let pointer = |name: &str| {
+            signature[0]
+                .iter()
+                .find(|b| b.name == name)
+                .map(|b| b.address)
+        };
+        let mut values = assemble(descriptor, pointer, len, None, &checked)?;
         let params = arg_pointers(&mut values);
-        // SAFETY: `function` belongs to the loaded module; `params` holds one pointer per entry
-        // parameter, in PTX order (both generated from the same kernel definition), each pointing
-        // into `values`, which outlives the call. Every buffer has `len` elements (checked), and
-        // the `&mut` borrows keep them alive, distinct and unaliased until the caller's next use.
+        // SAFETY: `function` is the registered entry's; `params` holds one pointer per entry
+        // parameter, in the registered descriptor's order (assembled from it), each pointing
+        // into `values`, which outlives the call. Every buffer has `len` elements and no written
+        // buffer overlaps another (checked), and the `&mut` borrows keep them alive until the
+        // caller's next use.
         unsafe { stream.launch(&function, grid, block, 0, &params) }
             .during(&format!("launching {kernel} ({len} elements)"))?;
         Ok(info)
@@ -79,39 +85,6 @@ impl Adamant {
         let wanted = groups.div_ceil(BLOCK_THREADS as usize);
         (wanted.clamp(1, MAX_GRID) as u32, BLOCK_THREADS)
     }
-}
-
-/// Every buffer must have the parameter buffer's length. Returns that length.
-pub fn check_lengths<E: OptimizerEntry, T>(
-    buffers: &E::Buffers<T>,
-    len_of: impl Fn(&T) -> usize,
-) -> Result<usize> {
-    let descriptor = E::DESCRIPTOR;
-    let reference = descriptor
-        .params
-        .iter()
-        .find(|p| p.role == ParamRole::ParamBuffer)
-        .map(|p| p.name)
-        .expect("every optimizer entry has a parameter buffer");
-    let named = E::named_buffers(buffers);
-    let expected = named
-        .iter()
-        .find(|(name, _)| *name == reference)
-        .map(|(_, b)| len_of(b))
-        .expect("the parameter buffer is one of the buffers");
-    for (name, buffer) in &named {
-        let found = len_of(buffer);
-        if found != expected {
-            return Err(Error::LengthMismatch {
-                kernel: descriptor.name,
-                buffer: name,
-                found,
-                reference,
-                expected,
-            });
-        }
-    }
-    Ok(expected)
 }
 
 /// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`.

@@ -8,6 +8,7 @@ pub mod graph;
 pub mod groups;
 pub mod hyper;
 pub mod launch;
+mod launch_check;
 pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
@@ -15,7 +16,7 @@ pub mod ptx;
 pub mod ptxas;
 pub mod training;
 
-pub use clamp_policy::ClampPolicy;
+pub use clamp_policy::{ClampPolicy, ValidBound};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};

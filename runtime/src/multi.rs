@@ -9,7 +9,8 @@ use cust::stream::Stream;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
-use crate::launch::{arg_pointers, check_lengths, LaunchInfo, BLOCK_THREADS};
+use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
+use crate::launch_check::{assemble, check_launch, check_tensors, Signature};
 
 /// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
@@ -25,8 +26,8 @@ pub struct TensorSet {
     tables: Vec<DeviceBuffer<u64>>,
     chunks: Option<DeviceBuffer<u32>>,
     n_chunks: u32,
-    /// What the tables describe: per tensor, per buffer, (address, length).
-    signature: Vec<Vec<(u64, usize)>>,
+    /// What the tables describe (validated: lengths, no overlaps).
+    signature: Signature,
     elements: usize,
     rebuilds: u64,
 }
@@ -77,7 +78,9 @@ impl TensorSet {
             let mut same = true;
             let mut k = 0;
             E::map_buffers(tensor, |_, b| {
-                same &= known.get(k) == Some(&(b.as_device_ptr().as_raw(), b.len()));
+                same &= known
+                    .get(k)
+                    .is_some_and(|r| (r.address, r.len) == (b.as_device_ptr().as_raw(), b.len()));
                 k += 1;
             });
             same && k == known.len()
@@ -85,12 +88,13 @@ impl TensorSet {
     }
 
     /// Makes the device tables describe exactly `tensors`, uploading them only if the set
-    /// changed. Validates every tensor's buffer lengths first. Returns whether it rebuilt.
+    /// changed. Validates every tensor first (lengths, and no written buffer overlapping any
+    /// other buffer of the set). Returns whether it rebuilt.
     pub fn sync<E: OptimizerEntry>(
         &mut self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
     ) -> Result<bool> {
-        let signature = signature::<E>(tensors)?;
+        let signature = check_tensors::<E>(tensors)?;
         if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
             return Ok(false);
         }
@@ -100,10 +104,10 @@ impl TensorSet {
         let mut chunks: Vec<u32> = Vec::new();
         let mut elements = 0usize;
         for (t, tensor) in signature.iter().enumerate() {
-            for (b, (address, _)) in tensor.iter().enumerate() {
-                tables[b].push(*address);
+            for (b, range) in tensor.iter().enumerate() {
+                tables[b].push(range.address);
             }
-            let len = tensor[0].1;
+            let len = tensor[0].len;
             if len > u32::MAX as usize {
                 return Err(Error::TooLarge {
                     kernel,
@@ -148,32 +152,12 @@ impl TensorSet {
     }
 }
 
-/// Per tensor, per buffer (address, length), with every tensor's lengths checked.
-fn signature<E: OptimizerEntry>(
-    tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
-) -> Result<Vec<Vec<(u64, usize)>>> {
-    tensors
-        .iter()
-        .enumerate()
-        .map(|(t, tensor)| {
-            check_lengths::<E, _>(tensor, |b| b.len()).map_err(|e| Error::InTensor {
-                tensor: t,
-                source: Box::new(e),
-            })?;
-            Ok(E::named_buffers(tensor)
-                .into_iter()
-                .map(|(_, b)| (b.as_device_ptr().as_raw(), b.len()))
-                .collect())
-        })
-        .collect()
-}
-
 impl Adamant {
     /// One launch of `E`'s multi-tensor entry over every tensor in `tensors`, on `stream`.
     /// `set` keeps the device tables; they are rebuilt (synchronously) only when `tensors`
     /// differs from the last call, which is refused while `stream` is being captured into a
-    /// graph: build the set before capturing. Validates the clamp policy and every tensor's
-    /// lengths before anything is enqueued.
+    /// graph: build the set before capturing. Runs the same checks as every launch path
+    /// ([`crate::launch_check`]) before anything is enqueued.
     pub fn launch_multi<E: OptimizerEntry>(
         &self,
         stream: &Stream,
@@ -182,12 +166,13 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        let kernel = E::MULTI_DESCRIPTOR.name;
-        let bound = policy.bound()?;
+        let descriptor = E::MULTI_DESCRIPTOR;
+        let kernel = descriptor.name;
+        let checked = check_launch::<E>(descriptor, scalars, policy)?;
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes::<E>(tensors) {
             if crate::graph::is_capturing(stream)? {
-                signature::<E>(tensors)?; // a length error is reported as such
+                check_tensors::<E>(tensors)?; // a length or overlap error is reported as such
                 return Err(Error::Capture {
                     operation: format!(
                         "{kernel}: the tensor set changed during graph capture; sync it before \
@@ -203,29 +188,23 @@ impl Adamant {
         let info = LaunchInfo {
             kernel,
             elements: set.elements,
-            bound,
+            bound: checked.bound.value(),
             grid,
             block: BLOCK_THREADS,
         };
         let Some(chunks) = set.chunks.as_ref() else {
             return Ok(info);
         };
-        let mut tables = set.tables.iter();
-        let table_pointers = E::map_buffers(&tensors[0], |_, _| {
-            tables.next().map_or(0, |t| t.as_device_ptr().as_raw())
-        });
-        let mut values = E::multi_args(
-            &table_pointers,
-            chunks.as_device_ptr().as_raw(),
-            set.n_chunks,
-            scalars,
-            bound,
-        );
-        assert_eq!(
-            values.len(),
-            E::MULTI_DESCRIPTOR.params.len(),
-            "{kernel}: argument list"
-        );
+        let names = E::named_buffers(&tensors[0]);
+        let pointer = |name: &str| {
+            names
+                .iter()
+                .position(|(n, _)| *n == name)
+                .and_then(|i| set.tables.get(i))
+                .map(|t| t.as_device_ptr().as_raw())
+        };
+        let chunk_table = (chunks.as_device_ptr().as_raw(), set.n_chunks);
+        let mut values = assemble(descriptor, pointer, 0, Some(chunk_table), &checked)?;
         let params = arg_pointers(&mut values);
         let function = self.function(kernel)?;
         // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's

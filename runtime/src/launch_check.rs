@@ -1,0 +1,301 @@
+//! The one validation every optimizer launch path runs before anything is enqueued, and the one
+//! place that assembles what the device receives.
+//!
+//! Every argument of an optimizer launch is derived here from the *registered* descriptor of the
+//! entry and from validated values: the buffer pointers (or pointer tables) by name, the length
+//! (or chunk table), the uniforms checked against their declared types and domains, and the
+//! clamp bound from [`ClampPolicy::validated`], always last. An `OptimizerEntry` impl contributes
+//! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
+//! device another bound.
+use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole, ParamType};
+use cust::memory::DeviceSlice;
+
+use crate::clamp_policy::{ClampPolicy, ValidBound};
+use crate::error::{Error, Result};
+
+/// One buffer of one tensor, as validated: its name, address, length and whether the entry
+/// writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BufferRange {
+    pub name: &'static str,
+    pub address: u64,
+    pub len: usize,
+    pub writable: bool,
+}
+
+/// Per tensor, its buffers in entry order.
+pub(crate) type Signature = Vec<Vec<BufferRange>>;
+
+/// What a validated launch passes on: the bound and the uniforms' values, in entry order.
+#[derive(Debug)]
+pub(crate) struct CheckedArgs {
+    pub bound: ValidBound,
+    pub scalars: Vec<ArgValue>,
+}
+
+/// The registered descriptor called like `descriptor`, which must equal it field for field: an
+/// impl cannot launch a registered entry under a descriptor of its own making.
+pub(crate) fn registered(
+    descriptor: &'static KernelDescriptor,
+) -> Result<&'static KernelDescriptor> {
+    match adamant_kernels::abi::kernel(descriptor.name) {
+        Some(known) if known == descriptor => Ok(known),
+        _ => Err(Error::UnregisteredKernel {
+            kernel: descriptor.name,
+        }),
+    }
+}
+
+/// The checks of a launch that do not depend on the buffers: the entry is registered (single and
+/// multi-tensor), the clamp policy gives a valid bound, and every uniform has the declared type
+/// and lies in its declared domain.
+pub(crate) fn check_launch<E: OptimizerEntry>(
+    descriptor: &'static KernelDescriptor,
+    scalars: &E::Scalars,
+    policy: ClampPolicy,
+) -> Result<CheckedArgs> {
+    let descriptor = registered(descriptor)?;
+    registered(E::DESCRIPTOR)?;
+    registered(E::MULTI_DESCRIPTOR)?;
+    let bound = policy.validated()?;
+    let values = E::scalar_values(scalars);
+    let uniforms: Vec<_> = descriptor
+        .params
+        .iter()
+        .filter(|p| {
+            matches!(
+                p.role,
+                ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. }
+            )
+        })
+        .collect();
+    if values.len() != uniforms.len() {
+        return Err(Error::ScalarCount {
+            kernel: descriptor.name,
+            expected: uniforms.len(),
+            found: values.len(),
+        });
+    }
+    for (param, value) in uniforms.iter().zip(&values) {
+        let type_ok = matches!(
+            (param.ty, value),
+            (ParamType::F32, ArgValue::F32(_))
+                | (ParamType::U32, ArgValue::U32(_))
+                | (ParamType::Ptr, ArgValue::Ptr(_))
+                | (ParamType::Usize, ArgValue::Usize(_))
+        );
+        if !type_ok {
+            return Err(Error::ScalarType {
+                kernel: descriptor.name,
+                name: param.name,
+                expected: param.ty,
+            });
+        }
+        if let ParamRole::Scalar { domain } = param.role {
+            let number = match *value {
+                ArgValue::F32(v) => v as f64,
+                ArgValue::U32(v) => v as f64,
+                ArgValue::Usize(v) => v as f64,
+                ArgValue::Ptr(v) => v as f64,
+            };
+            if !domain.contains(number) {
+                return Err(Error::InvalidScalar {
+                    kernel: descriptor.name,
+                    name: param.name,
+                    value: number,
+                    requirement: domain.describe(),
+                });
+            }
+        }
+    }
+    Ok(CheckedArgs {
+        bound,
+        scalars: values,
+    })
+}
+
+/// The checks of a launch's buffers: within each tensor every buffer has the parameter buffer's
+/// length, and no buffer that the entry writes overlaps any other buffer of the launch (of the
+/// same tensor or of another one). Returns what was checked.
+pub(crate) fn check_tensors<E: OptimizerEntry>(
+    tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+) -> Result<Signature> {
+    let descriptor = E::DESCRIPTOR;
+    let multi = tensors.len() != 1;
+    let signature: Signature = tensors
+        .iter()
+        .enumerate()
+        .map(|(t, tensor)| {
+            check_lengths::<E, _>(tensor, |b| b.len()).map_err(|e| {
+                if multi {
+                    Error::InTensor {
+                        tensor: t,
+                        source: Box::new(e),
+                    }
+                } else {
+                    e
+                }
+            })?;
+            E::named_buffers(tensor)
+                .into_iter()
+                .map(|(name, b)| {
+                    let role = descriptor
+                        .params
+                        .iter()
+                        .find(|p| p.name == name)
+                        .map(|p| p.role)
+                        .ok_or(Error::UnregisteredKernel {
+                            kernel: descriptor.name,
+                        })?;
+                    Ok(BufferRange {
+                        name,
+                        address: b.as_device_ptr().as_raw(),
+                        len: b.len(),
+                        writable: role.is_writable(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<_>>()?;
+    check_overlaps(descriptor.name, &signature, multi)?;
+    Ok(signature)
+}
+
+/// No buffer that is written may share a byte with any other buffer (read-only buffers may share
+/// with each other). One sort and one sweep: O(n log n) in the number of buffers.
+pub(crate) fn check_overlaps(
+    kernel: &'static str,
+    signature: &Signature,
+    multi: bool,
+) -> Result<()> {
+    const BYTES: u64 = std::mem::size_of::<f32>() as u64;
+    let mut ranges: Vec<(u64, u64, usize, BufferRange)> = signature
+        .iter()
+        .enumerate()
+        .flat_map(|(t, tensor)| tensor.iter().map(move |b| (t, *b)))
+        .filter(|(_, b)| b.len > 0)
+        .map(|(t, b)| {
+            let end = b.address.saturating_add(b.len as u64 * BYTES);
+            (b.address, end, t, b)
+        })
+        .collect();
+    ranges.sort_by_key(|r| (r.0, r.1));
+    // The range reaching furthest so far, among all and among the written ones.
+    let mut furthest_any: Option<(u64, usize, BufferRange)> = None;
+    let mut furthest_written: Option<(u64, usize, BufferRange)> = None;
+    for &(start, end, t, b) in &ranges {
+        let clash = if b.writable {
+            furthest_any
+        } else {
+            furthest_written
+        };
+        if let Some((other_end, other_t, other)) = clash {
+            if start < other_end {
+                return Err(Error::Overlap {
+                    kernel,
+                    first: describe(multi, other_t, &other),
+                    second: describe(multi, t, &b),
+                });
+            }
+        }
+        if furthest_any.is_none_or(|(e, _, _)| end > e) {
+            furthest_any = Some((end, t, b));
+        }
+        if b.writable && furthest_written.is_none_or(|(e, _, _)| end > e) {
+            furthest_written = Some((end, t, b));
+        }
+    }
+    Ok(())
+}
+
+fn describe(multi: bool, tensor: usize, b: &BufferRange) -> String {
+    let tensor = if multi {
+        format!("tensor {tensor} ")
+    } else {
+        String::new()
+    };
+    format!(
+        "{tensor}`{}` (0x{:x}, {} elements{})",
+        b.name,
+        b.address,
+        b.len,
+        if b.writable { ", written" } else { ", read" }
+    )
+}
+
+/// Every buffer must have the parameter buffer's length. Returns that length.
+pub fn check_lengths<E: OptimizerEntry, T>(
+    buffers: &E::Buffers<T>,
+    len_of: impl Fn(&T) -> usize,
+) -> Result<usize> {
+    let descriptor = E::DESCRIPTOR;
+    let unregistered = || Error::UnregisteredKernel {
+        kernel: descriptor.name,
+    };
+    let reference = descriptor
+        .params
+        .iter()
+        .find(|p| p.role == ParamRole::ParamBuffer)
+        .map(|p| p.name)
+        .ok_or_else(unregistered)?;
+    let named = E::named_buffers(buffers);
+    let expected = named
+        .iter()
+        .find(|(name, _)| *name == reference)
+        .map(|(_, b)| len_of(b))
+        .ok_or_else(unregistered)?;
+    for (name, buffer) in &named {
+        let found = len_of(buffer);
+        if found != expected {
+            return Err(Error::LengthMismatch {
+                kernel: descriptor.name,
+                buffer: name,
+                found,
+                reference,
+                expected,
+            });
+        }
+    }
+    Ok(expected)
+}
+
+/// The argument list of an entry, in its descriptor's order: `pointer(name)` for each buffer or
+/// pointer table, `counts` for the length or chunk table and count, the checked uniforms, and the
+/// validated bound last. Any parameter this cannot fill is an error, not a guess.
+pub(crate) fn assemble(
+    descriptor: &'static KernelDescriptor,
+    pointer: impl Fn(&str) -> Option<u64>,
+    len: usize,
+    chunks: Option<(u64, u32)>,
+    checked: &CheckedArgs,
+) -> Result<Vec<ArgValue>> {
+    let mut scalars = checked.scalars.iter();
+    let bad = || Error::UnregisteredKernel {
+        kernel: descriptor.name,
+    };
+    let last = descriptor.params.len().checked_sub(1).ok_or_else(bad)?;
+    let mut out = Vec::with_capacity(descriptor.params.len());
+    for (i, p) in descriptor.params.iter().enumerate() {
+        let value = match p.role {
+            ParamRole::ParamBuffer
+            | ParamRole::Input
+            | ParamRole::State
+            | ParamRole::ParamTable
+            | ParamRole::InputTable
+            | ParamRole::StateTable => ArgValue::Ptr(pointer(p.name).ok_or_else(bad)?),
+            ParamRole::Len => ArgValue::Usize(len),
+            ParamRole::ChunkTable => ArgValue::Ptr(chunks.ok_or_else(bad)?.0),
+            ParamRole::ChunkCount => ArgValue::U32(chunks.ok_or_else(bad)?.1),
+            ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. } => {
+                *scalars.next().ok_or_else(bad)?
+            }
+            ParamRole::ClampBound if i == last => ArgValue::F32(checked.bound.value()),
+            ParamRole::ClampBound | ParamRole::Output | ParamRole::IndexTable => return Err(bad()),
+        };
+        out.push(value);
+    }
+    if scalars.next().is_some() {
+        return Err(bad());
+    }
+    Ok(out)
+}
