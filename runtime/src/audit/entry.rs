@@ -1,13 +1,25 @@
 //! The checks every entry gets: its kind, and its parameter list against its descriptor.
-use adamant_kernels::abi::{KernelDescriptor, KernelKind};
+use std::collections::HashSet;
 
-use super::optimizer::audit_optimizer;
+use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole, ParamType};
+
+use super::writes::{audit_writes, WriteContext};
 use super::{EntryAudit, EntryKind, ParamAudit, Violation};
 use crate::ptx::PtxEntry;
+
+/// Whether an entry of `kind` may have a parameter with `role`.
+fn role_allowed(kind: KernelKind, role: ParamRole) -> bool {
+    use ParamRole::*;
+    match kind {
+        KernelKind::Optimizer => !matches!(role, Output | IndexTable),
+        KernelKind::Other => matches!(role, Input | Output | IndexTable | Scalar { .. }),
+    }
+}
 
 pub(super) fn audit_entry(
     entry: &PtxEntry,
     descriptor: Option<&KernelDescriptor>,
+    private_symbols: &HashSet<String>,
     violations: &mut Vec<Violation>,
 ) -> EntryAudit {
     let kind = match descriptor.map(|d| d.kind) {
@@ -31,6 +43,7 @@ pub(super) fn audit_entry(
         kind,
         line: entry.line,
         params,
+        writes: None,
         clamp: None,
         clamp_verified: None,
     };
@@ -63,8 +76,85 @@ pub(super) fn audit_entry(
         }
     }
 
-    if kind == EntryKind::Optimizer {
-        audit.clamp = Some(audit_optimizer(entry, descriptor, violations));
+    for p in descriptor.params {
+        let pointer_role = matches!(
+            p.role,
+            ParamRole::ParamBuffer
+                | ParamRole::Input
+                | ParamRole::State
+                | ParamRole::ParamTable
+                | ParamRole::InputTable
+                | ParamRole::StateTable
+                | ParamRole::ChunkTable
+                | ParamRole::Output
+                | ParamRole::IndexTable
+        );
+        // A pointer must say what the entry does with it; a pointer-typed scalar would be
+        // treated as an offset.
+        let typed_right = pointer_role == (p.ty == ParamType::Ptr)
+            || matches!(p.role, ParamRole::UniformPtr { .. });
+        if !role_allowed(descriptor.kind, p.role) || !typed_right {
+            violations.push(Violation::RoleNotAllowed {
+                entry: entry.name.clone(),
+                param: p.name.to_string(),
+                role: format!("{:?} ({:?})", p.role, p.ty),
+                kind: descriptor.kind,
+            });
+        }
     }
+    if kind == EntryKind::Optimizer {
+        optimizer_shape(entry, descriptor, violations);
+    }
+    let cx = WriteContext {
+        entry,
+        descriptor,
+        private_symbols,
+    };
+    let (writes, clamp) = audit_writes(&cx, violations);
+    if let Some(c) = clamp {
+        if c.param_stores == 0 {
+            violations.push(Violation::NoParamStore {
+                entry: entry.name.clone(),
+            });
+        }
+    }
+    audit.writes = Some(writes);
+    audit.clamp = clamp;
     audit
+}
+
+/// An optimizer entry: the bound is its last parameter, and it has a pointer parameter buffer
+/// (or table).
+fn optimizer_shape(
+    entry: &PtxEntry,
+    descriptor: &KernelDescriptor,
+    violations: &mut Vec<Violation>,
+) {
+    let name = &entry.name;
+    let bound_index = descriptor.clamp_bound_index();
+    let bounds = descriptor
+        .params
+        .iter()
+        .filter(|p| p.role == ParamRole::ClampBound)
+        .count();
+    let last_is_f32_bound = descriptor
+        .params
+        .last()
+        .is_some_and(|p| p.role == ParamRole::ClampBound && p.ty == ParamType::F32);
+    if bounds != 1 || !last_is_f32_bound {
+        violations.push(Violation::BoundNotLast {
+            entry: name.clone(),
+            bound_index,
+            param_count: descriptor.params.len(),
+        });
+    }
+    let has_param_buffer = descriptor
+        .params
+        .iter()
+        .any(|p| p.role.is_param() && p.ty == ParamType::Ptr);
+    if !has_param_buffer {
+        violations.push(Violation::NoParamBuffer {
+            entry: name.clone(),
+        });
+    }
 }

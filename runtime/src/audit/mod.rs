@@ -2,27 +2,23 @@
 //! and `#[kernel_entry]` register, and proves from the PTX itself that every optimizer entry
 //! clamps what it writes to its parameter buffer.
 //!
-//! For each `.entry`:
+//! For each `.entry`, optimizer or not:
 //! - its kind comes from the descriptor of the same name (an entry nobody declared is a
 //!   violation, and so is a declared kernel the PTX lacks);
 //! - its PTX parameter list must match the descriptor (count, and each `.param` type equal to
-//!   [`ParamType::ptx`]);
-//! - for an optimizer entry, the clamp bound must be the last parameter, and a def-use analysis of
-//!   the body must show that every store whose address derives from the parameter-buffer pointer
-//!   stores values whose backward slice reads the bound (`ld.param` of the last parameter) and
-//!   goes through a `copysign` whose magnitude operand is derived from that bound (the clamp's
-//!   `copysign(bound, p)`), with at least one such store. Registers with several definitions (loop
-//!   variables, values merged after branches) take the union of all of them.
+//!   [`ParamType::ptx`]), and every parameter's role must suit its type and the entry's kind;
+//! - every write (`st`, vector `st`, `atom`, `red`) to global or generic memory is attributed by
+//!   pointer provenance to exactly one pointer parameter with a writable role, or to one pointer
+//!   loaded from a writable pointer table ([`provenance`], [`writes`]). Anything else is a
+//!   violation: an address from scalars alone, from a module variable, from memory, from
+//!   several pointers, or through a read-only role. An opcode the audit does not know and any
+//!   `call` are violations too;
+//! - for an optimizer entry, every value stored to a parameter buffer is proven to be
+//!   `bound > 0 && |x| > bound ? copysign(bound, x) : x` of one value `x` and the bound the
+//!   entry loaded from its last parameter, by running the device code's own instructions on a
+//!   table of inputs ([`clamp`], [`eval`]).
 //!
-//! The address side follows pointer provenance (`cvta`, `add`, `mov`, `mul.wide`, `shl`,
-//! `selp` values...) but not predicates, so the alignment test that `or`s every buffer pointer
-//! together does not make every buffer look like the parameter buffer. A store whose address
-//! derives from no parameter at all (a pointer loaded from memory) cannot be told apart from a
-//! parameter store and is reported too.
-//!
-//! The code: `report` and `violation` hold what the audit returns, `entry` the checks every
-//! entry gets, `optimizer` the clamp proof of an optimizer entry, built on `dataflow` (the def-use
-//! analysis) over `opcodes` (what each instruction defines, reads and writes).
+//! The module itself must have no `.func`, no `.extern .func` and no inline assembly.
 //!
 //! [`ParamType::ptx`]: adamant_kernels::abi::ParamType::ptx
 use std::collections::{HashMap, HashSet};
@@ -31,15 +27,20 @@ use adamant_kernels::abi::KernelDescriptor;
 
 use crate::ptx;
 
-mod dataflow;
+mod clamp;
 mod entry;
+mod eval;
 mod opcodes;
-mod optimizer;
+mod provenance;
 mod report;
 mod violation;
+mod writes;
 
-pub use report::{param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit};
-pub use violation::{ClampMissing, Violation};
+pub use clamp::{cases as clamp_cases, contract as clamp_contract};
+pub use report::{
+    param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit, WriteAudit,
+};
+pub use violation::{ClampFailure, Violation};
 
 use entry::audit_entry;
 
@@ -51,7 +52,11 @@ pub fn audit_embedded() -> AuditReport {
 /// Audits `ptx` against `kernels` (normally [`adamant_kernels::abi::kernels`]).
 pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
     let entries = ptx::entries(ptx);
-    let mut violations = Vec::new();
+    let mut violations: Vec<Violation> = module_problems(ptx)
+        .into_iter()
+        .map(|problem| Violation::Module { problem })
+        .collect();
+    let private = private_symbols(ptx);
     let mut audits = Vec::new();
 
     let mut declared: HashMap<&str, &KernelDescriptor> = HashMap::new();
@@ -78,7 +83,7 @@ pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
             });
         }
         let descriptor = declared.get(entry.name.as_str()).copied();
-        audits.push(audit_entry(entry, descriptor, &mut violations));
+        audits.push(audit_entry(entry, descriptor, &private, &mut violations));
     }
 
     for k in kernels {
@@ -99,4 +104,58 @@ pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
         entries: audits,
         violations,
     }
+}
+
+/// What is wrong with the module as a whole: external or defined functions, inline assembly.
+fn module_problems(ptx: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let externs = ptx::extern_functions(ptx);
+    if !externs.is_empty() {
+        out.push(format!(
+            "declares external functions {}",
+            externs.join(", ")
+        ));
+    }
+    for line in ptx.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        if code.split_whitespace().any(|w| w == ".func") && !code.contains(".extern") {
+            out.push(format!(
+                "defines a function (`{}`): device code must be inlined into its entries, a \
+                 callee is code the audit does not check",
+                line.trim()
+            ));
+        }
+        if line.contains("begin inline asm") {
+            out.push("contains inline assembly, which the audit cannot check".to_string());
+        }
+    }
+    out
+}
+
+/// The names of `.shared` and `.local` variables declared anywhere in the module: memory private
+/// to a block or a thread, which a write may target without attribution.
+fn private_symbols(ptx: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for statement in ptx.split([';', '{', '}']) {
+        let code: String = statement
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let words: Vec<&str> = code.split_whitespace().collect();
+        let space = words
+            .iter()
+            .take_while(|w| w.starts_with('.'))
+            .find(|w| **w == ".shared" || **w == ".local");
+        if space.is_none() {
+            continue;
+        }
+        if let Some(last) = words.last() {
+            let name = last.split('[').next().unwrap_or(last);
+            if !name.is_empty() && !name.starts_with('.') {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
 }

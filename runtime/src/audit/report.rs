@@ -73,15 +73,28 @@ pub fn param_type_name(ty: ParamType) -> &'static str {
     }
 }
 
-/// What the def-use analysis found in an optimizer entry.
+/// What the clamp proof found in an optimizer entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClampAudit {
-    /// Stores whose address derives from the parameter-buffer pointer.
+    /// Stores attributed to a parameter buffer (or a pointer from the parameter table).
     pub param_stores: usize,
     /// Values those stores write (4 for a `.v4` store).
     pub stored_values: usize,
-    /// Of those, values whose backward slice reads the bound and applies `copysign` to it.
+    /// Of those, values proven to be the clamp of one value with the bound, on every case.
     pub clamped_values: usize,
+    /// `(x, bound)` cases evaluated over all proven values.
+    pub cases_evaluated: usize,
+}
+
+/// Where an entry's writes go.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteAudit {
+    /// Writes to global or generic memory attributed to one writable pointer parameter.
+    pub attributed_writes: usize,
+    /// Writes to `.shared` or `.local` memory.
+    pub private_writes: usize,
+    /// Per written pointer parameter (name), how many write instructions go through it.
+    pub per_param: Vec<(String, usize)>,
 }
 
 /// The audit of one `.entry`.
@@ -93,6 +106,8 @@ pub struct EntryAudit {
     pub line: usize,
     /// The PTX parameters, in order, with the declared ones beside them.
     pub params: Vec<ParamAudit>,
+    /// Every entry: where its writes go (None for an undeclared entry).
+    pub writes: Option<WriteAudit>,
     /// Optimizer entries only.
     pub clamp: Option<ClampAudit>,
     /// Optimizer entries only: every parameter-buffer store is clamped and the entry has no
@@ -132,12 +147,22 @@ impl AuditReport {
 
 impl fmt::Display for AuditReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: Vec<[String; 5]> = self
+        let rows: Vec<[String; 6]> = self
             .entries
             .iter()
             .map(|e| {
                 let stores = match e.clamp {
                     Some(c) => format!("{} ({} values)", c.param_stores, c.stored_values),
+                    None => "-".to_string(),
+                };
+                let writes = match &e.writes {
+                    Some(w) if w.per_param.is_empty() => format!("{} private", w.private_writes),
+                    Some(w) => w
+                        .per_param
+                        .iter()
+                        .map(|(p, n)| format!("{p}:{n}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
                     None => "-".to_string(),
                 };
                 let clamp = match e.clamp_verified {
@@ -149,19 +174,20 @@ impl fmt::Display for AuditReport {
                     e.name.clone(),
                     e.kind.to_string(),
                     e.params.len().to_string(),
+                    writes,
                     stores,
                     clamp.to_string(),
                 ]
             })
             .collect();
-        let header = ["entry", "kind", "params", "param stores", "clamp"];
+        let header = ["entry", "kind", "params", "writes", "param stores", "clamp"];
         let mut widths = header.map(str::len);
         for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.len());
             }
         }
-        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 5]| -> fmt::Result {
+        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 6]| -> fmt::Result {
             for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
                 if i + 1 == cells.len() {
                     writeln!(f, "{cell}")?;

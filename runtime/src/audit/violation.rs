@@ -1,30 +1,10 @@
-//! What the audit can find wrong, and why a stored value is not known to be clamped.
+//! What the audit can find wrong. Every violation names the entry (or the module), and those
+//! about an instruction give its line and text and say why.
 use std::fmt;
 
 use adamant_kernels::abi::KernelKind;
 
-/// Why a value stored to the parameter buffer is not known to be clamped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClampMissing {
-    /// Its backward slice never reads the bound parameter.
-    Bound,
-    /// Its backward slice has no `copysign`.
-    Copysign,
-    /// It has `copysign`s, but none whose magnitude operand derives from the bound.
-    CopysignOfBound,
-}
-
-impl fmt::Display for ClampMissing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ClampMissing::Bound => "its backward slice never reads the bound parameter",
-            ClampMissing::Copysign => "its backward slice has no copysign (no clamp)",
-            ClampMissing::CopysignOfBound => {
-                "its backward slice has no copysign whose magnitude is the bound"
-            }
-        })
-    }
-}
+pub use super::clamp::ClampFailure;
 
 /// One thing the audit found wrong. Every variant names the entry (or declared kernel).
 #[derive(Clone, Debug, PartialEq)]
@@ -59,12 +39,6 @@ pub enum Violation {
         bound_index: Option<usize>,
         param_count: usize,
     },
-    /// The clamp found in the PTX uses another parameter than the last as its bound.
-    ClampReadsOtherParam {
-        entry: String,
-        param_index: usize,
-        param_name: String,
-    },
     /// An optimizer descriptor without a pointer parameter buffer.
     NoParamBuffer { entry: String },
     /// An optimizer entry that never stores through its parameter-buffer pointer.
@@ -78,26 +52,58 @@ pub enum Violation {
         lane: Option<usize>,
         /// The stored operand.
         value: String,
-        missing: ClampMissing,
+        failure: ClampFailure,
     },
-    /// A store whose address derives from no entry parameter (could alias the parameter buffer).
-    UntracedStore {
+    /// A write to global (or generic) memory not attributed to exactly one writable pointer.
+    UnattributedWrite {
         entry: String,
         line: usize,
         instruction: String,
+        reason: String,
     },
-    /// An atomic, reduction or copy into the parameter buffer (its value cannot be checked).
+    /// A write through a pointer whose declared role is read-only (or into a pointer table).
+    WriteToReadOnly {
+        entry: String,
+        line: usize,
+        instruction: String,
+        param: String,
+        role: String,
+    },
+    /// An atomic or reduction into a parameter buffer (its value cannot be clamped).
     UncheckableWrite {
         entry: String,
         line: usize,
         instruction: String,
     },
-    /// The parameter-buffer pointer itself is written to memory (or passed to a call).
-    ParamPointerEscapes {
+    /// A pointer parameter (or a pointer from a table) is itself written to memory.
+    PointerEscapes {
+        entry: String,
+        line: usize,
+        instruction: String,
+        pointer: String,
+    },
+    /// An instruction the audit does not know: it could write memory in a way not modelled.
+    UnknownInstruction {
         entry: String,
         line: usize,
         instruction: String,
     },
+    /// A call: the callee is code the audit cannot see.
+    Call {
+        entry: String,
+        line: usize,
+        instruction: String,
+    },
+    /// A parameter role the entry's kind may not have (a parameter buffer in a non-optimizer,
+    /// an output in an optimizer, an unknown pointer role).
+    RoleNotAllowed {
+        entry: String,
+        param: String,
+        role: String,
+        kind: KernelKind,
+    },
+    /// Something wrong with the module as a whole (a `.func`, inline assembly, an extern).
+    Module { problem: String },
 }
 
 impl Violation {
@@ -110,13 +116,17 @@ impl Violation {
             | Violation::ParamCount { entry, .. }
             | Violation::ParamType { entry, .. }
             | Violation::BoundNotLast { entry, .. }
-            | Violation::ClampReadsOtherParam { entry, .. }
             | Violation::NoParamBuffer { entry }
             | Violation::NoParamStore { entry }
             | Violation::ClampBypassed { entry, .. }
-            | Violation::UntracedStore { entry, .. }
+            | Violation::UnattributedWrite { entry, .. }
+            | Violation::WriteToReadOnly { entry, .. }
             | Violation::UncheckableWrite { entry, .. }
-            | Violation::ParamPointerEscapes { entry, .. } => entry,
+            | Violation::PointerEscapes { entry, .. }
+            | Violation::UnknownInstruction { entry, .. }
+            | Violation::Call { entry, .. }
+            | Violation::RoleNotAllowed { entry, .. } => entry,
+            Violation::Module { .. } => "<module>",
             Violation::MissingEntry { kernel, .. } | Violation::DuplicateDeclaration { kernel } => {
                 kernel
             }
@@ -176,15 +186,6 @@ impl fmt::Display for Violation {
                 ),
                 None => write!(f, "{entry}: no clamp bound parameter is declared"),
             },
-            Violation::ClampReadsOtherParam {
-                entry,
-                param_index,
-                param_name,
-            } => write!(
-                f,
-                "{entry}: the clamp's copysign takes its bound from parameter {param_index} \
-                 ({param_name}), not from the last parameter"
-            ),
             Violation::NoParamBuffer { entry } => {
                 write!(f, "{entry}: the descriptor has no pointer parameter buffer")
             }
@@ -198,22 +199,34 @@ impl fmt::Display for Violation {
                 instruction,
                 lane,
                 value,
-                missing,
+                failure,
             } => {
                 write!(f, "{entry} (line {line}): `{instruction}` stores {value}")?;
                 if let Some(lane) = lane {
                     write!(f, " (element {lane})")?;
                 }
-                write!(f, " to the parameter buffer, but {missing}")
+                write!(f, " to a parameter buffer, but {failure}")
             }
-            Violation::UntracedStore {
+            Violation::UnattributedWrite {
                 entry,
                 line,
                 instruction,
+                reason,
             } => write!(
                 f,
-                "{entry} (line {line}): `{instruction}` stores through an address that derives \
-                 from no parameter (it could be the parameter buffer)"
+                "{entry} (line {line}): `{instruction}` writes memory not attributed to one \
+                 writable pointer parameter: {reason}"
+            ),
+            Violation::WriteToReadOnly {
+                entry,
+                line,
+                instruction,
+                param,
+                role,
+            } => write!(
+                f,
+                "{entry} (line {line}): `{instruction}` writes through `{param}`, whose role \
+                 {role} is read-only (or is a pointer table, which is never written)"
             ),
             Violation::UncheckableWrite {
                 entry,
@@ -221,18 +234,48 @@ impl fmt::Display for Violation {
                 instruction,
             } => write!(
                 f,
-                "{entry} (line {line}): `{instruction}` writes the parameter buffer other than \
-                 by a store, so its value cannot be checked"
+                "{entry} (line {line}): `{instruction}` writes a parameter buffer other than \
+                 by a store, so its value cannot be clamped"
             ),
-            Violation::ParamPointerEscapes {
+            Violation::PointerEscapes {
+                entry,
+                line,
+                instruction,
+                pointer,
+            } => write!(
+                f,
+                "{entry} (line {line}): `{instruction}` writes the pointer `{pointer}` itself \
+                 to memory (it could be loaded back and written through)"
+            ),
+            Violation::UnknownInstruction {
                 entry,
                 line,
                 instruction,
             } => write!(
                 f,
-                "{entry} (line {line}): `{instruction}` writes the parameter-buffer pointer \
-                 itself to memory"
+                "{entry} (line {line}): `{instruction}` is an instruction the audit does not \
+                 model, so it cannot prove what it writes"
             ),
+            Violation::Call {
+                entry,
+                line,
+                instruction,
+            } => write!(
+                f,
+                "{entry} (line {line}): `{instruction}` calls a function, whose body the audit \
+                 does not see (device code must be inlined)"
+            ),
+            Violation::RoleNotAllowed {
+                entry,
+                param,
+                role,
+                kind,
+            } => write!(
+                f,
+                "{entry}: parameter `{param}` has role {role}, which a {kind:?} entry may not \
+                 have (a kernel that writes parameters is an optimizer kernel)"
+            ),
+            Violation::Module { problem } => write!(f, "the module: {problem}"),
         }
     }
 }

@@ -1,0 +1,437 @@
+//! The clamp's semantics, proven from the PTX: for a value stored to a parameter buffer, the
+//! audit extracts the instructions between the bound (the `ld.param` of the entry's last
+//! parameter) and the stored register, finds the one value `x` they clamp, and runs them on a
+//! table of `(x, bound)` pairs against the contract:
+//!
+//! `stored = bound > 0 && |x| > bound ? copysign(bound, x) : x`, bit for bit,
+//!
+//! so NaN stays NaN (same bits), ±inf becomes ±bound, `|x| == bound` is unchanged, and a bound
+//! that is 0, negative or NaN leaves `x` unchanged. The table has NaNs, infinities, signed zeros,
+//! subnormals, the largest finite values and `bound` ± 1 ulp. Everything else is a violation:
+//! a stored value that does not depend on the bound, one that depends on anything besides `x`
+//! and the bound, a register with several definitions or a guarded definition on the way, an
+//! instruction the interpreter does not know.
+use std::collections::{HashMap, HashSet};
+
+use super::eval;
+use super::opcodes::{address, sources};
+use super::provenance::Provenance;
+use crate::ptx::{Instruction, Operand};
+
+/// Why a value stored to a parameter buffer is not proven clamped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClampFailure {
+    /// The value does not depend on the bound parameter at all.
+    NoBound,
+    /// The instructions between the bound and the store could not be evaluated.
+    Unprovable { reason: String },
+    /// Evaluated, the device code gives another value than the contract for one input.
+    Wrong {
+        x: u32,
+        bound: u32,
+        got: u32,
+        expected: u32,
+    },
+}
+
+fn show(bits: u32) -> String {
+    let v = f32::from_bits(bits);
+    if v.is_nan() {
+        format!("NaN (0x{bits:08x})")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+impl std::fmt::Display for ClampFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClampFailure::NoBound => f.write_str(
+                "the value does not depend on the clamp bound (the last parameter): no clamp",
+            ),
+            ClampFailure::Unprovable { reason } => {
+                write!(f, "the clamp cannot be proven: {reason}")
+            }
+            ClampFailure::Wrong {
+                x,
+                bound,
+                got,
+                expected,
+            } => write!(
+                f,
+                "the clamp computes the wrong value: for x = {} and bound = {} the device code \
+                 stores {}, the contract `bound > 0 && |x| > bound ? copysign(bound, x) : x` \
+                 gives {}",
+                show(*x),
+                show(*bound),
+                show(*got),
+                show(*expected)
+            ),
+        }
+    }
+}
+
+/// The contract, written from its definition (not from the kernels' own `weight_clamp`, so a
+/// change there cannot change what the device code is held to).
+pub fn contract(x: f32, bound: f32) -> f32 {
+    if bound > 0.0 && x.abs() > bound {
+        if x.is_sign_negative() {
+            -bound
+        } else {
+            bound
+        }
+    } else {
+        x
+    }
+}
+
+/// The `(x, bound)` pairs the clamp is run on.
+pub fn cases() -> Vec<(u32, u32)> {
+    let bounds: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        -1.0,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        1.0,
+        2.5,
+        100.0,
+        1e-40,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        1e30,
+    ];
+    let xs: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0xffc0_1234),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1e-40,
+        -1e-40,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::MIN,
+        1e30,
+        -1e30,
+        3.0,
+        -3.0,
+        150.0,
+        -150.0,
+    ];
+    let mut out = Vec::new();
+    for &b in &bounds {
+        let mut around = xs.clone();
+        if b.is_finite() {
+            for v in [b, b.next_up(), b.next_down()] {
+                around.push(v);
+                around.push(-v);
+            }
+        }
+        for &x in &around {
+            out.push((x.to_bits(), b.to_bits()));
+        }
+    }
+    out
+}
+
+/// One entry's clamp prover: the registers that depend on the bound, computed once.
+pub(super) struct ClampProver<'a> {
+    flow: &'a Provenance<'a>,
+    instructions: &'a [Instruction],
+    bound_param: usize,
+    bound_dependent: HashSet<&'a str>,
+}
+
+/// The instructions between `x`, the bound and the stored value, ready to evaluate.
+struct Slice<'a> {
+    /// Register -> its one definition.
+    defs: HashMap<&'a str, usize>,
+    /// The registers holding the bound (`ld.param` of the bound parameter).
+    bound_regs: HashSet<&'a str>,
+    x: Option<&'a str>,
+}
+
+impl<'a> ClampProver<'a> {
+    pub(super) fn new(
+        flow: &'a Provenance<'a>,
+        instructions: &'a [Instruction],
+        bound_param: usize,
+    ) -> Self {
+        let mut prover = ClampProver {
+            flow,
+            instructions,
+            bound_param,
+            bound_dependent: HashSet::new(),
+        };
+        // Forward fixpoint: a register depends on the bound if one of its definitions reads
+        // the bound parameter or a register that does.
+        loop {
+            let mut changed = false;
+            for inst in instructions {
+                let dests = super::opcodes::destinations(inst);
+                if dests.is_empty() {
+                    continue;
+                }
+                let reads = prover.is_bound_load(inst)
+                    || sources(inst).iter().any(|s| {
+                        s.registers()
+                            .iter()
+                            .any(|r| prover.bound_dependent.contains(r))
+                    });
+                if reads {
+                    for d in dests {
+                        changed |= prover.bound_dependent.insert(d);
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        prover
+    }
+
+    fn is_bound_load(&self, inst: &Instruction) -> bool {
+        Provenance::is_param_load(inst)
+            && address(inst).and_then(|a| self.flow.param_of(a)) == Some(self.bound_param)
+    }
+
+    /// The one definition of `reg`, unguarded, or why there is none.
+    fn single_def(&self, reg: &'a str) -> Result<usize, String> {
+        match self.flow.defs.get(reg).map(Vec::as_slice) {
+            Some([i]) => {
+                let inst = &self.instructions[*i];
+                if inst.guard.is_some() {
+                    Err(format!(
+                        "`{reg}` is defined under a guard (`{}`, line {})",
+                        inst.text, inst.line
+                    ))
+                } else {
+                    Ok(*i)
+                }
+            }
+            Some(defs) if defs.len() > 1 => Err(format!(
+                "`{reg}` has {} definitions (lines {})",
+                defs.len(),
+                defs.iter()
+                    .map(|&i| self.instructions[i].line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => Err(format!("`{reg}` is never defined")),
+        }
+    }
+
+    /// The registers an evaluable definition reads, or why it is not evaluable.
+    fn operands_of(&self, i: usize) -> Result<Vec<&'a str>, String> {
+        let inst = &self.instructions[i];
+        if !eval::plain_operands(inst) {
+            return Err(format!(
+                "`{}` (line {}) has a negated or paired predicate",
+                inst.text, inst.line
+            ));
+        }
+        let srcs = sources(inst);
+        if let Some(bad) = srcs.iter().find(|o| !eval::is_value(o)) {
+            return Err(format!(
+                "`{}` (line {}) reads {bad}, which is neither a register nor an immediate",
+                inst.text, inst.line
+            ));
+        }
+        Ok(srcs
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Register(r) => Some(r.as_str()),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Builds the slice of `value`: the bound-dependent instructions feeding it, their other
+    /// inputs reduced to a single `x`.
+    fn slice(&self, value: &'a str) -> Result<Slice<'a>, ClampFailure> {
+        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        let mut slice = Slice {
+            defs: HashMap::new(),
+            bound_regs: HashSet::new(),
+            x: None,
+        };
+        let mut frontier: Vec<&'a str> = Vec::new();
+        let mut stack = vec![value];
+        let mut seen = HashSet::new();
+        while let Some(reg) = stack.pop() {
+            if !seen.insert(reg) {
+                continue;
+            }
+            let i = self.single_def(reg).map_err(unprovable)?;
+            let inst = &self.instructions[i];
+            if self.is_bound_load(inst) {
+                if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
+                    return Err(unprovable(format!(
+                        "the bound is read as `{}`, not as a 32-bit float",
+                        inst.text
+                    )));
+                }
+                slice.bound_regs.insert(reg);
+                continue;
+            }
+            let srcs = self.operands_of(i).map_err(unprovable)?;
+            slice.defs.insert(reg, i);
+            for s in srcs {
+                if self.bound_dependent.contains(s) {
+                    stack.push(s);
+                } else if !frontier.contains(&s) {
+                    frontier.push(s);
+                }
+            }
+        }
+        if slice.bound_regs.is_empty() {
+            return Err(unprovable(
+                "the bound is not read where the value is built".into(),
+            ));
+        }
+        // The clamped value: one frontier register from which every other one is computed.
+        let mut memo = HashMap::new();
+        let x = frontier
+            .iter()
+            .copied()
+            .find(|&x| frontier.iter().all(|&f| self.pure_from(f, x, &mut memo, 0)));
+        let Some(x) = x else {
+            return Err(unprovable(format!(
+                "besides the bound, the stored value depends on {} values that are not all \
+                 computed from one of them ({})",
+                frontier.len(),
+                frontier.join(", ")
+            )));
+        };
+        slice.x = Some(x);
+        let mut stack = frontier;
+        while let Some(reg) = stack.pop() {
+            if reg == x || slice.defs.contains_key(reg) {
+                continue;
+            }
+            let i = self.single_def(reg).map_err(unprovable)?;
+            slice.defs.insert(reg, i);
+            stack.extend(self.operands_of(i).map_err(unprovable)?);
+        }
+        Ok(slice)
+    }
+
+    /// Whether `reg` is `x` or computed from `x` and immediates alone, by unguarded single
+    /// definitions that the interpreter knows (memoized: the walk may cross the update's DAG).
+    fn pure_from(
+        &self,
+        reg: &'a str,
+        x: &'a str,
+        memo: &mut HashMap<(&'a str, &'a str), bool>,
+        depth: usize,
+    ) -> bool {
+        if reg == x {
+            return true;
+        }
+        if depth > 64 {
+            return false;
+        }
+        if let Some(&known) = memo.get(&(reg, x)) {
+            return known;
+        }
+        let result = match self.single_def(reg) {
+            Ok(i) => {
+                let inst = &self.instructions[i];
+                let computes = matches!(
+                    super::opcodes::class(inst),
+                    super::opcodes::Class::Compute | super::opcodes::Class::Compare
+                );
+                computes
+                    && self.operands_of(i).is_ok_and(|srcs| {
+                        srcs.into_iter()
+                            .all(|s| self.pure_from(s, x, memo, depth + 1))
+                    })
+            }
+            Err(_) => false,
+        };
+        memo.insert((reg, x), result);
+        result
+    }
+
+    /// Proves that the value in `value` is the clamp of one value with the bound.
+    pub(super) fn prove(&self, value: &'a Operand) -> Result<usize, ClampFailure> {
+        let Operand::Register(value) = value else {
+            return Err(ClampFailure::NoBound);
+        };
+        if !self.bound_dependent.contains(value.as_str()) {
+            return Err(ClampFailure::NoBound);
+        }
+        let slice = self.slice(value)?;
+        let cases = cases();
+        for &(x, bound) in &cases {
+            let got = self
+                .eval(value, &slice, x, bound, &mut HashMap::new(), 0)
+                .map_err(|reason| ClampFailure::Unprovable { reason })?;
+            let expected = contract(f32::from_bits(x), f32::from_bits(bound)).to_bits();
+            if got != expected {
+                return Err(ClampFailure::Wrong {
+                    x,
+                    bound,
+                    got,
+                    expected,
+                });
+            }
+        }
+        Ok(cases.len())
+    }
+
+    fn eval(
+        &self,
+        reg: &'a str,
+        slice: &Slice<'a>,
+        x: u32,
+        bound: u32,
+        memo: &mut HashMap<&'a str, u32>,
+        depth: usize,
+    ) -> Result<u32, String> {
+        if slice.x == Some(reg) {
+            return Ok(x);
+        }
+        if slice.bound_regs.contains(reg) {
+            return Ok(bound);
+        }
+        if let Some(&v) = memo.get(reg) {
+            return Ok(v);
+        }
+        if depth > 256 {
+            return Err("the clamp's slice is too deep".into());
+        }
+        let i = *slice
+            .defs
+            .get(reg)
+            .ok_or_else(|| format!("`{reg}` is outside the clamp's slice"))?;
+        let inst = &self.instructions[i];
+        let f32_immediates = eval::is_f32(inst);
+        let mut args = Vec::new();
+        for o in sources(inst) {
+            args.push(match o {
+                Operand::Register(r) => self.eval(r, slice, x, bound, memo, depth + 1)?,
+                Operand::Immediate(text) => {
+                    eval::immediate(text, f32_immediates).ok_or_else(|| {
+                        format!("cannot read the immediate `{text}` of `{}`", inst.text)
+                    })?
+                }
+                other => return Err(format!("cannot evaluate the operand {other}")),
+            });
+        }
+        let v = eval::apply(inst, &args).map_err(|e| format!("{e} (line {})", inst.line))?;
+        memo.insert(reg, v);
+        Ok(v)
+    }
+}

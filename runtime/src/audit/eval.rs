@@ -1,0 +1,379 @@
+//! An interpreter for the PTX instructions a clamp is made of, so the audit can run the device
+//! code's own clamp on a table of inputs. It knows a small set of opcodes on 32-bit and
+//! predicate values, with PTX's semantics (NaN in comparisons, `min`/`max` dropping a NaN
+//! operand, `.ftz`, `.sat`); anything else is refused, so a clamp it cannot evaluate is unproven,
+//! never assumed right.
+use crate::ptx::{Instruction, Operand};
+
+/// PTX's canonical NaN (what `min.NaN`, `max.NaN` return).
+const CANONICAL_NAN: u32 = 0x7fff_ffff;
+
+/// The type an instruction operates on, from its last type modifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    F32,
+    B32,
+    U32,
+    S32,
+    Pred,
+}
+
+fn ty(inst: &Instruction) -> Result<Ty, String> {
+    let found = inst.opcode.split('.').skip(1).filter_map(|m| match m {
+        "f32" => Some(Ty::F32),
+        "b32" => Some(Ty::B32),
+        "u32" => Some(Ty::U32),
+        "s32" => Some(Ty::S32),
+        "pred" => Some(Ty::Pred),
+        "f64" | "b64" | "u64" | "s64" | "f16" | "bf16" | "b16" | "u16" | "s16" | "b8" | "u8"
+        | "s8" | "f16x2" | "bf16x2" => Some(Ty::B32), // rejected below
+        _ => None,
+    });
+    let wide = inst.opcode.split('.').skip(1).any(|m| {
+        matches!(
+            m,
+            "f64"
+                | "b64"
+                | "u64"
+                | "s64"
+                | "f16"
+                | "bf16"
+                | "b16"
+                | "u16"
+                | "s16"
+                | "b8"
+                | "u8"
+                | "s8"
+                | "f16x2"
+                | "bf16x2"
+        )
+    });
+    if wide {
+        return Err(format!(
+            "`{}`: only 32-bit and predicate types are evaluated",
+            inst.text
+        ));
+    }
+    found
+        .last()
+        .ok_or_else(|| format!("`{}` has no type the audit evaluates", inst.text))
+}
+
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+fn ftz(bits: u32, on: bool) -> u32 {
+    if on && f(bits).is_subnormal() {
+        bits & 0x8000_0000
+    } else {
+        bits
+    }
+}
+
+/// Parses an immediate operand as a 32-bit pattern for type `ty`.
+pub(super) fn immediate(text: &str, ty_f32: bool) -> Option<u32> {
+    let t = text.trim();
+    if let Some(hex) = t.strip_prefix("0f").or_else(|| t.strip_prefix("0F")) {
+        return u32::from_str_radix(hex, 16).ok();
+    }
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t),
+    };
+    let int = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i64::from_str_radix(hex.trim_end_matches(['U', 'u']), 16).ok()
+    } else {
+        digits.trim_end_matches(['U', 'u']).parse::<i64>().ok()
+    };
+    match int {
+        Some(v) => {
+            let v = if negative { -v } else { v };
+            if ty_f32 && t.contains('.') {
+                None
+            } else {
+                Some(v as u32)
+            }
+        }
+        None if ty_f32 => t.parse::<f32>().ok().map(f32::to_bits),
+        None => None,
+    }
+}
+
+/// Float comparison `op` of PTX `setp`/`testp`.
+fn compare_f32(op: &str, a: f32, b: f32) -> Result<bool, String> {
+    let unordered = a.is_nan() || b.is_nan();
+    Ok(match op {
+        "eq" => !unordered && a == b,
+        "ne" => !unordered && a != b,
+        "lt" => !unordered && a < b,
+        "le" => !unordered && a <= b,
+        "gt" => !unordered && a > b,
+        "ge" => !unordered && a >= b,
+        "equ" => unordered || a == b,
+        "neu" => unordered || a != b,
+        "ltu" => unordered || a < b,
+        "leu" => unordered || a <= b,
+        "gtu" => unordered || a > b,
+        "geu" => unordered || a >= b,
+        "num" => !unordered,
+        "nan" => unordered,
+        other => return Err(format!("unknown float comparison `{other}`")),
+    })
+}
+
+fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, String> {
+    let (sa, sb) = (a as i32, b as i32);
+    Ok(match op {
+        "eq" => a == b,
+        "ne" => a != b,
+        "lt" if signed => sa < sb,
+        "le" if signed => sa <= sb,
+        "gt" if signed => sa > sb,
+        "ge" if signed => sa >= sb,
+        "lt" | "lo" => a < b,
+        "le" | "ls" => a <= b,
+        "gt" | "hi" => a > b,
+        "ge" | "hs" => a >= b,
+        other => return Err(format!("unknown integer comparison `{other}`")),
+    })
+}
+
+/// `min`/`max` of PTX: a NaN operand is dropped (both NaN: canonical NaN), `-0 < +0`; with
+/// `.NaN`, any NaN operand gives the canonical NaN.
+fn min_max(a: u32, b: u32, max: bool, nan_propagates: bool) -> u32 {
+    let (x, y) = (f(a), f(b));
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => return CANONICAL_NAN,
+        (true, false) | (false, true) if nan_propagates => return CANONICAL_NAN,
+        (true, false) => return b,
+        (false, true) => return a,
+        (false, false) => {}
+    }
+    // Order with -0 below +0.
+    let key = |v: u32| -> i64 {
+        let s = v as i32 as i64;
+        if s < 0 {
+            -(s & 0x7fff_ffff) - 1
+        } else {
+            s
+        }
+    };
+    let pick_a = if max {
+        key(a) >= key(b)
+    } else {
+        key(a) <= key(b)
+    };
+    if pick_a {
+        a
+    } else {
+        b
+    }
+}
+
+/// Evaluates one instruction given its source operands' values (registers already looked up,
+/// immediates parsed). Returns the destination's value.
+pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, String> {
+    let op = inst.op();
+    let mods: Vec<&str> = inst.opcode.split('.').skip(1).collect();
+    let has = |m: &str| mods.contains(&m);
+    let t = ty(inst)?;
+    let ftz_on = has("ftz");
+    let need = |n: usize| -> Result<(), String> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(format!("`{}`: expected {n} source operands", inst.text))
+        }
+    };
+    let rounding_ok = !mods.iter().any(|m| {
+        matches!(
+            *m,
+            "rz" | "rm" | "rp" | "approx" | "full" | "rni" | "rzi" | "rmi" | "rpi"
+        )
+    });
+    let float_result = |v: f32| -> u32 {
+        let mut bits = ftz(v.to_bits(), ftz_on);
+        if has("sat") {
+            let x = f(bits);
+            bits = if x.is_nan() || x <= 0.0 {
+                0
+            } else if x >= 1.0 {
+                1.0f32.to_bits()
+            } else {
+                bits
+            };
+        }
+        bits
+    };
+    let fa = |i: usize| f(ftz(args[i], ftz_on));
+    match (op, t) {
+        ("mov", _) => {
+            need(1)?;
+            Ok(args[0])
+        }
+        ("abs", Ty::F32) => {
+            need(1)?;
+            Ok(ftz(args[0], ftz_on) & 0x7fff_ffff)
+        }
+        ("neg", Ty::F32) => {
+            need(1)?;
+            Ok(ftz(args[0], ftz_on) ^ 0x8000_0000)
+        }
+        ("abs", Ty::S32) => {
+            need(1)?;
+            Ok((args[0] as i32).wrapping_abs() as u32)
+        }
+        ("neg", Ty::S32) => {
+            need(1)?;
+            Ok((args[0] as i32).wrapping_neg() as u32)
+        }
+        ("copysign", Ty::F32) => {
+            // `copysign d, a, b`: b's magnitude with a's sign.
+            need(2)?;
+            Ok((args[1] & 0x7fff_ffff) | (args[0] & 0x8000_0000))
+        }
+        ("selp", _) => {
+            need(3)?;
+            Ok(if args[2] != 0 { args[0] } else { args[1] })
+        }
+        ("min" | "max", Ty::F32) => {
+            need(2)?;
+            let r = min_max(
+                ftz(args[0], ftz_on),
+                ftz(args[1], ftz_on),
+                op == "max",
+                has("NaN"),
+            );
+            Ok(r)
+        }
+        ("min" | "max", Ty::U32 | Ty::S32) => {
+            need(2)?;
+            let signed = t == Ty::S32;
+            let a_less = if signed {
+                (args[0] as i32) < (args[1] as i32)
+            } else {
+                args[0] < args[1]
+            };
+            Ok(if (op == "min") == a_less {
+                args[0]
+            } else {
+                args[1]
+            })
+        }
+        ("add" | "sub" | "mul" | "div", Ty::F32) if rounding_ok => {
+            need(2)?;
+            let (a, b) = (fa(0), fa(1));
+            Ok(float_result(match op {
+                "add" => a + b,
+                "sub" => a - b,
+                "mul" => a * b,
+                _ => a / b,
+            }))
+        }
+        ("fma" | "mad", Ty::F32) if rounding_ok => {
+            need(3)?;
+            Ok(float_result(fa(0).mul_add(fa(1), fa(2))))
+        }
+        ("sqrt", Ty::F32) if rounding_ok => {
+            need(1)?;
+            Ok(float_result(fa(0).sqrt()))
+        }
+        ("and" | "or" | "xor", Ty::B32 | Ty::U32 | Ty::S32 | Ty::Pred) => {
+            need(2)?;
+            Ok(match op {
+                "and" => args[0] & args[1],
+                "or" => args[0] | args[1],
+                _ => args[0] ^ args[1],
+            })
+        }
+        ("not", Ty::Pred) => {
+            need(1)?;
+            Ok((args[0] == 0) as u32)
+        }
+        ("not", Ty::B32 | Ty::U32 | Ty::S32) => {
+            need(1)?;
+            Ok(!args[0])
+        }
+        ("add" | "sub", Ty::U32 | Ty::S32 | Ty::B32) => {
+            need(2)?;
+            Ok(if op == "add" {
+                args[0].wrapping_add(args[1])
+            } else {
+                args[0].wrapping_sub(args[1])
+            })
+        }
+        ("shl", _) => {
+            need(2)?;
+            Ok(if args[1] >= 32 { 0 } else { args[0] << args[1] })
+        }
+        ("shr", Ty::S32) => {
+            need(2)?;
+            Ok(((args[0] as i32) >> args[1].min(31)) as u32)
+        }
+        ("shr", _) => {
+            need(2)?;
+            Ok(if args[1] >= 32 { 0 } else { args[0] >> args[1] })
+        }
+        ("setp", _) => {
+            // `setp.cmp[.bool].type p, a, b[, c]`.
+            let cmp = mods.first().copied().unwrap_or("");
+            let bool_op = mods
+                .get(1)
+                .copied()
+                .filter(|m| matches!(*m, "and" | "or" | "xor"));
+            let expected = if bool_op.is_some() { 3 } else { 2 };
+            need(expected)?;
+            let r = match t {
+                Ty::F32 => compare_f32(cmp, fa(0), fa(1))?,
+                Ty::S32 => compare_int(cmp, args[0], args[1], true)?,
+                Ty::U32 | Ty::B32 => compare_int(cmp, args[0], args[1], false)?,
+                Ty::Pred => return Err(format!("`{}`: setp on predicates", inst.text)),
+            };
+            let c = args.get(2).map(|&c| c != 0);
+            Ok(match (bool_op, c) {
+                (Some("and"), Some(c)) => r && c,
+                (Some("or"), Some(c)) => r || c,
+                (Some("xor"), Some(c)) => r ^ c,
+                _ => r,
+            } as u32)
+        }
+        ("testp", Ty::F32) => {
+            need(1)?;
+            let x = f(args[0]);
+            let test = mods.first().copied().unwrap_or("");
+            Ok(match test {
+                "finite" => x.is_finite(),
+                "infinite" => x.is_infinite(),
+                "number" => !x.is_nan(),
+                "notanumber" => x.is_nan(),
+                "normal" => x.is_normal(),
+                "subnormal" => x.is_subnormal(),
+                other => return Err(format!("unknown testp `{other}`")),
+            } as u32)
+        }
+        _ => Err(format!(
+            "`{}`: the audit does not evaluate this instruction",
+            inst.text
+        )),
+    }
+}
+
+/// Whether `operand` is something [`apply`] can take as a source: a register or an immediate.
+pub(super) fn is_value(operand: &Operand) -> bool {
+    matches!(operand, Operand::Register(_) | Operand::Immediate(_))
+}
+
+/// Whether the instruction's operands are plain (no vector destination, no negated predicate,
+/// which the reader does not keep).
+pub(super) fn plain_operands(inst: &Instruction) -> bool {
+    !inst.text.contains('!') && !inst.text.contains('|')
+}
+
+/// Whether `inst` is an `f32` instruction (for parsing its immediates).
+pub(super) fn is_f32(inst: &Instruction) -> bool {
+    inst.opcode.split('.').any(|m| m == "f32")
+}

@@ -1,0 +1,235 @@
+//! The write audit of one entry, optimizer or not: every store, vector store, atomic and
+//! reduction to global (or generic) memory is attributed, through pointer provenance, to exactly
+//! one pointer parameter whose declared role is writable (for a pointer table: one pointer
+//! loaded from it); every store to a parameter buffer is proven clamped ([`super::clamp`]).
+//! Writes to `.shared`/`.local` memory (private to the block or thread) need no attribution.
+//! An instruction the audit does not know, and any call, is a violation.
+use std::collections::{BTreeMap, HashSet};
+
+use adamant_kernels::abi::{KernelDescriptor, KernelKind};
+
+use super::clamp::ClampProver;
+use super::opcodes::{address, class, space, written_values, Class, Space};
+use super::provenance::{Provenance, Root};
+use super::{ClampAudit, Violation, WriteAudit};
+use crate::ptx::{Instruction, Operand, PtxEntry};
+
+/// What an address was attributed to.
+enum Target {
+    /// Pointer parameter `i` (or, for a table, a buffer pointer loaded from table `i`).
+    Param(usize),
+    /// Memory private to the block or thread.
+    Private,
+}
+
+pub(super) struct WriteContext<'a> {
+    pub entry: &'a PtxEntry,
+    pub descriptor: &'a KernelDescriptor,
+    /// `.shared` and `.local` variables of the module and the entry.
+    pub private_symbols: &'a HashSet<String>,
+}
+
+pub(super) fn audit_writes(
+    cx: &WriteContext<'_>,
+    violations: &mut Vec<Violation>,
+) -> (WriteAudit, Option<ClampAudit>) {
+    let entry = cx.entry;
+    let descriptor = cx.descriptor;
+    let name = &entry.name;
+    let instructions = entry.instructions();
+    let flow = Provenance::new(entry, descriptor, &instructions);
+    let is_optimizer = descriptor.kind == KernelKind::Optimizer;
+    let bound = descriptor
+        .clamp_bound_index()
+        .filter(|&i| i + 1 == descriptor.params.len() && i < entry.params.len());
+    let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b));
+    let mut writes = WriteAudit::default();
+    let mut clamp = is_optimizer.then(ClampAudit::default);
+    let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
+
+    let at = |inst: &Instruction| (name.clone(), inst.line, inst.text.clone());
+    for inst in &instructions {
+        match class(inst) {
+            Class::Unknown => {
+                let (entry, line, instruction) = at(inst);
+                violations.push(Violation::UnknownInstruction {
+                    entry,
+                    line,
+                    instruction,
+                });
+                continue;
+            }
+            Class::Call => {
+                let (entry, line, instruction) = at(inst);
+                violations.push(Violation::Call {
+                    entry,
+                    line,
+                    instruction,
+                });
+                continue;
+            }
+            Class::Write => {}
+            _ => continue,
+        }
+        // A pointer written to memory could be loaded back and written through.
+        for v in written_values(inst) {
+            let escaped = flow
+                .operand_roots(v)
+                .into_iter()
+                .find(|r| matches!(r, Root::Pointer(_) | Root::TableEntry(_)));
+            if let Some(Root::Pointer(i) | Root::TableEntry(i)) = escaped {
+                let (entry, line, instruction) = at(inst);
+                violations.push(Violation::PointerEscapes {
+                    entry,
+                    line,
+                    instruction,
+                    pointer: descriptor.params[i].name.to_string(),
+                });
+            }
+        }
+        let target = match attribute(cx, &flow, inst) {
+            Ok(t) => t,
+            Err(reason) => {
+                let (entry, line, instruction) = at(inst);
+                violations.push(Violation::UnattributedWrite {
+                    entry,
+                    line,
+                    instruction,
+                    reason,
+                });
+                continue;
+            }
+        };
+        let Target::Param(i) = target else {
+            writes.private_writes += 1;
+            continue;
+        };
+        let param = descriptor.params[i];
+        if !param.role.is_writable() || param.role.is_pointer_table() && is_direct(&flow, inst, i) {
+            let (entry, line, instruction) = at(inst);
+            violations.push(Violation::WriteToReadOnly {
+                entry,
+                line,
+                instruction,
+                param: param.name.to_string(),
+                role: format!("{:?}", param.role),
+            });
+            continue;
+        }
+        writes.attributed_writes += 1;
+        *per_param.entry(i).or_default() += 1;
+        if !param.role.is_param() {
+            continue;
+        }
+        // A parameter buffer: only plain stores, of clamped values.
+        let Some(clamp) = clamp.as_mut() else {
+            // Roles are checked against the kind in entry.rs; a non-optimizer with a parameter
+            // role is already a violation there, and has no bound to prove a clamp with.
+            continue;
+        };
+        if inst.op() != "st" {
+            let (entry, line, instruction) = at(inst);
+            violations.push(Violation::UncheckableWrite {
+                entry,
+                line,
+                instruction,
+            });
+            continue;
+        }
+        clamp.param_stores += 1;
+        let lanes: Vec<&Operand> = written_values(inst)
+            .into_iter()
+            .flat_map(|v| v.elements())
+            .collect();
+        let vector = lanes.len() > 1;
+        for (lane, value) in lanes.into_iter().enumerate() {
+            if matches!(value, Operand::Symbol(s) if s == "_") {
+                continue;
+            }
+            clamp.stored_values += 1;
+            let verdict = match &prover {
+                Some(p) => p.prove(value),
+                None => Err(super::ClampFailure::Unprovable {
+                    reason: "the entry declares no clamp bound as its last parameter".into(),
+                }),
+            };
+            match verdict {
+                Ok(cases) => {
+                    clamp.clamped_values += 1;
+                    clamp.cases_evaluated += cases;
+                }
+                Err(failure) => {
+                    let (entry, line, instruction) = at(inst);
+                    violations.push(Violation::ClampBypassed {
+                        entry,
+                        line,
+                        instruction,
+                        lane: vector.then_some(lane),
+                        value: value.to_string(),
+                        failure,
+                    });
+                }
+            }
+        }
+    }
+    writes.per_param = per_param
+        .into_iter()
+        .map(|(i, n)| (descriptor.params[i].name.to_string(), n))
+        .collect();
+    (writes, clamp)
+}
+
+/// Whether the write's address is the table parameter `i` itself (writing into the table),
+/// rather than a pointer loaded from it.
+fn is_direct(flow: &Provenance<'_>, inst: &Instruction, i: usize) -> bool {
+    address(inst).is_some_and(|a| flow.address_roots(a).contains(&Root::Pointer(i)))
+}
+
+/// The one writable place a write's address derives from, or why there is none.
+fn attribute(
+    cx: &WriteContext<'_>,
+    flow: &Provenance<'_>,
+    inst: &Instruction,
+) -> Result<Target, String> {
+    match space(inst) {
+        Space::Private => return Ok(Target::Private),
+        Space::Param => {
+            return Err("it writes the kernel's parameter space".into());
+        }
+        Space::Const => return Err("it writes the constant space".into()),
+        Space::GlobalOrGeneric => {}
+    }
+    let Some(address) = address(inst) else {
+        return Err("it has no address operand".into());
+    };
+    let roots: Vec<Root> = flow.address_roots(address).into_iter().collect();
+    let params = &cx.descriptor.params;
+    let describe = |r: &Root| match r {
+        Root::Pointer(i) => format!("parameter `{}`", params[*i].name),
+        Root::TableEntry(i) => format!("a pointer loaded from table `{}`", params[*i].name),
+        Root::Symbol(s) => format!("variable `{s}`"),
+        Root::Loaded => "a value loaded from memory".to_string(),
+    };
+    match roots.as_slice() {
+        [] => Err(
+            "its address derives from no pointer parameter (only from scalars, indices \
+                   or constants), so it could be any address"
+                .into(),
+        ),
+        [Root::Pointer(i)] | [Root::TableEntry(i)] => Ok(Target::Param(*i)),
+        [Root::Symbol(s)] if cx.private_symbols.contains(s) => Ok(Target::Private),
+        [Root::Symbol(s)] => Err(format!(
+            "its address is that of variable `{s}`, which is not .shared or .local memory (a \
+             module variable is not a declared buffer)"
+        )),
+        [Root::Loaded] => Err(
+            "its address is loaded from memory, so it could be any address \
+                               (only pointer tables and index tables are followed)"
+                .into(),
+        ),
+        several => Err(format!(
+            "its address may derive from several places: {}",
+            several.iter().map(describe).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
