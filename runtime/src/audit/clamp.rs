@@ -373,10 +373,13 @@ impl<'a> ClampProver<'a> {
             return Err(ClampFailure::NoBound);
         }
         let slice = self.slice(value)?;
-        let cases = cases();
-        for &(x, bound) in &cases {
+        static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
+        let cases = CASES.get_or_init(cases);
+        let mut memo = HashMap::new();
+        for &(x, bound) in cases {
+            memo.clear();
             let got = self
-                .eval(value, &slice, x, bound, &mut HashMap::new(), 0)
+                .eval(value, &slice, x, bound, &mut memo, 0)
                 .map_err(|reason| ClampFailure::Unprovable { reason })?;
             let expected = contract(f32::from_bits(x), f32::from_bits(bound)).to_bits();
             if got != expected {

@@ -1,0 +1,168 @@
+//! Helpers of the PTX audit tests: the real module, and edits of one entry of it.
+#![allow(dead_code)] // each test crate uses its own subset
+
+use std::collections::HashMap;
+
+use adamant_kernels::abi::{self, KernelKind};
+use adamant_runtime::audit::{audit, AuditReport, Violation};
+
+/// The single-buffer optimizer entries (each also has `<name>_multi`), from the registry.
+pub fn optimizers() -> Vec<&'static str> {
+    abi::kernels()
+        .into_iter()
+        .filter(|k| k.kind == KernelKind::Optimizer && !k.is_multi_tensor())
+        .map(|k| k.name)
+        .collect()
+}
+
+pub fn real() -> &'static str {
+    adamant_runtime::PTX
+}
+
+pub fn run(ptx: &str) -> AuditReport {
+    audit(ptx, &abi::kernels())
+}
+
+/// Line indices of `.entry name(` .. its closing `}` (inclusive).
+pub fn entry_lines(ptx: &str, name: &str) -> (usize, usize) {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains(&format!(".entry {name}(")))
+        .unwrap_or_else(|| panic!("no entry {name} in the PTX"));
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| *l == "}")
+            .expect("entry is closed");
+    (start, end)
+}
+
+/// `ptx` with the lines of entry `name` passed through `edit`.
+pub fn edit_entry(ptx: &str, name: &str, edit: impl FnOnce(&mut Vec<String>)) -> String {
+    let (start, end) = entry_lines(ptx, name);
+    let mut lines: Vec<String> = ptx.lines().map(str::to_string).collect();
+    let mut entry: Vec<String> = lines[start..=end].to_vec();
+    edit(&mut entry);
+    lines.splice(start..=end, entry);
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// Registers in `text` (`%r12`, `%rd3`, `%p1`).
+pub fn registers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '%'))
+        .filter(|t| t.starts_with('%'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// For every `selp.f32 %d, %a, %b, %p` line: `%d -> %b`. In an optimizer entry those are the
+/// clamp's selects, and `%b` is the value before the clamp.
+pub fn pre_clamp_values(entry: &[String]) -> HashMap<String, String> {
+    entry
+        .iter()
+        .filter(|l| l.trim_start().starts_with("selp.f32"))
+        .filter_map(|l| {
+            let regs = registers(l);
+            (regs.len() == 4).then(|| (regs[0].clone(), regs[2].clone()))
+        })
+        .collect()
+}
+
+/// Rewrites the value operands of the entry's global stores (`lanes`: which elements, None =
+/// all) from the clamped register to the value before the clamp. Returns how many it rewrote.
+pub fn bypass_clamp(entry: &mut [String], lanes: Option<&[usize]>, vector_only: bool) -> usize {
+    let pre = pre_clamp_values(entry);
+    let mut rewritten = 0;
+    for line in entry.iter_mut() {
+        let trimmed = line.trim_start();
+        // Global stores: `st.global.*`, or generic `st.*` through a pointer loaded from a
+        // multi-tensor entry's table.
+        let generic = trimmed.starts_with("st.")
+            && !["st.param", "st.shared", "st.local"]
+                .iter()
+                .any(|s| trimmed.starts_with(s));
+        if !(trimmed.starts_with("st.global") || generic) {
+            continue;
+        }
+        let is_vector = trimmed.contains(".v4.") || trimmed.contains(".v2.");
+        if vector_only && !is_vector {
+            continue;
+        }
+        let Some((address, values)) = line.split_once("],") else {
+            continue;
+        };
+        let mut new_values = String::new();
+        let mut lane = 0;
+        for token in values.split_inclusive([',', '}', ';', ' ', '{', '\t']) {
+            let reg: String = token
+                .trim_end_matches([',', '}', ';', ' ', '{', '\t'])
+                .to_string();
+            let tail = &token[reg.len()..];
+            if reg.starts_with('%') {
+                let wanted = lanes.is_none_or(|l| l.contains(&lane));
+                match pre.get(&reg) {
+                    Some(raw) if wanted => {
+                        new_values.push_str(raw);
+                        rewritten += 1;
+                    }
+                    _ => new_values.push_str(&reg),
+                }
+                lane += 1;
+            } else {
+                new_values.push_str(&reg);
+            }
+            new_values.push_str(tail);
+        }
+        *line = format!("{address}],{new_values}");
+    }
+    rewritten
+}
+
+pub fn bypasses<'a>(report: &'a AuditReport, entry: &str) -> Vec<&'a Violation> {
+    report
+        .violations
+        .iter()
+        .filter(|v| matches!(v, Violation::ClampBypassed { entry: e, .. } if e == entry))
+        .collect()
+}
+
+/// Every violation is about `entry`, and every other optimizer entry is still verified.
+pub fn only_about(report: &AuditReport, entry: &str) {
+    assert!(!report.is_ok(), "the audit passed:\n{report}");
+    for v in &report.violations {
+        assert_eq!(v.entry(), entry, "unexpected violation: {v}\n{report}");
+    }
+    for e in report.optimizer_entries() {
+        if e.name != entry {
+            assert_eq!(
+                e.clamp_verified,
+                Some(true),
+                "{} lost its clamp\n{report}",
+                e.name
+            );
+        }
+    }
+}
+
+/// Inserts `text` before the entry's last `ret;`.
+pub fn insert_before_ret(ptx: &str, kernel: &str, text: &str) -> String {
+    edit_entry(ptx, kernel, |e| {
+        let ret = e.iter().rposition(|l| l.trim() == "ret;").unwrap();
+        e.insert(ret, text.to_string());
+    })
+}
+
+/// The register the entry loads parameter `index` into.
+pub fn param_register(kernel: &str, index: usize) -> String {
+    let (start, end) = entry_lines(real(), kernel);
+    let needle = format!("[{kernel}_param_{index}]");
+    let line = real().lines().collect::<Vec<_>>()[start..=end]
+        .iter()
+        .find(|l| l.contains(&needle))
+        .unwrap()
+        .to_string();
+    registers(&line)[0].clone()
+}
