@@ -169,7 +169,7 @@ fn main() -> Result<()> {
 fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> Result<()> {
     let stream = rt.stream();
     let policy = ClampPolicy::from_isv(1.0);
-    let scalars = adam_scalars!(attn_adam_kernel, hyper(), weight_decay: hyper().weight_decay);
+    let scalars = adam_scalars!(attn_adam_kernel, hyper(), weight_decay: hyper().weight_decay)?;
     let mut rows = vec![];
     let sizes: Vec<u32> = if quick {
         vec![10, 20, 28]
@@ -296,17 +296,17 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     let isv = ClampPolicy::from_isv(2.0);
     let dt_policy = ClampPolicy::disabled(adamant::runtime::training::DT_CLAMP_DISABLED);
     let h = hyper();
-    let dqn_s = adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL);
-    let iqn_s = adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay);
-    let iql_s = adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0);
-    let attn_s = adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay);
+    let dqn_s = adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL)?;
+    let iqn_s = adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay)?;
+    let iql_s = adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0)?;
+    let attn_s = adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay)?;
     let cur_s = adam_scalars!(
         curiosity_adam_step,
         AdamHyper {
             weight_decay: 0.0,
             ..h
         }
-    );
+    )?;
     macro_rules! bufs {
         ($list:expr, $k:ident) => {
             $list

@@ -119,22 +119,22 @@ fn step(
     match kernel {
         KernelRef::Dqn => run!(
             dqn_adam_update_kernel,
-            adam_scalars!(dqn_adam_update_kernel, h, weight_decay: wd, grad_scale: UniformPtr::NULL)
+            adam_scalars!(dqn_adam_update_kernel, h, weight_decay: wd, grad_scale: UniformPtr::NULL).unwrap()
         ),
         KernelRef::Iqn => run!(
             iqn_adam_kernel,
-            adam_scalars!(iqn_adam_kernel, h, weight_decay: wd)
+            adam_scalars!(iqn_adam_kernel, h, weight_decay: wd).unwrap()
         ),
         KernelRef::Iql => run!(
             iql_adam_kernel,
-            adam_scalars!(iql_adam_kernel, h, weight_decay: wd, grad_clip: GRAD_CLIP)
+            adam_scalars!(iql_adam_kernel, h, weight_decay: wd, grad_clip: GRAD_CLIP).unwrap()
         ),
         KernelRef::Attn => run!(
             attn_adam_kernel,
-            adam_scalars!(attn_adam_kernel, h, weight_decay: wd)
+            adam_scalars!(attn_adam_kernel, h, weight_decay: wd).unwrap()
         ),
         KernelRef::Curiosity => {
-            let scalars = adam_scalars!(curiosity_adam_step, h);
+            let scalars = adam_scalars!(curiosity_adam_step, h).unwrap();
             let buffers: Vec<_> = tensors
                 .iter_mut()
                 .map(|t| curiosity_adam_step::Buffers {

@@ -306,7 +306,7 @@ fn unaligned_buffers_take_the_scalar_path() {
     // Offset by one element: 4-byte aligned only.
     let (mut p1, mut g1, mut m1, mut v1) = (p.index(1..), g.index(1..), m.index(1..), v.index(1..));
     let hyper = hyper_for(KernelRef::Iqn, 1);
-    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
         p: &mut p1,
         g: &mut g1,
@@ -447,7 +447,7 @@ fn bad_inputs_are_refused_before_launch() {
     let mut g = DeviceBuffer::from_slice(&s.g[..999]).unwrap();
     let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
     let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
-    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
         p: &mut *p,
         g: &mut *g,

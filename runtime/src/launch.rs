@@ -45,7 +45,7 @@ impl Adamant {
         let descriptor = E::DESCRIPTOR;
         let kernel = descriptor.name;
         let checked = check_launch::<E>(descriptor, scalars, policy)?;
-        let signature = check_tensors::<E>(std::slice::from_ref(buffers))?;
+        let signature = check_tensors::<E, _>(std::slice::from_ref(buffers))?;
         let len = signature[0].first().map_or(0, |b| b.len);
         let function = self.function(kernel)?;
         let (grid, block) = self.grid_for(len);

@@ -13,10 +13,36 @@ use cust::memory::DeviceSlice;
 use crate::clamp_policy::{ClampPolicy, ValidBound};
 use crate::error::{Error, Result};
 
+/// A device buffer as the launch checks see it: its address and its length in `f32` elements.
+/// Implemented for cust's device slices and for `(address, len)` pairs (buffers owned by other
+/// CUDA code, and the CPU tests of these checks).
+pub trait BufferView {
+    fn address(&self) -> u64;
+    fn len(&self) -> usize;
+}
+
+impl BufferView for &mut DeviceSlice<f32> {
+    fn address(&self) -> u64 {
+        self.as_device_ptr().as_raw()
+    }
+    fn len(&self) -> usize {
+        DeviceSlice::len(self)
+    }
+}
+
+impl BufferView for (u64, usize) {
+    fn address(&self) -> u64 {
+        self.0
+    }
+    fn len(&self) -> usize {
+        self.1
+    }
+}
+
 /// One buffer of one tensor, as validated: its name, address, length and whether the entry
 /// writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BufferRange {
+pub struct BufferRange {
     pub name: &'static str,
     pub address: u64,
     pub len: usize,
@@ -24,20 +50,18 @@ pub(crate) struct BufferRange {
 }
 
 /// Per tensor, its buffers in entry order.
-pub(crate) type Signature = Vec<Vec<BufferRange>>;
+pub type Signature = Vec<Vec<BufferRange>>;
 
 /// What a validated launch passes on: the bound and the uniforms' values, in entry order.
 #[derive(Debug)]
-pub(crate) struct CheckedArgs {
+pub struct CheckedArgs {
     pub bound: ValidBound,
     pub scalars: Vec<ArgValue>,
 }
 
 /// The registered descriptor called like `descriptor`, which must equal it field for field: an
 /// impl cannot launch a registered entry under a descriptor of its own making.
-pub(crate) fn registered(
-    descriptor: &'static KernelDescriptor,
-) -> Result<&'static KernelDescriptor> {
+pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static KernelDescriptor> {
     match adamant_kernels::abi::kernel(descriptor.name) {
         Some(known) if known == descriptor => Ok(known),
         _ => Err(Error::UnregisteredKernel {
@@ -49,7 +73,7 @@ pub(crate) fn registered(
 /// The checks of a launch that do not depend on the buffers: the entry is registered (single and
 /// multi-tensor), the clamp policy gives a valid bound, and every uniform has the declared type
 /// and lies in its declared domain.
-pub(crate) fn check_launch<E: OptimizerEntry>(
+pub fn check_launch<E: OptimizerEntry>(
     descriptor: &'static KernelDescriptor,
     scalars: &E::Scalars,
     policy: ClampPolicy,
@@ -117,8 +141,8 @@ pub(crate) fn check_launch<E: OptimizerEntry>(
 /// The checks of a launch's buffers: within each tensor every buffer has the parameter buffer's
 /// length, and no buffer that the entry writes overlaps any other buffer of the launch (of the
 /// same tensor or of another one). Returns what was checked.
-pub(crate) fn check_tensors<E: OptimizerEntry>(
-    tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+pub fn check_tensors<E: OptimizerEntry, B: BufferView>(
+    tensors: &[E::Buffers<B>],
 ) -> Result<Signature> {
     let descriptor = E::DESCRIPTOR;
     let multi = tensors.len() != 1;
@@ -149,7 +173,7 @@ pub(crate) fn check_tensors<E: OptimizerEntry>(
                         })?;
                     Ok(BufferRange {
                         name,
-                        address: b.as_device_ptr().as_raw(),
+                        address: b.address(),
                         len: b.len(),
                         writable: role.is_writable(),
                     })
@@ -163,11 +187,7 @@ pub(crate) fn check_tensors<E: OptimizerEntry>(
 
 /// No buffer that is written may share a byte with any other buffer (read-only buffers may share
 /// with each other). One sort and one sweep: O(n log n) in the number of buffers.
-pub(crate) fn check_overlaps(
-    kernel: &'static str,
-    signature: &Signature,
-    multi: bool,
-) -> Result<()> {
+fn check_overlaps(kernel: &'static str, signature: &Signature, multi: bool) -> Result<()> {
     const BYTES: u64 = std::mem::size_of::<f32>() as u64;
     let mut ranges: Vec<(u64, u64, usize, BufferRange)> = signature
         .iter()
@@ -262,7 +282,7 @@ pub fn check_lengths<E: OptimizerEntry, T>(
 /// The argument list of an entry, in its descriptor's order: `pointer(name)` for each buffer or
 /// pointer table, `counts` for the length or chunk table and count, the checked uniforms, and the
 /// validated bound last. Any parameter this cannot fill is an error, not a guess.
-pub(crate) fn assemble(
+pub fn assemble(
     descriptor: &'static KernelDescriptor,
     pointer: impl Fn(&str) -> Option<u64>,
     len: usize,

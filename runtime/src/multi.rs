@@ -94,7 +94,7 @@ impl TensorSet {
         &mut self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
     ) -> Result<bool> {
-        let signature = check_tensors::<E>(tensors)?;
+        let signature = check_tensors::<E, _>(tensors)?;
         if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
             return Ok(false);
         }
@@ -172,7 +172,7 @@ impl Adamant {
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes::<E>(tensors) {
             if crate::graph::is_capturing(stream)? {
-                check_tensors::<E>(tensors)?; // a length or overlap error is reported as such
+                check_tensors::<E, _>(tensors)?; // a length or overlap error is reported as such
                 return Err(Error::Capture {
                     operation: format!(
                         "{kernel}: the tensor set changed during graph capture; sync it before \

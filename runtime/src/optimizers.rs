@@ -16,23 +16,28 @@ use crate::launch::LaunchInfo;
 
 /// Fills a kernel's generated `Scalars` from an [`AdamHyper`]: `lr`, the betas, `eps` and the
 /// bias corrections (computed in f64), plus the kernel's own fields given as `name: value`.
-/// A field the kernel lacks, or one it needs and is not given, is a compile error.
+/// A field the kernel lacks, or one it needs and is not given, is a compile error. Validates
+/// the hyperparameters first (`step == 0` would give a bias correction of 0 and NaN weights):
+/// evaluates to `Result<Scalars, Error>`. The launch checks every scalar against its declared
+/// domain again, whatever built it.
 ///
-/// `adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)`
+/// `adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)?`
 #[macro_export]
 macro_rules! adam_scalars {
     ($($kernel:ident)::+, $hyper:expr $(, $field:ident : $value:expr)* $(,)?) => {{
         let hyper: &$crate::AdamHyper = &$hyper;
-        let (bias_correction1, bias_correction2) = hyper.bias_corrections();
-        $($kernel)::+::Scalars {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            eps: hyper.eps,
-            bias_correction1,
-            bias_correction2,
-            $($field: $value,)*
-        }
+        hyper.validate().map(|()| {
+            let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+            $($kernel)::+::Scalars {
+                lr: hyper.lr,
+                beta1: hyper.beta1,
+                beta2: hyper.beta2,
+                eps: hyper.eps,
+                bias_correction1,
+                bias_correction2,
+                $($field: $value,)*
+            }
+        })
     }};
 }
 
@@ -64,7 +69,7 @@ impl Adamant {
             .map(|b| UniformPtr(b.as_device_ptr().as_raw()))
             .unwrap_or(UniformPtr::NULL);
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
-            weight_decay: hyper.weight_decay, grad_scale: grad_scale);
+            weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
         self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
             self.stream(),
@@ -82,7 +87,7 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+        let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(iqn_adam_kernel, group);
         self.launch_optimizer::<iqn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
@@ -99,7 +104,7 @@ impl Adamant {
         hyper.validate()?;
         validate_grad_clip(grad_clip)?;
         let scalars = adam_scalars!(iql_adam_kernel, hyper,
-            weight_decay: hyper.weight_decay, grad_clip: grad_clip);
+            weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let buffers = group_buffers!(iql_adam_kernel, group);
         self.launch_optimizer::<iql_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
@@ -112,7 +117,7 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay);
+        let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(attn_adam_kernel, group);
         self.launch_optimizer::<attn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
@@ -126,7 +131,7 @@ impl Adamant {
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         validate_curiosity_hyper(hyper)?;
-        let scalars = adam_scalars!(curiosity_adam_step, hyper);
+        let scalars = adam_scalars!(curiosity_adam_step, hyper)?;
         let missing = Error::MissingBuffer {
             kernel: "curiosity_adam_step",
             group: group.name().to_string(),

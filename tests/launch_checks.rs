@@ -1,0 +1,308 @@
+//! The checks every optimizer launch path runs (`adamant_runtime::launch_check`), on a machine
+//! without a GPU: buffers as `(address, len)` pairs, entries real and forged. Each error names the
+//! kernel and what was wrong, and nothing gets as far as a launch.
+use adamant_kernels::abi::{ArgValue, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole};
+use adamant_kernels::optimizers::{iql_adam_kernel, iqn_adam_kernel};
+use adamant_runtime::launch_check::{assemble, check_launch, check_tensors};
+use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error};
+
+const F: u64 = 4; // bytes per f32
+
+fn iqn(
+    p: (u64, usize),
+    g: (u64, usize),
+    m: (u64, usize),
+    v: (u64, usize),
+) -> iqn_adam_kernel::Buffers<(u64, usize)> {
+    iqn_adam_kernel::Buffers { p, g, m, v }
+}
+
+fn hyper(step: u64) -> AdamHyper {
+    AdamHyper {
+        lr: 1e-3,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.01,
+        step,
+    }
+}
+
+fn scalars() -> iqn_adam_kernel::Scalars {
+    adam_scalars!(iqn_adam_kernel, hyper(3), weight_decay: 0.01).unwrap()
+}
+
+#[test]
+fn overlapping_buffers_of_one_tensor_are_refused_and_named() {
+    // m starts inside p: half of p would be written with moment values.
+    let t = iqn(
+        (0x1000, 100),
+        (0x9000, 100),
+        (0x1000 + 50 * F, 100),
+        (0x20000, 100),
+    );
+    match check_tensors::<iqn_adam_kernel::Entry, _>(&[t]) {
+        Err(Error::Overlap {
+            kernel,
+            first,
+            second,
+        }) => {
+            assert_eq!(kernel, "iqn_adam_kernel");
+            assert!(
+                first.contains("`p`") && second.contains("`m`"),
+                "{first} / {second}"
+            );
+            assert!(second.contains("100 elements"), "{second}");
+        }
+        other => panic!("expected Overlap, got {other:?}"),
+    }
+    // The same buffer twice.
+    let t = iqn((0x1000, 100), (0x9000, 100), (0x20000, 100), (0x1000, 100));
+    assert!(matches!(
+        check_tensors::<iqn_adam_kernel::Entry, _>(&[t]),
+        Err(Error::Overlap { .. })
+    ));
+    // A written buffer overlapping the read-only gradient is refused too.
+    let t = iqn(
+        (0x1000, 100),
+        (0x1000 + 99 * F, 100),
+        (0x20000, 100),
+        (0x30000, 100),
+    );
+    let err = check_tensors::<iqn_adam_kernel::Entry, _>(&[t]).unwrap_err();
+    assert!(err.to_string().contains("`g`"), "{err}");
+}
+
+#[test]
+fn adjacent_and_empty_buffers_do_not_overlap() {
+    let t = iqn(
+        (0x1000, 100),
+        (0x1000 + 100 * F, 100),
+        (0x1000 + 200 * F, 100),
+        (0x1000 + 300 * F, 100),
+    );
+    let sig = check_tensors::<iqn_adam_kernel::Entry, _>(&[t]).unwrap();
+    assert_eq!(sig[0].len(), 4);
+    let t = iqn((0x1000, 0), (0x1000, 0), (0x1000, 0), (0x1000, 0));
+    check_tensors::<iqn_adam_kernel::Entry, _>(&[t]).unwrap();
+}
+
+#[test]
+fn overlapping_parameter_buffers_across_tensors_are_refused() {
+    let base = |t: u64| 0x100000 * (t + 1);
+    let tensor = |t: u64, p: u64| {
+        iqn(
+            (p, 64),
+            (base(t) + 0x1000, 64),
+            (base(t) + 0x2000, 64),
+            (base(t) + 0x3000, 64),
+        )
+    };
+    // Tensor 2's parameters start inside tensor 0's.
+    let set = [
+        tensor(0, 0x10),
+        tensor(1, 0x900000),
+        tensor(2, 0x10 + 32 * F),
+    ];
+    match check_tensors::<iqn_adam_kernel::Entry, _>(&set) {
+        Err(Error::Overlap { first, second, .. }) => {
+            assert!(first.contains("tensor 0 `p`"), "{first}");
+            assert!(second.contains("tensor 2 `p`"), "{second}");
+        }
+        other => panic!("expected Overlap, got {other:?}"),
+    }
+    // Read-only gradients shared between tensors are fine (nothing writes them).
+    let shared_g = |t: u64| {
+        iqn(
+            (base(t), 64),
+            (0x900000, 64),
+            (base(t) + 0x2000, 64),
+            (base(t) + 0x3000, 64),
+        )
+    };
+    check_tensors::<iqn_adam_kernel::Entry, _>(&[shared_g(0), shared_g(1)]).unwrap();
+}
+
+#[test]
+fn a_length_error_in_a_set_names_the_tensor() {
+    let ok = iqn((0x1000, 8), (0x2000, 8), (0x3000, 8), (0x4000, 8));
+    let short = iqn((0x5000, 8), (0x6000, 8), (0x7000, 7), (0x8000, 8));
+    match check_tensors::<iqn_adam_kernel::Entry, _>(&[ok, short]) {
+        Err(Error::InTensor { tensor: 1, source }) => {
+            assert!(matches!(
+                *source,
+                Error::LengthMismatch {
+                    buffer: "m",
+                    found: 7,
+                    ..
+                }
+            ))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn hyperparameters_are_checked_on_every_path() {
+    // adam_scalars! refuses step 0 (a bias correction of 0: NaN weights).
+    let err = adam_scalars!(iqn_adam_kernel, hyper(0), weight_decay: 0.0).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidHyper { field: "step", .. }),
+        "{err}"
+    );
+    // Scalars built by hand go through the same domain checks at launch.
+    let policy = ClampPolicy::from_isv(1.0);
+    let desc = <iqn_adam_kernel::Entry as OptimizerEntry>::DESCRIPTOR;
+    for (field, value) in [
+        ("bias_correction1", 0.0f32),
+        ("bias_correction2", -0.5),
+        ("lr", f32::NAN),
+        ("lr", -1e-3),
+        ("beta1", 1.0),
+        ("eps", 0.0),
+        ("weight_decay", f32::INFINITY),
+    ] {
+        let mut s = scalars();
+        match field {
+            "bias_correction1" => s.bias_correction1 = value,
+            "bias_correction2" => s.bias_correction2 = value,
+            "lr" => s.lr = value,
+            "beta1" => s.beta1 = value,
+            "eps" => s.eps = value,
+            _ => s.weight_decay = value,
+        }
+        match check_launch::<iqn_adam_kernel::Entry>(desc, &s, policy) {
+            Err(Error::InvalidScalar { kernel, name, .. }) => {
+                assert_eq!((kernel, name), ("iqn_adam_kernel", field))
+            }
+            other => panic!("{field} = {value}: expected InvalidScalar, got {other:?}"),
+        }
+    }
+    check_launch::<iqn_adam_kernel::Entry>(desc, &scalars(), policy).unwrap();
+    // The multi-tensor entry runs the very same checks.
+    let multi = <iql_adam_kernel::Entry as OptimizerEntry>::MULTI_DESCRIPTOR;
+    let mut s =
+        adam_scalars!(iql_adam_kernel, hyper(1), weight_decay: 0.0, grad_clip: 1.0).unwrap();
+    s.grad_clip = -1.0;
+    assert!(matches!(
+        check_launch::<iql_adam_kernel::Entry>(multi, &s, policy),
+        Err(Error::InvalidScalar {
+            name: "grad_clip",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_device_gets_the_validated_bound_last() {
+    let desc = <iqn_adam_kernel::Entry as OptimizerEntry>::DESCRIPTOR;
+    let pointer = |name: &str| Some(name.len() as u64 * 0x1000);
+    for (policy, bound) in [
+        (ClampPolicy::from_isv(3.0), 300.0f32),
+        (ClampPolicy::Fixed { bound: 1.0 }, 1.0),
+        (ClampPolicy::disabled("test"), 0.0),
+    ] {
+        let checked = check_launch::<iqn_adam_kernel::Entry>(desc, &scalars(), policy).unwrap();
+        let args = assemble(desc, pointer, 10, None, &checked).unwrap();
+        assert_eq!(args.len(), desc.params.len());
+        assert_eq!(args.last(), Some(&ArgValue::F32(bound)));
+        assert_eq!(args[4], ArgValue::Usize(10));
+    }
+    for bad in [
+        ClampPolicy::Fixed { bound: f32::NAN },
+        ClampPolicy::Fixed { bound: -1.0 },
+        ClampPolicy::from_isv(f32::INFINITY),
+        ClampPolicy::disabled(" "),
+    ] {
+        assert!(check_launch::<iqn_adam_kernel::Entry>(desc, &scalars(), bad).is_err());
+    }
+}
+
+/// A hand-written impl of the sealed trait (it takes `unsafe impl`): whatever it claims, the
+/// device can only get the registered descriptor's layout and checked values.
+struct Forged;
+// SAFETY: deliberately violated, to show the runtime does not rely on it.
+unsafe impl GeneratedEntry for Forged {}
+
+static FORGED_DESCRIPTOR: std::sync::OnceLock<KernelDescriptor> = std::sync::OnceLock::new();
+
+fn forged_descriptor() -> &'static KernelDescriptor {
+    FORGED_DESCRIPTOR.get_or_init(|| {
+        let real = <iqn_adam_kernel::Entry as OptimizerEntry>::DESCRIPTOR;
+        let mut params = real.params.to_vec();
+        // Claims the bound is a plain scalar, so a NaN could ride in as a "uniform".
+        params.last_mut().unwrap().role = ParamRole::Scalar {
+            domain: adamant_kernels::abi::Domain::ANY,
+        };
+        KernelDescriptor {
+            params: Box::leak(params.into_boxed_slice()),
+            ..*real
+        }
+    })
+}
+
+thread_local! {
+    static FORGED_VALUES: std::cell::RefCell<Vec<ArgValue>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl OptimizerEntry for Forged {
+    const DESCRIPTOR: &'static KernelDescriptor =
+        <iqn_adam_kernel::Entry as OptimizerEntry>::DESCRIPTOR;
+    const MULTI_DESCRIPTOR: &'static KernelDescriptor =
+        <iqn_adam_kernel::Entry as OptimizerEntry>::MULTI_DESCRIPTOR;
+    type Buffers<T> = iqn_adam_kernel::Buffers<T>;
+    type Scalars = ();
+    fn named_buffers<T>(b: &Self::Buffers<T>) -> Vec<(&'static str, &T)> {
+        <iqn_adam_kernel::Entry as OptimizerEntry>::named_buffers(b)
+    }
+    fn named_buffers_mut<T>(b: &mut Self::Buffers<T>) -> Vec<(&'static str, &mut T)> {
+        <iqn_adam_kernel::Entry as OptimizerEntry>::named_buffers_mut(b)
+    }
+    fn map_buffers<T, U>(
+        b: &Self::Buffers<T>,
+        f: impl FnMut(&'static str, &T) -> U,
+    ) -> Self::Buffers<U> {
+        <iqn_adam_kernel::Entry as OptimizerEntry>::map_buffers(b, f)
+    }
+    fn scalar_values(_: &()) -> Vec<ArgValue> {
+        FORGED_VALUES.with(|v| v.borrow().clone())
+    }
+}
+
+#[test]
+fn a_forged_entry_cannot_change_what_the_device_receives() {
+    let policy = ClampPolicy::from_isv(1.0);
+    let real_values = <iqn_adam_kernel::Entry as OptimizerEntry>::scalar_values(&scalars());
+    // Its own descriptor under a registered name: refused.
+    assert!(matches!(
+        check_launch::<Forged>(forged_descriptor(), &(), policy),
+        Err(Error::UnregisteredKernel {
+            kernel: "iqn_adam_kernel"
+        })
+    ));
+    // One value too many (a NaN "bound" appended): refused.
+    let mut extra = real_values.clone();
+    extra.push(ArgValue::F32(f32::NAN));
+    FORGED_VALUES.with(|v| *v.borrow_mut() = extra);
+    assert!(matches!(
+        check_launch::<Forged>(Forged::DESCRIPTOR, &(), policy),
+        Err(Error::ScalarCount {
+            expected: 7,
+            found: 8,
+            ..
+        })
+    ));
+    // A value of the wrong type: refused.
+    let mut typed = real_values.clone();
+    typed[0] = ArgValue::U32(1);
+    FORGED_VALUES.with(|v| *v.borrow_mut() = typed);
+    assert!(matches!(
+        check_launch::<Forged>(Forged::DESCRIPTOR, &(), policy),
+        Err(Error::ScalarType { name: "lr", .. })
+    ));
+    // The right values: the bound is still the policy's, placed by the runtime.
+    FORGED_VALUES.with(|v| *v.borrow_mut() = real_values.clone());
+    let checked = check_launch::<Forged>(Forged::DESCRIPTOR, &(), policy).unwrap();
+    let args = assemble(Forged::DESCRIPTOR, |_| Some(0x1000), 4, None, &checked).unwrap();
+    assert_eq!(args.last(), Some(&ArgValue::F32(100.0)));
+}
