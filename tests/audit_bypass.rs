@@ -283,7 +283,7 @@ fn the_seeds_min_max_clamp_fails() {
         for line in e.iter_mut() {
             let t = line.trim_start().to_string();
             if t.starts_with("selp.f32") && t.contains(", %p") {
-                let regs = registers(t);
+                let regs = registers(&t);
                 // Only the outer select (`bound > 0 ? clamped : x`) is replaced by min/max.
                 if regs.len() == 4 && !pre.contains_key(&regs[1]) {
                     *line = format!(

@@ -540,3 +540,87 @@ fn empty_group_is_a_no_op() {
         .unwrap();
     assert_eq!(info.elements, 0);
 }
+
+/// Overlapping views of one allocation (cust's `DeviceSlice` is `Copy`, so safe code can make
+/// them): refused with both buffers named, for one tensor and across the tensors of a set, and
+/// not one byte of the allocation changes.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn overlapping_buffers_are_refused_before_launch() {
+    let rt = runtime();
+    let n = 4096;
+    let original: Vec<f32> = (0..3 * n).map(|i| i as f32 * 0.001).collect();
+    let big = DeviceBuffer::from_slice(&original).unwrap();
+    let mut g = DeviceBuffer::from_slice(&vec![1e5f32; n]).unwrap();
+    let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap();
+    let mut p = big.index(0..n);
+    let mut m = big.index(n / 2..n / 2 + n);
+    let hyper = hyper_for(KernelRef::Iqn, 1);
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
+    let buffers = iqn_adam_kernel::Buffers {
+        p: &mut p,
+        g: &mut g,
+        m: &mut m,
+        v: &mut v,
+    };
+    let policy = ClampPolicy::Fixed { bound: 1.0 };
+    match rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy) {
+        Err(Error::Overlap {
+            kernel,
+            first,
+            second,
+        }) => {
+            assert_eq!(kernel, "iqn_adam_kernel");
+            assert!(
+                first.contains("`p`") && second.contains("`m`"),
+                "{first} / {second}"
+            );
+        }
+        other => panic!("expected Overlap, got {other:?}"),
+    }
+    // A set whose second tensor's parameters start inside the first's.
+    let mut set = adamant::runtime::TensorSet::new();
+    let (mut p0, mut p1) = (big.index(0..n), big.index(n - 8..2 * n - 8));
+    let own = |len| DeviceBuffer::from_slice(&vec![0.0f32; len]).unwrap();
+    let (mut g0, mut m0, mut v0, mut g1, mut m1, mut v1) =
+        (own(n), own(n), own(n), own(n), own(n), own(n));
+    let tensors = [
+        iqn_adam_kernel::Buffers {
+            p: &mut p0,
+            g: &mut *g0,
+            m: &mut *m0,
+            v: &mut *v0,
+        },
+        iqn_adam_kernel::Buffers {
+            p: &mut p1,
+            g: &mut *g1,
+            m: &mut *m1,
+            v: &mut *v1,
+        },
+    ];
+    match rt.launch_multi::<iqn_adam_kernel::Entry>(
+        rt.stream(),
+        &mut set,
+        &tensors,
+        &scalars,
+        policy,
+    ) {
+        Err(Error::Overlap { first, second, .. }) => {
+            assert!(
+                first.contains("tensor 0 `p`") && second.contains("tensor 1 `p`"),
+                "{first} / {second}"
+            );
+        }
+        other => panic!("expected Overlap, got {other:?}"),
+    }
+    rt.synchronize().unwrap();
+    let mut after = vec![0.0f32; 3 * n];
+    big.copy_to(&mut after[..]).unwrap();
+    assert!(
+        after
+            .iter()
+            .zip(&original)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "the allocation changed although nothing was launched"
+    );
+}
