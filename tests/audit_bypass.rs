@@ -389,3 +389,33 @@ fn functions_and_inline_assembly_in_the_module_are_violations() {
         "{report}"
     );
 }
+
+#[test]
+fn the_clamp_table_covers_the_edge_cases() {
+    use adamant_runtime::audit::{clamp_cases, clamp_contract};
+    let cases = clamp_cases();
+    let has = |p: &dyn Fn(f32, f32) -> bool| {
+        cases
+            .iter()
+            .any(|&(x, b)| p(f32::from_bits(x), f32::from_bits(b)))
+    };
+    assert!(cases.len() >= 1000, "{} cases", cases.len());
+    assert!(has(&|x, b| x.is_nan() && b > 0.0));
+    assert!(has(&|x, b| x == f32::INFINITY && b > 0.0 && b.is_finite()));
+    assert!(has(&|x, b| x == f32::NEG_INFINITY && b > 0.0));
+    assert!(has(&|x, b| x == b.next_up() && b > 0.0));
+    assert!(has(&|x, b| x == -b && b > 0.0));
+    assert!(has(&|x, b| x == b.next_down() && b > 1.0));
+    assert!(has(&|_, b| b.is_nan()));
+    assert!(has(&|_, b| b < 0.0));
+    assert!(has(&|_, b| b == 0.0 && b.is_sign_negative()));
+    assert!(has(&|x, _| x.is_subnormal()));
+    // The contract itself, from its definition.
+    assert!(clamp_contract(f32::NAN, 1.0).is_nan());
+    assert_eq!(clamp_contract(f32::NEG_INFINITY, 2.0), -2.0);
+    assert_eq!(clamp_contract(2.0f32.next_up(), 2.0), 2.0);
+    assert_eq!(clamp_contract(-5.0, 0.0), -5.0);
+    assert_eq!(clamp_contract(-5.0, -1.0), -5.0);
+    assert_eq!(clamp_contract(-5.0, f32::NAN), -5.0);
+    assert_eq!(clamp_contract(-0.0, 1.0).to_bits(), (-0.0f32).to_bits());
+}

@@ -97,6 +97,8 @@ pub fn cases() -> Vec<(u32, u32)> {
         f32::INFINITY,
         1.0,
         2.5,
+        0.1,
+        7.0,
         100.0,
         1e-40,
         f32::MIN_POSITIVE,
@@ -128,6 +130,11 @@ pub fn cases() -> Vec<(u32, u32)> {
         150.0,
         -150.0,
     ];
+    // Magnitudes from 1e-38 to 1e38, every 10^4, with both signs.
+    let spread = (-38..=38)
+        .step_by(4)
+        .flat_map(|e| [10f32.powi(e), -(10f32.powi(e)) * 1.5]);
+    let xs: Vec<f32> = xs.into_iter().chain(spread).collect();
     let mut out = Vec::new();
     for &b in &bounds {
         let mut around = xs.clone();
@@ -300,6 +307,12 @@ impl<'a> ClampProver<'a> {
                 "the bound is not read where the value is built".into(),
             ));
         }
+        if frontier.is_empty() {
+            return Err(unprovable(
+                "the stored value is computed from the bound alone, not from an updated value"
+                    .into(),
+            ));
+        }
         // The clamped value: one frontier register from which every other one is computed.
         let mut memo = HashMap::new();
         let x = frontier
@@ -364,7 +377,8 @@ impl<'a> ClampProver<'a> {
         result
     }
 
-    /// Proves that the value in `value` is the clamp of one value with the bound.
+    /// Proves that the value in `value` is the clamp of one value with the bound, on every
+    /// case of [`cases`]. Returns the number of cases evaluated.
     pub(super) fn prove(&self, value: &'a Operand) -> Result<usize, ClampFailure> {
         let Operand::Register(value) = value else {
             return Err(ClampFailure::NoBound);
@@ -373,14 +387,35 @@ impl<'a> ClampProver<'a> {
             return Err(ClampFailure::NoBound);
         }
         let slice = self.slice(value)?;
+        let (program, result) = self
+            .compile(value, &slice)
+            .map_err(|reason| ClampFailure::Unprovable { reason })?;
         static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
         let cases = CASES.get_or_init(cases);
-        let mut memo = HashMap::new();
+        let mut slots = vec![0u32; program.len()];
         for &(x, bound) in cases {
-            memo.clear();
-            let got = self
-                .eval(value, &slice, x, bound, &mut memo, 0)
-                .map_err(|reason| ClampFailure::Unprovable { reason })?;
+            for (k, step) in program.iter().enumerate() {
+                let args: Vec<u32> = step
+                    .args
+                    .iter()
+                    .map(|a| match *a {
+                        Src::X => x,
+                        Src::Bound => bound,
+                        Src::Imm(v) => v,
+                        Src::Slot(j) => slots[j],
+                    })
+                    .collect();
+                let inst = &self.instructions[step.inst];
+                slots[k] = eval::apply(inst, &args).map_err(|e| ClampFailure::Unprovable {
+                    reason: format!("{e} (line {})", inst.line),
+                })?;
+            }
+            let got = match result {
+                Src::X => x,
+                Src::Bound => bound,
+                Src::Imm(v) => v,
+                Src::Slot(j) => slots[j],
+            };
             let expected = contract(f32::from_bits(x), f32::from_bits(bound)).to_bits();
             if got != expected {
                 return Err(ClampFailure::Wrong {
@@ -394,23 +429,30 @@ impl<'a> ClampProver<'a> {
         Ok(cases.len())
     }
 
-    fn eval(
+    /// The slice as straight-line steps in dependency order, and where `value` ends up.
+    fn compile(&self, value: &'a str, slice: &Slice<'a>) -> Result<(Vec<Step>, Src), String> {
+        let mut program: Vec<Step> = Vec::new();
+        let mut slot_of: HashMap<&'a str, usize> = HashMap::new();
+        let result = self.emit(value, slice, &mut program, &mut slot_of, 0)?;
+        Ok((program, result))
+    }
+
+    fn emit(
         &self,
         reg: &'a str,
         slice: &Slice<'a>,
-        x: u32,
-        bound: u32,
-        memo: &mut HashMap<&'a str, u32>,
+        program: &mut Vec<Step>,
+        slot_of: &mut HashMap<&'a str, usize>,
         depth: usize,
-    ) -> Result<u32, String> {
+    ) -> Result<Src, String> {
         if slice.x == Some(reg) {
-            return Ok(x);
+            return Ok(Src::X);
         }
         if slice.bound_regs.contains(reg) {
-            return Ok(bound);
+            return Ok(Src::Bound);
         }
-        if let Some(&v) = memo.get(reg) {
-            return Ok(v);
+        if let Some(&k) = slot_of.get(reg) {
+            return Ok(Src::Slot(k));
         }
         if depth > 256 {
             return Err("the clamp's slice is too deep".into());
@@ -424,17 +466,33 @@ impl<'a> ClampProver<'a> {
         let mut args = Vec::new();
         for o in sources(inst) {
             args.push(match o {
-                Operand::Register(r) => self.eval(r, slice, x, bound, memo, depth + 1)?,
+                Operand::Register(r) => self.emit(r, slice, program, slot_of, depth + 1)?,
                 Operand::Immediate(text) => {
-                    eval::immediate(text, f32_immediates).ok_or_else(|| {
+                    Src::Imm(eval::immediate(text, f32_immediates).ok_or_else(|| {
                         format!("cannot read the immediate `{text}` of `{}`", inst.text)
-                    })?
+                    })?)
                 }
                 other => return Err(format!("cannot evaluate the operand {other}")),
             });
         }
-        let v = eval::apply(inst, &args).map_err(|e| format!("{e} (line {})", inst.line))?;
-        memo.insert(reg, v);
-        Ok(v)
+        program.push(Step { inst: i, args });
+        let k = program.len() - 1;
+        slot_of.insert(reg, k);
+        Ok(Src::Slot(k))
     }
+}
+
+/// Where one argument of a compiled step comes from.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    X,
+    Bound,
+    Imm(u32),
+    Slot(usize),
+}
+
+/// One instruction of a compiled clamp: its index and its arguments.
+struct Step {
+    inst: usize,
+    args: Vec<Src>,
 }
