@@ -9,8 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command, Stdio};
 
-#[path = "src/ptx.rs"]
-#[allow(dead_code)]
+#[path = "src/ptx/mod.rs"]
+#[allow(dead_code, unused_imports)]
 mod ptx;
 
 /// The nightly the device code is written against (`core::arch::nvptx` and the gpu intrinsics
@@ -32,7 +32,7 @@ fn main() {
         "kernels-rs/Cargo.toml",
         "codegen/src",
         "codegen/Cargo.toml",
-        "runtime/src/ptx.rs",
+        "runtime/src/ptx",
         "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
@@ -180,12 +180,21 @@ fn build_ptx(workspace: &Path, target_dir: &Path) -> String {
         .unwrap_or_else(|e| fail(&format!("the PTX {} was not produced: {e}", path.display())))
 }
 
+/// Refuses a module that is not exactly the declared kernels: an entry no descriptor declares, a
+/// declared kernel with no entry, a duplicate, any `.func` (extern or not) or inline assembly.
+/// Every problem is reported, not only the first.
 fn check_ptx(ptx_text: &str) {
     let expected: Vec<&str> = adamant_kernels::abi::kernels()
         .iter()
         .map(|k| k.name)
         .collect();
-    if let Err(problem) = ptx::check_module(ptx_text, &expected) {
-        fail(&problem.to_string());
+    if let Err(problems) = ptx::check_module(ptx_text, &expected) {
+        let list: Vec<String> = problems.iter().map(|p| format!("  - {p}")).collect();
+        fail(&format!(
+            "the PTX module is not what the kernel descriptors declare ({} problem{}):\n{}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            list.join("\n")
+        ));
     }
 }
