@@ -56,7 +56,7 @@ pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
         .into_iter()
         .map(|problem| Violation::Module { problem })
         .collect();
-    let private = private_symbols(ptx);
+    let module_variables = ptx::variables(ptx);
     let mut audits = Vec::new();
 
     let mut declared: HashMap<&str, &KernelDescriptor> = HashMap::new();
@@ -83,6 +83,7 @@ pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
             });
         }
         let descriptor = declared.get(entry.name.as_str()).copied();
+        let private = private_symbols(&module_variables, entry);
         audits.push(audit_entry(entry, descriptor, &private, &mut violations));
     }
 
@@ -106,55 +107,42 @@ pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
     }
 }
 
-/// What is wrong with the module as a whole: external or defined functions, inline assembly.
+/// What is wrong with the module as a whole: a lexical error, inline assembly, a function
+/// (defined, declared or external) or an alias. Entries are checked one by one above.
 fn module_problems(ptx: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let externs = ptx::extern_functions(ptx);
-    if !externs.is_empty() {
-        out.push(format!(
-            "declares external functions {}",
-            externs.join(", ")
-        ));
-    }
-    for line in ptx.lines() {
-        let code = line.split("//").next().unwrap_or("");
-        if code.split_whitespace().any(|w| w == ".func") && !code.contains(".extern") {
-            out.push(format!(
-                "defines a function (`{}`): device code must be inlined into its entries, a \
-                 callee is code the audit does not check",
-                line.trim()
-            ));
-        }
-        if line.contains("begin inline asm") {
-            out.push("contains inline assembly, which the audit cannot check".to_string());
-        }
-    }
-    out
+    use ptx::ModuleProblem as P;
+    ptx::module_problems(ptx, &[])
+        .into_iter()
+        .filter(|p| {
+            matches!(
+                p,
+                P::Lexical { .. }
+                    | P::InlineAsm { .. }
+                    | P::ExternFunction { .. }
+                    | P::Function { .. }
+                    | P::Alias { .. }
+            )
+        })
+        .map(|p| p.to_string())
+        .collect()
 }
 
-/// The names of `.shared` and `.local` variables declared anywhere in the module: memory private
-/// to a block or a thread, which a write may target without attribution.
-fn private_symbols(ptx: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for statement in ptx.split([';', '{', '}']) {
-        let code: String = statement
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let words: Vec<&str> = code.split_whitespace().collect();
-        let space = words
-            .iter()
-            .take_while(|w| w.starts_with('.'))
-            .find(|w| **w == ".shared" || **w == ".local");
-        if space.is_none() {
-            continue;
-        }
-        if let Some(last) = words.last() {
-            let name = last.split('[').next().unwrap_or(last);
-            if !name.is_empty() && !name.starts_with('.') {
-                out.insert(name.to_string());
-            }
+/// The `.shared` and `.local` variables of the module and of `entry`: memory private to a block
+/// or a thread, which a write may target without attribution. An entry's own declaration
+/// shadows a module variable of the same name.
+fn private_symbols(module: &[ptx::PtxVariable], entry: &ptx::PtxEntry) -> HashSet<String> {
+    use ptx::StateSpace;
+    let private = |v: &ptx::PtxVariable| matches!(v.space, StateSpace::Shared | StateSpace::Local);
+    let mut out: HashSet<String> = module
+        .iter()
+        .filter(|v| private(v))
+        .map(|v| v.name.clone())
+        .collect();
+    for v in &entry.variables {
+        if private(v) {
+            out.insert(v.name.clone());
+        } else {
+            out.remove(&v.name);
         }
     }
     out
