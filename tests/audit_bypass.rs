@@ -419,3 +419,30 @@ fn the_clamp_table_covers_the_edge_cases() {
     assert_eq!(clamp_contract(-5.0, f32::NAN), -5.0);
     assert_eq!(clamp_contract(-0.0, 1.0).to_bits(), (-0.0f32).to_bits());
 }
+
+#[test]
+fn a_clamp_with_a_backdoor_at_one_value_fails() {
+    // `x == 12345.678 ? 1e30 : clamp(x)`: right on every value of the fixed table; the cases
+    // drawn from the clamp's own constants find it.
+    let kernel = "iqn_adam_kernel";
+    let ptx = edit_entry(real(), kernel, |e| {
+        let pre = pre_clamp_values(e);
+        let at = e
+            .iter()
+            .position(|l| {
+                let r = registers(l);
+                l.trim_start().starts_with("selp.f32") && r.len() == 4 && pre.contains_key(&r[1])
+            })
+            .expect("the outer select of the clamp");
+        let r = registers(&e[at]);
+        let (out, x) = (r[0].clone(), r[2].clone());
+        e[at] = e[at].replacen(&out, "%r250", 1);
+        e.insert(at + 1, format!("\tsetp.eq.f32 \t%p250, {x}, 0f4640E6B6;"));
+        e.insert(at + 2, format!("\tselp.f32 \t{out}, 0f7149F2CA, %r250, %p250;"));
+    });
+    let report = run(&ptx);
+    only(&report, kernel, |v| {
+        matches!(v, Violation::ClampBypassed { failure: ClampFailure::Wrong { x, .. }, .. }
+            if f32::from_bits(*x) == f32::from_bits(0x4640E6B6))
+    });
+}

@@ -391,9 +391,10 @@ impl<'a> ClampProver<'a> {
             .compile(value, &slice)
             .map_err(|reason| ClampFailure::Unprovable { reason })?;
         static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
-        let cases = CASES.get_or_init(cases);
+        let mut cases = CASES.get_or_init(cases).clone();
+        cases.extend(self.constant_cases(&program));
         let mut slots = vec![0u32; program.len()];
-        for &(x, bound) in cases {
+        for &(x, bound) in &cases {
             for (k, step) in program.iter().enumerate() {
                 let args: Vec<u32> = step
                     .args
@@ -427,6 +428,41 @@ impl<'a> ClampProver<'a> {
             }
         }
         Ok(cases.len())
+    }
+
+    /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
+    /// ulp, both signs): a clamp that special-cases one value is caught at that value, not only
+    /// if the fixed table happens to contain it.
+    fn constant_cases(&self, program: &[Step]) -> Vec<(u32, u32)> {
+        let mut constants: Vec<f32> = Vec::new();
+        for step in program {
+            for a in &step.args {
+                if let Src::Imm(bits) = *a {
+                    let v = f32::from_bits(bits);
+                    // Integer immediates (masks, shifts) read as floats too: harmless cases.
+                    for c in [v, v.next_up(), v.next_down()] {
+                        for c in [c, -c] {
+                            if !constants.iter().any(|k| k.to_bits() == c.to_bits()) {
+                                constants.push(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let anchors = [1.0f32, 100.0, 0.0, -1.0, f32::NAN, 3.0, 1e-3];
+        let mut out = Vec::new();
+        for &c in &constants {
+            for &a in &anchors {
+                out.push((c.to_bits(), a.to_bits()));
+                out.push((a.to_bits(), c.to_bits()));
+            }
+            for &d in &constants {
+                out.push((c.to_bits(), d.to_bits()));
+            }
+        }
+        out.truncate(20_000);
+        out
     }
 
     /// The slice as straight-line steps in dependency order, and where `value` ends up.
