@@ -13,6 +13,16 @@ use std::process::{exit, Command, Stdio};
 #[allow(dead_code, unused_imports)]
 mod ptx;
 
+// The whole PTX audit runs here too, on the module just built: a kernel whose stores are not
+// attributed or not clamped fails `cargo build`, not only `adamant audit`.
+#[path = "src/audit/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod audit;
+
+/// `audit::audit_embedded` names the runtime's embedded module, which this script is making.
+#[allow(dead_code)]
+const PTX: &str = "";
+
 /// The nightly the device code is written against (`core::arch::nvptx` and the gpu intrinsics
 /// change between nightlies). `ADAMANT_ALLOW_ANY_NIGHTLY=1` skips the check.
 const PINNED_NIGHTLY_COMMIT: &str = "e50aa6fba4e63ab34c72bf9acfd2c307c1155d1a";
@@ -33,6 +43,7 @@ fn main() {
         "codegen/src",
         "codegen/Cargo.toml",
         "runtime/src/ptx",
+        "runtime/src/audit",
         "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
@@ -194,6 +205,16 @@ fn check_ptx(ptx_text: &str) {
             "the PTX module is not what the kernel descriptors declare ({} problem{}):\n{}",
             problems.len(),
             if problems.len() == 1 { "" } else { "s" },
+            list.join("\n")
+        ));
+    }
+    let report = audit::audit(ptx_text, &adamant_kernels::abi::kernels());
+    if !report.is_ok() {
+        let list: Vec<String> = report.violations.iter().map(|v| format!("  - {v}")).collect();
+        fail(&format!(
+            "the PTX audit found {} violation(s) in the module just built (see the README's \
+             threat model):\n{}",
+            report.violations.len(),
             list.join("\n")
         ));
     }
