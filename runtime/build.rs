@@ -210,7 +210,11 @@ fn check_ptx(ptx_text: &str) {
     }
     let report = audit::audit(ptx_text, &adamant_kernels::abi::kernels());
     if !report.is_ok() {
-        let list: Vec<String> = report.violations.iter().map(|v| format!("  - {v}")).collect();
+        let list: Vec<String> = report
+            .violations
+            .iter()
+            .map(|v| format!("  - {v}"))
+            .collect();
         fail(&format!(
             "the PTX audit found {} violation(s) in the module just built (see the README's \
              threat model):\n{}",

@@ -222,6 +222,7 @@ fn entries_table(report: &AuditReport, ptxas: &PtxasOutcome) -> Table {
             "entry",
             "kind",
             "parameters (name:type, bound last)",
+            "writes (attributed)",
             "clamp verified",
             "registers",
             "stack",
@@ -233,6 +234,7 @@ fn entries_table(report: &AuditReport, ptxas: &PtxasOutcome) -> Table {
             vec![entry.name.clone()],
             vec![entry.kind.to_string()],
             wrap(&entry.params.iter().map(param_cell).collect::<Vec<_>>(), 48),
+            writes_cell(entry),
             vec![clamp_cell(report, entry)],
         ];
         match ptxas {
@@ -262,6 +264,7 @@ fn entries_table(report: &AuditReport, ptxas: &PtxasOutcome) -> Table {
                 vec![kernel.clone()],
                 vec![format!("{kind:?}").to_lowercase()],
                 vec!["MISSING from the PTX".into()],
+                vec![],
                 vec!["no".into()],
             ]);
         }
@@ -284,17 +287,43 @@ fn param_cell(p: &ParamAudit) -> String {
     s
 }
 
+/// Where the entry's writes go: per written pointer parameter, the number of write instructions,
+/// and the writes to shared or local memory.
+fn writes_cell(entry: &EntryAudit) -> Vec<String> {
+    let Some(w) = &entry.writes else {
+        return vec!["-".into()];
+    };
+    let mut items: Vec<String> = w
+        .per_param
+        .iter()
+        .map(|(p, n)| format!("{p}:{n}"))
+        .collect();
+    if w.private_writes > 0 {
+        items.push(format!("shared/local:{}", w.private_writes));
+    }
+    if items.is_empty() {
+        items.push("none".into());
+    }
+    wrap(&items, 24)
+}
+
 fn clamp_cell(report: &AuditReport, entry: &EntryAudit) -> String {
     match (entry.kind, entry.clamp_verified, entry.clamp) {
         (EntryKind::Optimizer, Some(true), Some(c)) => format!(
-            "yes ({} stores, {} values)",
-            c.param_stores, c.stored_values
+            "yes ({} stores, {} values, {} cases)",
+            c.param_stores, c.stored_values, c.cases_evaluated
         ),
         (EntryKind::Optimizer, _, _) => format!(
             "NO ({} violation(s))",
             report.violations_of(&entry.name).count()
         ),
-        (EntryKind::Other, _, _) => "n/a".to_string(),
+        (EntryKind::Other, _, _) if report.violations_of(&entry.name).next().is_none() => {
+            "n/a (writes no parameter)".to_string()
+        }
+        (EntryKind::Other, _, _) => format!(
+            "n/a, {} violation(s)",
+            report.violations_of(&entry.name).count()
+        ),
         (EntryKind::Undeclared, _, _) => "NO (undeclared)".to_string(),
     }
 }

@@ -438,7 +438,10 @@ fn a_clamp_with_a_backdoor_at_one_value_fails() {
         let (out, x) = (r[0].clone(), r[2].clone());
         e[at] = e[at].replacen(&out, "%r250", 1);
         e.insert(at + 1, format!("\tsetp.eq.f32 \t%p250, {x}, 0f4640E6B6;"));
-        e.insert(at + 2, format!("\tselp.f32 \t{out}, 0f7149F2CA, %r250, %p250;"));
+        e.insert(
+            at + 2,
+            format!("\tselp.f32 \t{out}, 0f7149F2CA, %r250, %p250;"),
+        );
     });
     let report = run(&ptx);
     only(&report, kernel, |v| {
