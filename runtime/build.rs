@@ -19,6 +19,9 @@ mod ptx;
 #[allow(dead_code, unused_imports)]
 mod audit;
 
+#[path = "src/source_check.rs"]
+mod source_check;
+
 /// `audit::audit_embedded` names the runtime's embedded module, which this script is making.
 #[allow(dead_code)]
 const PTX: &str = "";
@@ -44,6 +47,7 @@ fn main() {
         "codegen/Cargo.toml",
         "runtime/src/ptx",
         "runtime/src/audit",
+        "runtime/src/source_check.rs",
         "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
@@ -51,6 +55,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=ADAMANT_ALLOW_ANY_NIGHTLY");
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
+    check_sources(&workspace.join("kernels-rs/src"));
     check_toolchain();
     let target_dir = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -220,6 +225,46 @@ fn check_ptx(ptx_text: &str) {
              threat model):\n{}",
             report.violations.len(),
             list.join("\n")
+        ));
+    }
+}
+
+/// The device crate holds only macro-generated entries and plain Rust: no assembly macros in its
+/// sources (`source_check`).
+fn check_sources(dir: &Path) {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&path) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for p in files {
+        let text = fs::read_to_string(&p)
+            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", p.display())));
+        match source_check::assembly_macros(&text) {
+            Ok(found) => problems.extend(
+                found
+                    .into_iter()
+                    .map(|n| format!("  - {}: `{n}`", p.display())),
+            ),
+            Err(e) => problems.push(format!("  - {}: {e}", p.display())),
+        }
+    }
+    if !problems.is_empty() {
+        fail(&format!(
+            "the device crate uses inline or module-level assembly, which the PTX audit cannot \
+             check (adamant's kernels are plain Rust):\n{}",
+            problems.join("\n")
         ));
     }
 }

@@ -14,6 +14,8 @@ pub mod nan_check;
 pub mod optimizers;
 pub mod ptx;
 pub mod ptxas;
+#[cfg(test)]
+mod source_check;
 pub mod training;
 
 pub use clamp_policy::{ClampPolicy, ValidBound};
