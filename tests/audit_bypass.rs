@@ -449,3 +449,26 @@ fn a_clamp_with_a_backdoor_at_one_value_fails() {
             if f32::from_bits(*x) == f32::from_bits(0x4640E6B6))
     });
 }
+
+#[test]
+fn a_generic_store_through_a_shared_address_is_not_private() {
+    // `cvta.shared` makes a generic address inside the shared window; an offset can take it
+    // out of the window into global memory, so only st.shared / st.local count as private.
+    let report = edit_and_run(
+        CHECKER,
+        "\tcvta.shared.u64 \t%rd250, gpu_launch_sized_workgroup_mem;\n\
+         \tmov.u32 \t%r250, %tid.x;\n\tmul.wide.u32 \t%rd252, %r250, 1048576;\n\
+         \tadd.s64 \t%rd251, %rd250, %rd252;\n\tst.u32 \t[%rd251], 0;",
+    );
+    only(
+        &report,
+        CHECKER,
+        |v| matches!(v, Violation::UnattributedWrite { reason, .. } if reason.contains("window")),
+    );
+    // The same address written with st.shared stays inside the block's shared memory.
+    let report = edit_and_run(
+        CHECKER,
+        "\tmov.u64 \t%rd250, gpu_launch_sized_workgroup_mem;\n\tst.shared.u32 \t[%rd250+4], 0;",
+    );
+    assert!(report.is_ok(), "{report}");
+}

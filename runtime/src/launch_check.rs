@@ -62,8 +62,14 @@ pub struct CheckedArgs {
 /// The registered descriptor called like `descriptor`, which must equal it field for field: an
 /// impl cannot launch a registered entry under a descriptor of its own making.
 pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static KernelDescriptor> {
-    match adamant_kernels::abi::kernel(descriptor.name) {
-        Some(known) if known == descriptor => Ok(known),
+    let mut same_name = adamant_kernels::abi::KERNELS
+        .iter()
+        .copied()
+        .filter(|k| k.name == descriptor.name);
+    // Exactly one registration of that name (a second one, from another crate's registry
+    // entry, could be picked in its place), equal to the one the entry names.
+    match (same_name.next(), same_name.next()) {
+        (Some(known), None) if known == descriptor => Ok(known),
         _ => Err(Error::UnregisteredKernel {
             kernel: descriptor.name,
         }),

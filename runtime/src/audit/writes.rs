@@ -217,7 +217,11 @@ fn attribute(
                 .into(),
         ),
         [Root::Pointer(i)] | [Root::TableEntry(i)] => Ok(Target::Param(*i)),
-        [Root::Symbol(s)] if cx.private_symbols.contains(s) => Ok(Target::Private),
+        [Root::Symbol(s)] if cx.private_symbols.contains(s) => Err(format!(
+            "it writes .shared/.local variable `{s}` through a generic address, which an offset \
+             could take out of that window into global memory (write it with st.shared or \
+             st.local)"
+        )),
         [Root::Symbol(s)] => Err(format!(
             "its address is that of variable `{s}`, which is not .shared or .local memory (a \
              module variable is not a declared buffer)"
