@@ -38,7 +38,13 @@ fn kernel_entry_registers_other_kernel() {
     let expanded = crate::entry::expand(
         quote!(),
         quote! {
-            pub unsafe extern "gpu-kernel" fn probe(out: *mut u32, n: usize, x: f32) {
+            pub unsafe extern "gpu-kernel" fn probe(
+                #[output] out: *mut u32,
+                #[input] data: *const f32,
+                #[index] items: *const u32,
+                n: usize,
+                x: f32,
+            ) {
                 *out = n as u32;
             }
         },

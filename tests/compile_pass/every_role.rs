@@ -3,7 +3,9 @@
 // `update`. The entry's parameters are the buffers in declared order, `len`, the uniforms in
 // declared order, then `weight_clamp_max_abs`; `element` clamps what `update` returns.
 #![deny(warnings)]
-use adamant_kernels::abi::{self, ArgValue, OptimizerEntry, ParamRole, ParamType, UniformPtr};
+use adamant_kernels::abi::{
+    self, ArgValue, Domain, OptimizerEntry, ParamRole, ParamType, UniformPtr,
+};
 use adamant_kernels::optimizer_kernel;
 
 /// Momentum SGD with an AMSGrad-style running max, a masked gradient and a device-side scale.
@@ -39,13 +41,25 @@ fn main() {
             ("peak", ParamType::Ptr, ParamRole::State),
             ("in", ParamType::Ptr, ParamRole::Input),
             ("len", ParamType::Usize, ParamRole::Len),
-            ("step", ParamType::U32, ParamRole::Scalar),
+            (
+                "step",
+                ParamType::U32,
+                ParamRole::Scalar {
+                    domain: Domain::ANY
+                }
+            ),
             (
                 "scale",
                 ParamType::Ptr,
                 ParamRole::UniformPtr { default: 0.5 }
             ),
-            ("update", ParamType::F32, ParamRole::Scalar),
+            (
+                "update",
+                ParamType::F32,
+                ParamRole::Scalar {
+                    domain: Domain::FINITE
+                }
+            ),
             (
                 "weight_clamp_max_abs",
                 ParamType::F32,
@@ -62,7 +76,7 @@ fn main() {
         d
     ));
 
-    // The launch arguments follow the descriptor and end with the bound the runtime passes.
+    // The uniforms, in entry order; the runtime adds the buffers, the length and the bound.
     let buffers = every_role::Buffers {
         grad: 1u64,
         weights: 2,
@@ -75,21 +89,9 @@ fn main() {
         scale: UniformPtr(8),
         update: 0.25,
     };
-    let args = every_role::Entry::args(&buffers, 100, &scalars, 3.0);
     assert_eq!(
-        args,
-        [
-            ArgValue::Ptr(1),
-            ArgValue::Ptr(2),
-            ArgValue::Ptr(3),
-            ArgValue::Ptr(4),
-            ArgValue::Ptr(5),
-            ArgValue::Usize(100),
-            ArgValue::U32(7),
-            ArgValue::Ptr(8),
-            ArgValue::F32(0.25),
-            ArgValue::F32(3.0),
-        ]
+        every_role::Entry::scalar_values(&scalars),
+        [ArgValue::U32(7), ArgValue::Ptr(8), ArgValue::F32(0.25)]
     );
     let names: Vec<&str> = every_role::Entry::named_buffers(&buffers)
         .into_iter()

@@ -10,8 +10,8 @@
 //!   `chunks` and `n_chunks`, and both the same uniforms.
 //! - [`check_descriptors`]: `DESCRIPTOR` and `MULTI_DESCRIPTOR` name their entries' parameters in
 //!   order and end in their one `ClampBound`; the multi descriptor's buffers have the `*Table`
-//!   roles; both are registered, `Entry` points at them, and `args` / `multi_args` pass the
-//!   bound last.
+//!   roles; both are registered, `Entry` points at them, and `scalar_values` passes exactly the
+//!   uniforms, in order (never the bound: the runtime appends the validated one).
 //! - [`check_entries_delegate`]: each entry calls `<kernel>::sweep` exactly once, passing its own
 //!   bound last (never shadowed or reassigned) and the buffers in `sweep`'s order (the multi
 //!   entry's taken from their own tables), and stores nothing itself.

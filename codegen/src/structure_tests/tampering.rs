@@ -189,27 +189,54 @@ pub(super) fn tampered(
             }
         },
     );
-    tamper(
-        "multi_args drops the bound",
-        "descriptors",
-        "`multi_args` does not pass 14 arguments",
-        &|f| {
-            for item in &mut entry_impl_mut(f, name).items {
-                let ImplItem::Fn(func) = item else { continue };
-                if func.sig.ident != "multi_args" {
-                    continue;
-                }
-                let mac = match func.block.stmts.last_mut() {
-                    Some(Stmt::Macro(m)) => &mut m.mac,
-                    Some(Stmt::Expr(Expr::Macro(m), None)) => &mut m.mac,
-                    _ => panic!("vec!"),
-                };
-                let mut elems = mac
-                    .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
-                    .expect("vec elements");
-                elems.pop();
-                mac.tokens = elems.to_token_stream();
+    let edit_scalar_values = |f: &mut File, edit: &dyn Fn(&mut Punctuated<Expr, Token![,]>)| {
+        for item in &mut entry_impl_mut(f, name).items {
+            let ImplItem::Fn(func) = item else { continue };
+            if func.sig.ident != "scalar_values" {
+                continue;
             }
+            let mac = match func.block.stmts.last_mut() {
+                Some(Stmt::Macro(m)) => &mut m.mac,
+                Some(Stmt::Expr(Expr::Macro(m), None)) => &mut m.mac,
+                _ => panic!("vec!"),
+            };
+            let mut elems = mac
+                .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+                .expect("vec elements");
+            edit(&mut elems);
+            mac.tokens = elems.to_token_stream();
+        }
+    };
+    tamper(
+        "scalar_values drops a uniform",
+        "descriptors",
+        "`scalar_values` passes",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                elems.pop();
+            })
+        },
+    );
+    tamper(
+        "scalar_values swaps two uniforms",
+        "descriptors",
+        "expected the uniforms",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                let (a, b) = (elems[0].clone(), elems[1].clone());
+                elems[0] = b;
+                elems[1] = a;
+            })
+        },
+    );
+    tamper(
+        "scalar_values passes a bound of its own",
+        "descriptors",
+        "`scalar_values` passes",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                elems.push(syn::parse_quote!(::adamant_kernels::abi::ArgValue::F32(0.0)));
+            })
         },
     );
 
