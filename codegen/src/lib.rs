@@ -10,6 +10,7 @@
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
 
+mod body;
 mod entry;
 mod multi_tensor;
 mod optimizer;

@@ -235,7 +235,9 @@ pub(super) fn tampered(
         "`scalar_values` passes",
         &|f| {
             edit_scalar_values(f, &|elems| {
-                elems.push(syn::parse_quote!(::adamant_kernels::abi::ArgValue::F32(0.0)));
+                elems.push(syn::parse_quote!(::adamant_kernels::abi::ArgValue::F32(
+                    0.0
+                )));
             })
         },
     );
