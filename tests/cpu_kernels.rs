@@ -996,3 +996,69 @@ fn clamp_is_in_element_random() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The scalars' domains, as the descriptors carry them to the runtime's launch check.
+
+/// Every scalar of the five kernels has the declared domain (`#[domain]` in
+/// `kernels-rs/src/optimizers.rs`), in both entries: a step of 0 (bias corrections of 0), a β of
+/// 1, an eps of 0, a negative lr, decay or clip, and any non-finite value are outside it.
+#[test]
+fn optimizer_scalars_carry_their_domains() {
+    use adamant::kernels::abi::{self, Domain, Limit, ParamRole};
+    let ge0 = Domain {
+        lower: Limit::Inclusive(0.0),
+        upper: Limit::None,
+        finite: true,
+    };
+    let expected = |name: &str| -> Option<Domain> {
+        Some(match name {
+            "lr" | "weight_decay" | "grad_clip" => ge0,
+            "beta1" | "beta2" => Domain {
+                lower: Limit::Inclusive(0.0),
+                upper: Limit::Exclusive(1.0),
+                finite: true,
+            },
+            "eps" => Domain {
+                lower: Limit::Exclusive(0.0),
+                upper: Limit::None,
+                finite: true,
+            },
+            "bias_correction1" | "bias_correction2" => Domain {
+                lower: Limit::Exclusive(0.0),
+                upper: Limit::Inclusive(1.0),
+                finite: true,
+            },
+            _ => return None,
+        })
+    };
+    for kernel in KernelRef::ALL {
+        let multi = format!("{}_multi", kernel.name());
+        for name in [kernel.name(), multi.as_str()] {
+            let d = abi::kernel(name).unwrap_or_else(|| panic!("{name} is registered"));
+            let scalars: Vec<_> = d
+                .params
+                .iter()
+                .filter_map(|p| match p.role {
+                    ParamRole::Scalar { domain } => Some((p.name, domain)),
+                    _ => None,
+                })
+                .collect();
+            assert!(scalars.len() >= 6, "{name}: {scalars:?}");
+            for (param, domain) in scalars {
+                let want = expected(param).unwrap_or_else(|| panic!("{name}: scalar {param}"));
+                assert_eq!(domain, want, "{name}.{param}");
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1e-30] {
+                    assert!(!domain.contains(bad), "{name}.{param} accepts {bad}");
+                }
+            }
+        }
+    }
+    let bc = expected("bias_correction1").expect("a domain");
+    // bias_correction = 1 - beta^step: step 0 gives 0, step 1 with beta 0.9 gives 0.1.
+    assert!(!bc.contains(0.0) && bc.contains(0.1) && bc.contains(1.0) && !bc.contains(1.5));
+    let beta = expected("beta2").expect("a domain");
+    assert!(beta.contains(0.0) && beta.contains(0.999) && !beta.contains(1.0));
+    let eps = expected("eps").expect("a domain");
+    assert!(!eps.contains(0.0) && eps.contains(1e-12));
+}

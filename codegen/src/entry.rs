@@ -147,6 +147,14 @@ fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
                 ));
             }
         }
+        if attr.path().is_ident("domain") {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] bounds the scalars of an #[optimizer_kernel]; a #[kernel_entry]'s \
+                 scalars take any value (`Domain::ANY`), so the attribute would promise a check \
+                 that no launch makes",
+            ));
+        }
         let Some(name) = role_attr(attr) else {
             continue;
         };

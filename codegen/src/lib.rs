@@ -11,6 +11,7 @@
 use proc_macro::TokenStream;
 
 mod body;
+mod domain;
 mod entry;
 mod multi_tensor;
 mod optimizer;

@@ -246,13 +246,11 @@ pub(crate) fn uniform_descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
                         domain: ::adamant_kernels::abi::Domain::ANY
                     }),
                 ),
-                _ => kernel_param(
-                    &name,
-                    quote!(F32),
-                    quote!(Scalar {
-                        domain: ::adamant_kernels::abi::Domain::FINITE
-                    }),
-                ),
+                Role::Scalar(ScalarType::F32(domain)) => {
+                    let domain = domain.f32_tokens();
+                    kernel_param(&name, quote!(F32), quote!(Scalar { domain: #domain }))
+                }
+                _ => unreachable!("uniforms are scalars and uniform pointers"),
             }
         })
         .collect()

@@ -5,6 +5,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
 
+use crate::domain::{self, Domain};
+
 /// The clamp bound the macro appends to every optimizer entry. Authors cannot declare it.
 pub const BOUND: &str = "weight_clamp_max_abs";
 /// The element-count parameter the macro adds after the buffers.
@@ -26,13 +28,16 @@ pub enum Role {
     State,
     /// `#[uniform_ptr(default = 1.0)] s: f32`: one device-resident f32 (null = default).
     UniformPtr(Lit),
-    /// `lr: f32` (or `u32`): a plain uniform scalar.
+    /// `lr: f32` (or `u32`): a plain uniform scalar, with the values a launch may pass
+    /// (`#[domain(..)]` on an `f32`; always finite; a `u32` takes any value).
     Scalar(ScalarType),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarType {
-    F32,
+    /// An `f32`, finite and within its `#[domain(..)]` (`Domain::FINITE` without one).
+    F32(Domain),
+    /// A `u32`: any value.
     U32,
 }
 
@@ -225,7 +230,18 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
 
 fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
     let mut role: Option<Role> = None;
+    let mut domain_attr: Option<&Attribute> = None;
     for attr in attrs {
+        if domain::is_domain(attr) {
+            if domain_attr.is_some() {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    "an argument has at most one #[domain]: put every bound in it",
+                ));
+            }
+            domain_attr = Some(attr);
+            continue;
+        }
         let this = if attr.path().is_ident("param") {
             require_no_args(attr, "param")?;
             Role::Param
@@ -241,7 +257,7 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
             return Err(syn::Error::new_spanned(
                 attr,
                 "unknown argument attribute: use #[param], #[input], #[state] or \
-                 #[uniform_ptr(default = ..)]",
+                 #[uniform_ptr(default = ..)], and #[domain(..)] on a plain f32 scalar",
             ));
         };
         if role.is_some() {
@@ -253,9 +269,29 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
         role = Some(this);
     }
     match role {
-        Some(role) => Ok(role),
-        None if is_ident_type(ty, "f32") => Ok(Role::Scalar(ScalarType::F32)),
-        None if is_ident_type(ty, "u32") => Ok(Role::Scalar(ScalarType::U32)),
+        Some(role) => match domain_attr {
+            Some(attr) => Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] bounds a plain scalar argument, which the runtime checks at every \
+                 launch; #[param], #[input] and #[state] buffers and #[uniform_ptr]s hold device \
+                 data that no launch check reads",
+            )),
+            None => Ok(role),
+        },
+        None if is_ident_type(ty, "f32") => {
+            let domain = domain_attr.map(domain::parse).transpose()?;
+            Ok(Role::Scalar(ScalarType::F32(
+                domain.unwrap_or(Domain::FINITE),
+            )))
+        }
+        None if is_ident_type(ty, "u32") => match domain_attr {
+            Some(attr) => Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] applies to f32 scalars: a u32 scalar takes any value (its descriptor \
+                 says `Domain::ANY`)",
+            )),
+            None => Ok(Role::Scalar(ScalarType::U32)),
+        },
         None => Err(syn::Error::new_spanned(
             ty,
             "a plain kernel argument is a uniform scalar (`f32` or `u32`); per-element buffers \
@@ -318,7 +354,7 @@ fn check_type(ident: &Ident, role: &Role, ty: &Type) -> syn::Result<()> {
         Role::Input | Role::UniformPtr(_) => is_ident_type(ty, "f32"),
         Role::State => matches!(ty, Type::Reference(r)
             if r.mutability.is_some() && r.lifetime.is_none() && is_ident_type(&r.elem, "f32")),
-        Role::Scalar(_) => true,
+        Role::Scalar(..) => true,
     };
     if ok {
         return Ok(());
@@ -335,7 +371,7 @@ fn check_type(ident: &Ident, role: &Role, ty: &Type) -> syn::Result<()> {
             "#[state] `{ident}` is `&mut f32`: the element's current value, written back by \
              the macro"
         ),
-        Role::Scalar(_) => unreachable!("scalars are typed by role_of"),
+        Role::Scalar(..) => unreachable!("scalars are typed by role_of"),
     };
     Err(syn::Error::new_spanned(ty, msg))
 }

@@ -1,10 +1,11 @@
 // Every argument role, in an order that interleaves buffers and uniforms, plus the accepted
 // function attributes (doc and lints), a `mut` pattern, a raw identifier and an argument named
-// `update`. The entry's parameters are the buffers in declared order, `len`, the uniforms in
-// declared order, then `weight_clamp_max_abs`; `element` clamps what `update` returns.
+// `update`, with a domain (`#[domain]`, a negative bound). The entry's parameters are the
+// buffers in declared order, `len`, the uniforms in declared order, then
+// `weight_clamp_max_abs`; `element` clamps what `update` returns.
 #![deny(warnings)]
 use adamant_kernels::abi::{
-    self, ArgValue, Domain, OptimizerEntry, ParamRole, ParamType, UniformPtr,
+    self, ArgValue, Domain, Limit, OptimizerEntry, ParamRole, ParamType, UniformPtr,
 };
 use adamant_kernels::optimizer_kernel;
 
@@ -18,7 +19,7 @@ pub fn every_role(
     #[param] mut weights: f32,
     #[uniform_ptr(default = 0.5)] scale: f32,
     #[state] moment: &mut f32,
-    update: f32,
+    #[domain(gt = -1.0, le = 2.5)] update: f32,
     #[state] peak: &mut f32,
     #[input] r#in: f32,
 ) -> f32 {
@@ -57,7 +58,11 @@ fn main() {
                 "update",
                 ParamType::F32,
                 ParamRole::Scalar {
-                    domain: Domain::FINITE
+                    domain: Domain {
+                        lower: Limit::Exclusive(-1.0),
+                        upper: Limit::Inclusive(2.5),
+                        finite: true,
+                    }
                 }
             ),
             (
@@ -93,6 +98,20 @@ fn main() {
         every_role::Entry::scalar_values(&scalars),
         [ArgValue::U32(7), ArgValue::Ptr(8), ArgValue::F32(0.25)]
     );
+    // The domain as the runtime checks it: within (-1, 2.5] and finite.
+    let ParamRole::Scalar { domain } = d.params[8].role else {
+        panic!("update is a scalar")
+    };
+    for (value, ok) in [
+        (-1.0, false),
+        (-0.999, true),
+        (2.5, true),
+        (2.5001, false),
+        (f64::NAN, false),
+        (f64::INFINITY, false),
+    ] {
+        assert_eq!(domain.contains(value), ok, "{value}");
+    }
     let names: Vec<&str> = every_role::Entry::named_buffers(&buffers)
         .into_iter()
         .map(|(name, _)| name)
