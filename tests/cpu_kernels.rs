@@ -1223,7 +1223,8 @@ mod soft_update {
     #[test]
     fn comparison_catches_wrong_math() {
         let mut rng = SmallRng::seed_from_u64(23);
-        let wrong: [(&str, fn(f32, f32, f32) -> f32); 2] = [
+        type Wrong = (&'static str, fn(f32, f32, f32) -> f32);
+        let wrong: [Wrong; 2] = [
             ("swapped", |t, o, tau| tau * t + (1.0 - tau) * o),
             ("no update", |t, _, _| t),
         ];

@@ -1,5 +1,19 @@
 //! Parsing and validation of an `#[optimizer_kernel]` function. Every rejection is a
 //! `syn::Error` spanned on the offending tokens, never on the attribute itself.
+//!
+//! The function is a plain, safe, non-generic `fn` returning the new parameter value as `f32`,
+//! with only doc and lint attributes. Its arguments, each a plain name:
+//! - `#[param] p: f32`: the parameter's current value, exactly once (never its pointer);
+//! - `#[input] g: f32`: one element of a read-only buffer;
+//! - `#[state] m: &mut f32`: one element of a buffer the update reads and writes;
+//! - `#[uniform_ptr(default = <f32 literal>)] s: f32`: one device-resident f32 read by every
+//!   thread (a null pointer means the default);
+//! - a plain `f32` or `u32`: a uniform scalar. An `f32` may carry `#[domain(gt|ge = .., lt|le =
+//!   ..)]` (the values a launch may pass, [`crate::domain`]); it is finite in any case, and a
+//!   `u32` takes any value.
+//!
+//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks` and names starting with `__adamant` are
+//! the generated entries' own. The body is checked after the signature, by [`crate::body`].
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
