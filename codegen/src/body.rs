@@ -365,7 +365,15 @@ impl<'ast> Visit<'ast> for BodyCheck {
             && path.segments.len() == 2
             && path.segments[0].ident == "rustfmt"
             && path.segments[1].ident == "skip";
-        if !lint_or_doc && !rustfmt_skip {
+        // A doc comment is `#[doc = "literal"]`; `#[doc = some_macro!()]` would be a macro.
+        let doc_not_literal = path.is_ident("doc")
+            && !matches!(&attr.meta, Meta::NameValue(nv) if matches!(nv.value, Expr::Lit(_)));
+        if doc_not_literal {
+            if let Meta::NameValue(nv) = &attr.meta {
+                self.visit_expr(&nv.value);
+            }
+            self.fail(attr, ATTR);
+        } else if !lint_or_doc && !rustfmt_skip {
             self.fail(attr, ATTR);
         }
     }
@@ -760,6 +768,22 @@ mod tests {
                 }),
             ),
             (
+                "`m!` expands",
+                quote!({
+                    #[doc = m!()]
+                    let x = 1.0;
+                    x
+                }),
+            ),
+            (
+                "only lint attributes",
+                quote!({
+                    #[doc(hidden)]
+                    let x = 1.0;
+                    x
+                }),
+            ),
+            (
                 "`unsafe fn` pointer types",
                 quote!({
                     let f: unsafe fn() = g;
@@ -801,6 +825,7 @@ mod tests {
                 #[allow(unused_mut)]
                 let mut x = adam_step(p, l2_decay(g, p, weight_decay), m, v, s);
                 #[rustfmt::skip]
+                /// A doc comment on a statement.
                 let y = if x.is_nan() { x } else { x.max(0.0) };
                 for i in 0..4 {
                     x += i as f32;
