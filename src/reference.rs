@@ -1,7 +1,8 @@
-//! An independent f64 reference for the five optimizer kernels and the weight clamp, written from
-//! the formulas (PyTorch's `Adam`/`AdamW`), not from `kernels-rs`: it is the oracle that the CPU
-//! tests (`tests/cpu_kernels.rs`, `tests/cpu_clamp.rs`) and the GPU tests check the f32 kernels
-//! against, so it must not share their code.
+//! An independent f64 reference for the five optimizer kernels, the soft update of a target
+//! network ([`soft_update`]) and the weight clamp, written from the formulas (PyTorch's
+//! `Adam`/`AdamW`, `τ·online + (1 − τ)·target`), not from `kernels-rs`: it is the oracle that
+//! the CPU tests (`tests/cpu_kernels.rs`, `tests/cpu_clamp.rs`) and the GPU tests check the f32
+//! kernels against, so it must not share their code.
 //!
 //! # The rule
 //!
@@ -647,4 +648,32 @@ pub fn step_slices(kernel: KernelRef, state: &mut RefState, g: &[f32], hp: &Hype
         state.value.set(i, value);
         state.scale.set(i, scale);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The soft update of a target network (`soft_update_kernel`).
+
+/// The tolerance of [`soft_update_with_scale`], in `f32::EPSILON · scale`: an f32 evaluation of
+/// `τ·online + (1 − τ)·target` rounds three times (`1 − τ`, the second product, the sum; the
+/// first product too), each within `EPSILON/2` of what it rounds, so it is within
+/// `1.5 · EPSILON · scale` of the exact value; 2 leaves headroom for the reference's own f64
+/// rounding, and is far below the error of a wrong formula (`τ` and `1 − τ` swapped is off by
+/// `|1 − 2τ|·|online − target|`).
+pub const SOFT_UPDATE_TOLERANCE: f64 = 2.0;
+
+/// `soft_update_kernel` on one element, from the formula: `target ← τ·online + (1 − τ)·target`,
+/// then [`clamp`] (`bound == 0` disables it), in f64 from the f32 inputs (`tau` as the f32 value
+/// the kernel receives). Returns the value and its error scale `|τ·online| + |(1 − τ)·target|`
+/// (plus the subnormal floor); see [`SOFT_UPDATE_TOLERANCE`]. Non-finite weights follow IEEE
+/// arithmetic in the formula: NaN in either gives NaN, `0·inf` is NaN (an infinite `online` at
+/// `τ = 0`), and an infinite result is brought to `±bound` by the clamp.
+pub fn soft_update_with_scale(target: f64, online: f64, tau: f64, bound: f64) -> (f64, f64) {
+    let value = tau * online + (1.0 - tau) * target;
+    let scale = (tau * online).abs() + ((1.0 - tau) * target).abs() + FLOOR;
+    (clamp(value, bound), scale)
+}
+
+/// [`soft_update_with_scale`]'s value.
+pub fn soft_update(target: f64, online: f64, tau: f64, bound: f64) -> f64 {
+    soft_update_with_scale(target, online, tau, bound).0
 }

@@ -996,3 +996,304 @@ fn clamp_is_in_element_random() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The scalars' domains, as the descriptors carry them to the runtime's launch check.
+
+/// Every scalar of the five kernels has the declared domain (`#[domain]` in
+/// `kernels-rs/src/optimizers.rs`), in both entries: a step of 0 (bias corrections of 0), a β of
+/// 1, an eps of 0, a negative lr, decay or clip, and any non-finite value are outside it.
+#[test]
+fn optimizer_scalars_carry_their_domains() {
+    use adamant::kernels::abi::{self, Domain, Limit, ParamRole};
+    let ge0 = Domain {
+        lower: Limit::Inclusive(0.0),
+        upper: Limit::None,
+        finite: true,
+    };
+    let expected = |name: &str| -> Option<Domain> {
+        Some(match name {
+            "lr" | "weight_decay" | "grad_clip" => ge0,
+            "beta1" | "beta2" => Domain {
+                lower: Limit::Inclusive(0.0),
+                upper: Limit::Exclusive(1.0),
+                finite: true,
+            },
+            "eps" => Domain {
+                lower: Limit::Exclusive(0.0),
+                upper: Limit::None,
+                finite: true,
+            },
+            "bias_correction1" | "bias_correction2" => Domain {
+                lower: Limit::Exclusive(0.0),
+                upper: Limit::Inclusive(1.0),
+                finite: true,
+            },
+            _ => return None,
+        })
+    };
+    for kernel in KernelRef::ALL {
+        let multi = format!("{}_multi", kernel.name());
+        for name in [kernel.name(), multi.as_str()] {
+            let d = abi::kernel(name).unwrap_or_else(|| panic!("{name} is registered"));
+            let scalars: Vec<_> = d
+                .params
+                .iter()
+                .filter_map(|p| match p.role {
+                    ParamRole::Scalar { domain } => Some((p.name, domain)),
+                    _ => None,
+                })
+                .collect();
+            assert!(scalars.len() >= 6, "{name}: {scalars:?}");
+            for (param, domain) in scalars {
+                let want = expected(param).unwrap_or_else(|| panic!("{name}: scalar {param}"));
+                assert_eq!(domain, want, "{name}.{param}");
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1e-30] {
+                    assert!(!domain.contains(bad), "{name}.{param} accepts {bad}");
+                }
+            }
+        }
+    }
+    let bc = expected("bias_correction1").expect("a domain");
+    // bias_correction = 1 - beta^step: step 0 gives 0, step 1 with beta 0.9 gives 0.1.
+    assert!(!bc.contains(0.0) && bc.contains(0.1) && bc.contains(1.0) && !bc.contains(1.5));
+    let beta = expected("beta2").expect("a domain");
+    assert!(beta.contains(0.0) && beta.contains(0.999) && !beta.contains(1.0));
+    let eps = expected("eps").expect("a domain");
+    assert!(!eps.contains(0.0) && eps.contains(1e-12));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The soft update of a target network, `soft_update_kernel`, against `reference::soft_update`.
+
+mod soft_update {
+    use super::{log_uniform, pick};
+    use adamant::kernels::abi::{self, Domain, KernelKind, Limit, ParamRole, ParamType};
+    use adamant::kernels::soft_update::soft_update_kernel as su;
+    use adamant::reference::{self as r, SOFT_UPDATE_TOLERANCE};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The error of `element` (with `bound`) and of `update` (the reference without a clamp)
+    /// on one input, in EPSILON·scale; panics beyond the tolerance.
+    #[track_caller]
+    fn check(target: f32, online: f32, tau: f32, bound: f32) -> f64 {
+        let mut worst = 0f64;
+        for (what, got, ref_bound) in [
+            ("element", su::element(target, online, tau, bound), bound),
+            ("update", su::update(target, online, tau), 0.0),
+        ] {
+            let (want, scale) = r::soft_update_with_scale(
+                target as f64,
+                online as f64,
+                tau as f64,
+                ref_bound as f64,
+            );
+            let err = r::error(want, scale, got);
+            assert!(
+                err <= SOFT_UPDATE_TOLERANCE,
+                "{what}(target {target:e}, online {online:e}, tau {tau}, bound {bound:e}) = \
+                 {got:e}, reference {want:e} (scale {scale:e}): error {err} > \
+                 {SOFT_UPDATE_TOLERANCE}"
+            );
+            worst = worst.max(err);
+        }
+        worst
+    }
+
+    fn random_tau(rng: &mut SmallRng) -> f32 {
+        if rng.gen_bool(0.4) {
+            pick(rng, &[0.0, 1.0, 0.5, 5e-3, 1e-3, 0.995, 0.1, 0.9])
+        } else {
+            rng.gen_range(0.0..=1.0)
+        }
+    }
+
+    #[test]
+    fn random_draws_against_the_reference() {
+        let mut rng = SmallRng::seed_from_u64(20);
+        let mut worst = 0f64;
+        for _ in 0..200_000 {
+            let tau = random_tau(&mut rng);
+            let target = log_uniform(&mut rng, -40.0, 37.0);
+            // Half the draws: an online network close to the target (what training gives).
+            let online = if rng.gen_bool(0.5) {
+                target * (1.0 + log_uniform(&mut rng, -8.0, -1.0))
+            } else {
+                log_uniform(&mut rng, -40.0, 37.0)
+            };
+            let bound = if rng.gen_bool(0.3) {
+                0.0
+            } else {
+                log_uniform(&mut rng, -4.0, 4.0).abs()
+            };
+            worst = worst.max(check(target, online, tau, bound));
+        }
+        eprintln!("soft_update_kernel random: max error {worst:.3} EPSILON·scale");
+    }
+
+    /// The ends are exact for finite weights: τ = 1 copies `online`, τ = 0 keeps `target`; the
+    /// clamp then applies to what is stored.
+    #[test]
+    fn hard_update_and_no_update_are_exact() {
+        let mut rng = SmallRng::seed_from_u64(21);
+        for _ in 0..20_000 {
+            let target = log_uniform(&mut rng, -40.0, 38.0);
+            let online = log_uniform(&mut rng, -40.0, 38.0);
+            assert_eq!(su::update(target, online, 1.0).to_bits(), online.to_bits());
+            assert_eq!(su::update(target, online, 0.0).to_bits(), target.to_bits());
+            let bound = 0.5f32;
+            assert_eq!(
+                su::element(target, online, 1.0, bound),
+                r::clamp(online as f64, bound as f64) as f32
+            );
+            check(target, online, 1.0, bound);
+            check(target, online, 0.0, bound);
+        }
+    }
+
+    /// The result lies between the two networks (up to rounding): a convex combination.
+    #[test]
+    fn result_is_between_target_and_online() {
+        let mut rng = SmallRng::seed_from_u64(22);
+        for _ in 0..50_000 {
+            let tau = random_tau(&mut rng);
+            let target = log_uniform(&mut rng, -10.0, 10.0);
+            let online = log_uniform(&mut rng, -10.0, 10.0);
+            let got = su::update(target, online, tau) as f64;
+            let (lo, hi) = (target.min(online) as f64, target.max(online) as f64);
+            let slack = 2.0 * f32::EPSILON as f64 * lo.abs().max(hi.abs());
+            assert!(
+                got >= lo - slack && got <= hi + slack,
+                "{target} {online} {tau}: {got}"
+            );
+        }
+    }
+
+    /// The clamp, through `element`: beyond `±bound` (±inf included) the stored value is exactly
+    /// the bound on its side; NaN in either network stays NaN for every τ and bound; a bound of
+    /// 0 disables it; `update` is never clamped. Every case is checked against the reference too.
+    #[test]
+    fn clamp_nan_inf_and_bound_zero() {
+        let taus = [0.0f32, 5e-3, 0.5, 0.995, 1.0];
+        let bounds = [0.0f32, 1e-3, 1.0, 100.0];
+        let finite = [0.0f32, -0.0, 0.25, -3.0, 1e30, -1e-30];
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        let mut values: Vec<f32> = finite.to_vec();
+        values.extend(specials);
+        for &tau in &taus {
+            for &bound in &bounds {
+                for &target in &values {
+                    for &online in &values {
+                        check(target, online, tau, bound);
+                        let stored = su::element(target, online, tau, bound);
+                        let raw = su::update(target, online, tau);
+                        if target.is_nan() || online.is_nan() {
+                            assert!(stored.is_nan() && raw.is_nan(), "NaN must stay NaN");
+                        }
+                        if bound > 0.0 && raw.abs() > bound {
+                            assert_eq!(stored, bound.copysign(raw));
+                        } else {
+                            assert_eq!(stored.to_bits(), raw.to_bits());
+                        }
+                    }
+                }
+            }
+        }
+        // The cases spelled out: an infinite online weight is the bound after any τ > 0 ...
+        for inf in [f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(su::element(0.5, inf, 5e-3, 2.0), 2.0f32.copysign(inf));
+            assert_eq!(su::element(inf, 0.5, 0.5, 2.0), 2.0f32.copysign(inf));
+            // ... and stays infinite with the clamp off.
+            assert_eq!(su::element(0.5, inf, 5e-3, 0.0), inf);
+            // 0·inf: the formula's NaN, kept visible.
+            assert!(su::element(0.5, inf, 0.0, 2.0).is_nan());
+            assert!(su::element(inf, 0.5, 1.0, 2.0).is_nan());
+        }
+        assert!(su::element(f32::NAN, 0.5, 1.0, 2.0).is_nan());
+        assert!(su::element(0.5, f32::NAN, 0.0, 2.0).is_nan());
+        // A finite result beyond the bound is exactly the bound; |x| == bound is unchanged.
+        assert_eq!(su::element(3.0, 5.0, 0.5, 2.0), 2.0);
+        assert_eq!(su::element(-3.0, -5.0, 0.5, 2.0), -2.0);
+        assert_eq!(su::element(2.0, 2.0, 1.0, 2.0), 2.0);
+        assert_eq!(su::element(3.0, 5.0, 0.5, 0.0), 4.0);
+    }
+
+    /// The comparison can fail: τ and 1 − τ swapped, or the update skipped, are caught.
+    #[test]
+    fn comparison_catches_wrong_math() {
+        let mut rng = SmallRng::seed_from_u64(23);
+        type Wrong = (&'static str, fn(f32, f32, f32) -> f32);
+        let wrong: [Wrong; 2] = [
+            ("swapped", |t, o, tau| tau * t + (1.0 - tau) * o),
+            ("no update", |t, _, _| t),
+        ];
+        for (name, f) in wrong {
+            let mut caught = 0;
+            for _ in 0..1000 {
+                let tau = rng.gen_range(0.01..0.4);
+                let target: f32 = rng.gen_range(-1.0..1.0);
+                let online: f32 = rng.gen_range(-1.0..1.0);
+                let (want, scale) =
+                    r::soft_update_with_scale(target as f64, online as f64, tau as f64, 0.0);
+                if r::error(want, scale, f(target, online, tau)) > SOFT_UPDATE_TOLERANCE {
+                    caught += 1;
+                }
+            }
+            assert!(caught > 990, "{name}: caught on {caught}/1000");
+        }
+    }
+
+    /// Registered like every optimizer: the single entry (`target`, `online`, `len`, `tau`,
+    /// the bound last) and the multi-tensor one, both `Optimizer`s with τ in [0, 1].
+    #[test]
+    fn descriptors() {
+        let tau = ParamRole::Scalar {
+            domain: Domain {
+                lower: Limit::Inclusive(0.0),
+                upper: Limit::Inclusive(1.0),
+                finite: true,
+            },
+        };
+        let d = abi::kernel("soft_update_kernel").expect("registered");
+        assert!(std::ptr::eq(d, &su::DESCRIPTOR));
+        assert_eq!(d.kind, KernelKind::Optimizer);
+        let params: Vec<_> = d.params.iter().map(|p| (p.name, p.ty, p.role)).collect();
+        assert_eq!(
+            params,
+            [
+                ("target", ParamType::Ptr, ParamRole::ParamBuffer),
+                ("online", ParamType::Ptr, ParamRole::Input),
+                ("len", ParamType::Usize, ParamRole::Len),
+                ("tau", ParamType::F32, tau),
+                (
+                    "weight_clamp_max_abs",
+                    ParamType::F32,
+                    ParamRole::ClampBound
+                ),
+            ]
+        );
+        let m = abi::kernel("soft_update_kernel_multi").expect("registered");
+        assert!(std::ptr::eq(m, &su::MULTI_DESCRIPTOR));
+        assert_eq!(m.kind, KernelKind::Optimizer);
+        let roles: Vec<_> = m.params.iter().map(|p| (p.name, p.role)).collect();
+        assert_eq!(
+            roles,
+            [
+                ("target", ParamRole::ParamTable),
+                ("online", ParamRole::InputTable),
+                ("chunks", ParamRole::ChunkTable),
+                ("n_chunks", ParamRole::ChunkCount),
+                ("tau", tau),
+                ("weight_clamp_max_abs", ParamRole::ClampBound),
+            ]
+        );
+        let ParamRole::Scalar { domain } = tau else {
+            unreachable!()
+        };
+        assert!(domain.contains(0.0) && domain.contains(1.0) && domain.contains(5e-3));
+        assert!(
+            !domain.contains(-1e-9) && !domain.contains(1.0 + 1e-7) && !domain.contains(f64::NAN)
+        );
+    }
+}

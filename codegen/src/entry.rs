@@ -1,8 +1,12 @@
 //! `#[kernel_entry]`: a device entry that is not an optimizer (it never writes a parameter
 //! buffer), written by hand as `unsafe extern "gpu-kernel" fn`. Every pointer argument declares
-//! its role (`#[input]`, `#[output]`, `#[index]`); the PTX audit holds the entry to it. The macro exports it on nvptx and
-//! registers its descriptor on the host, so the PTX audit knows the entry was declared as
-//! non-optimizer on purpose; an entry nobody declared fails the audit.
+//! its role: `#[input]` (`*const`, read only), `#[output]` (`*mut`, written; the runtime binds
+//! only buffers it owns) or `#[index]` (`*const`, a read-only table of records whose values may
+//! be offsets); a pointer without one, `#[param]`/`#[state]` (those make an optimizer kernel) and
+//! a role on a scalar are compile errors. Scalars are `Scalar { domain: Domain::ANY }`. The PTX
+//! audit holds the entry to its roles. The macro exports it on nvptx and registers its
+//! descriptor on the host, so the PTX audit knows the entry was declared as non-optimizer on
+//! purpose; an entry nobody declared fails the audit.
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ext::IdentExt;
@@ -146,6 +150,14 @@ fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
                     ),
                 ));
             }
+        }
+        if attr.path().is_ident("domain") {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] bounds the scalars of an #[optimizer_kernel]; a #[kernel_entry]'s \
+                 scalars take any value (`Domain::ANY`), so the attribute would promise a check \
+                 that no launch makes",
+            ));
         }
         let Some(name) = role_attr(attr) else {
             continue;

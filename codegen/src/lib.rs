@@ -1,15 +1,26 @@
 //! Proc-macros for adamant's device crate.
 //!
 //! - [`optimizer_kernel`]: the author writes the per-element update of one optimizer; the macro
-//!   generates the PTX entry (loads, stores, grid-stride loop, 16-byte vector path), a trailing
-//!   `weight_clamp_max_abs: f32` parameter, and the clamp of the new parameter value before its
-//!   only store. On the host it generates the math as plain functions and a typed descriptor.
+//!   generates the PTX entries (loads, stores, grid-stride loop, 16-byte vector path, and the
+//!   multi-tensor entry `<name>_multi`), a trailing `weight_clamp_max_abs: f32` parameter, and the
+//!   clamp of the new parameter value before its only store. On the host it generates the math as
+//!   plain functions (`<name>::update`, `<name>::element`) and a typed, registered descriptor
+//!   with each scalar's domain (`#[domain(..)]`).
 //! - [`kernel_entry`]: declares a kernel that is not an optimizer (it never writes parameters),
-//!   so the PTX audit can tell it from a hand-written optimizer entry.
+//!   with a role on every pointer, so the PTX audit can tell it from a hand-written optimizer
+//!   entry and hold it to what it may write.
+//!
+//! What an optimizer body may contain is checked on its syntax tree (`body`): no `unsafe` in any
+//! form, no macros (the allow-list `body::ALLOWED_MACROS` is empty), no nested items, only lint
+//! attributes. The generated device code (the two entries and the `__adamant_sweep` loop that
+//! stores through the clamp) sits in an anonymous `const _: () = { .. };` block, so no other code
+//! can name it.
 //!
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
 
+mod body;
+mod domain;
 mod entry;
 mod multi_tensor;
 mod optimizer;
@@ -22,7 +33,8 @@ mod structure_tests;
 mod test_kernels;
 
 /// Turns a per-element update into a clamped optimizer kernel. See `signature` for the argument
-/// roles (`#[param]`, `#[input]`, `#[state]`, `#[uniform_ptr(default = ..)]`, plain scalars).
+/// roles (`#[param]`, `#[input]`, `#[state]`, `#[uniform_ptr(default = ..)]`, plain scalars with
+/// an optional `#[domain(..)]`) and `body` for what the body may contain.
 #[proc_macro_attribute]
 pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     optimizer::expand(attr.into(), item.into())
@@ -30,7 +42,8 @@ pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Declares a device entry that is not an optimizer kernel (for example the NaN checker).
+/// Declares a device entry that is not an optimizer kernel (for example the NaN checker); every
+/// pointer argument takes `#[input]`, `#[output]` or `#[index]`.
 #[proc_macro_attribute]
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry::expand(attr.into(), item.into())

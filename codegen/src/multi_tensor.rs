@@ -2,8 +2,8 @@
 //! single-buffer one: one launch updates every tensor of a set. Per buffer argument it takes a
 //! device table of per-tensor pointers, then a chunk table (`adamant_kernels::multi::Chunk`:
 //! tensor, start, len); each block takes chunks in turn and sweeps one with its threads, through
-//! the same `sweep` as the single-buffer entry, so the clamp epilogue is the same code. The
-//! bound stays the last parameter.
+//! the same `__adamant_sweep` as the single-buffer entry, so the clamp epilogue is the same code.
+//! The bound stays the last parameter.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -20,7 +20,6 @@ pub fn multi_name(k: &OptimizerFn) -> String {
 
 /// The nvptx multi-tensor entry.
 pub fn device_entry(k: &OptimizerFn) -> TokenStream {
-    let name = k.name();
     let multi = format_ident!("{}", multi_name(k));
     let bound = format_ident!("{}", BOUND);
     let chunks = format_ident!("{}", CHUNKS);
@@ -45,10 +44,9 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
     let uniform_loads = uniform_loads(k);
     let uniforms = uniform_idents(k);
     quote! {
-        #[cfg(target_arch = "nvptx64")]
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn #multi(
+        unsafe extern "gpu-kernel" fn #multi(
             #(#tables,)*
             #chunks: *const ::adamant_kernels::multi::Chunk,
             #n_chunks: u32,
@@ -62,7 +60,7 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
                 let __adamant_tensor = __adamant_chunk.tensor as usize;
                 let __adamant_start = __adamant_chunk.start as usize;
                 #(#chunk_pointers)*
-                #name::sweep(
+                __adamant_sweep(
                     #(#buffer_idents,)*
                     __adamant_chunk.len as usize,
                     ::adamant_kernels::builtins::thread_index() as usize,

@@ -2,11 +2,16 @@
 //!
 //! From one validated definition it emits:
 //! - `mod <name>` (both targets): `update` (the author's math, unchanged) and `element` (update,
-//!   then the clamp epilogue: exactly the value the entry stores);
+//!   then the clamp epilogue: exactly the value the entry stores); neither touches memory beyond
+//!   the `&mut f32` state it is handed;
 //! - on the host, in that module: `DESCRIPTOR` (registered in `abi::KERNELS`), typed `Buffers`
-//!   and `Scalars`, and `Entry: OptimizerEntry`, from which the runtime builds launches;
-//! - on nvptx: the `#[no_mangle] extern "gpu-kernel"` entry. Its parameters are the buffers in
-//!   declared order, `len`, the uniforms in declared order, then `weight_clamp_max_abs`, always last.
+//!   and `Scalars`, and `Entry: OptimizerEntry` (sealed: `unsafe impl GeneratedEntry`), from
+//!   which the runtime builds launches;
+//! - on nvptx, in an anonymous `const _: () = { .. };` block, so that none of it can be named
+//!   from Rust: `__adamant_sweep` (the loop that loads, calls `element` and stores) and the two
+//!   `#[no_mangle] extern "gpu-kernel"` entries that call it, `<name>` and `<name>_multi`. The
+//!   single entry's parameters are the buffers in declared order, `len`, the uniforms in
+//!   declared order, then `weight_clamp_max_abs`, always last.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -17,9 +22,23 @@ use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN};
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let kernel = signature::parse(attr, item)?;
     let module = module(&kernel);
+    let sweep = sweep(&kernel);
     let entry = device_entry(&kernel);
     let multi_entry = crate::multi_tensor::device_entry(&kernel);
-    Ok(quote! { #module #entry #multi_entry })
+    // The device code sits in an anonymous const block: its items are exported by name
+    // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
+    // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
+    // `extern "gpu-kernel"` forbids anyway).
+    Ok(quote! {
+        #module
+
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #sweep
+            #entry
+            #multi_entry
+        };
+    })
 }
 
 fn module(k: &OptimizerFn) -> TokenStream {
@@ -61,7 +80,6 @@ fn module(k: &OptimizerFn) -> TokenStream {
     let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
     let host = host_items(k);
     let multi_host = crate::multi_tensor::host_items(k);
-    let sweep = sweep(k);
     quote! {
         #(#docs)*
         #[allow(non_snake_case)]
@@ -81,8 +99,6 @@ fn module(k: &OptimizerFn) -> TokenStream {
             pub fn element(#(#forwarded,)* #bound: f32) -> f32 {
                 ::adamant_kernels::clamp::weight_clamp(self::update(#(#idents),*), #bound)
             }
-
-            #sweep
 
             #host
 
@@ -230,13 +246,11 @@ pub(crate) fn uniform_descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
                         domain: ::adamant_kernels::abi::Domain::ANY
                     }),
                 ),
-                _ => kernel_param(
-                    &name,
-                    quote!(F32),
-                    quote!(Scalar {
-                        domain: ::adamant_kernels::abi::Domain::FINITE
-                    }),
-                ),
+                Role::Scalar(ScalarType::F32(domain)) => {
+                    let domain = domain.f32_tokens();
+                    kernel_param(&name, quote!(F32), quote!(Scalar { domain: #domain }))
+                }
+                _ => unreachable!("uniforms are scalars and uniform pointers"),
             }
         })
         .collect()
@@ -261,11 +275,12 @@ fn descriptor_params(k: &OptimizerFn) -> Vec<TokenStream> {
     out
 }
 
-/// Device-only `sweep` in the kernel's module: a strided loop over 16-byte groups when every
-/// buffer is 16-byte aligned, then a scalar loop over the rest, for threads `first, first +
-/// stride, ...`. Every element's buffers are loaded before anything is stored (so LLVM need not
-/// re-read after a store), and the parameter buffer is written once per element, with the output
-/// of `element`, which ends in the clamp. Both entries (single buffer, multi-tensor) call it.
+/// `__adamant_sweep`, in the device block next to the entries (unnameable outside it): a strided
+/// loop over 16-byte groups when every buffer is 16-byte aligned, then a scalar loop over the
+/// rest, for threads `first, first + stride, ...`. Every element's buffers are loaded before
+/// anything is stored (so LLVM need not re-read after a store), and the parameter buffer is
+/// written once per element, with the output of `<kernel>::element`, which ends in the clamp.
+/// Both entries (single buffer, multi-tensor) call it, with their own bound.
 fn sweep(k: &OptimizerFn) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
@@ -285,11 +300,11 @@ fn sweep(k: &OptimizerFn) -> TokenStream {
     let vector_body = vector_iteration(k, &buffers);
     let scalar_body = scalar_iteration(k, &buffers);
     quote! {
-        /// One thread's share of `len` elements (device only; called by the entries).
-        #[cfg(target_arch = "nvptx64")]
+        /// One thread's share of `len` elements (called by the two entries only: it cannot be
+        /// named outside this block).
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe fn sweep(
+        unsafe fn __adamant_sweep(
             #(#ptr_params,)*
             #len: usize,
             __adamant_first: usize,
@@ -377,17 +392,16 @@ fn device_entry(k: &OptimizerFn) -> TokenStream {
     let buffer_idents = k.buffers().map(|a| &a.ident);
     let uniforms = uniform_idents(k);
     quote! {
-        #[cfg(target_arch = "nvptx64")]
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn #name(
+        unsafe extern "gpu-kernel" fn #name(
             #(#ptr_params,)*
             #len: usize,
             #(#uniform_params,)*
             #bound: f32,
         ) {
             #(#uniform_loads)*
-            #name::sweep(
+            __adamant_sweep(
                 #(#buffer_idents,)*
                 #len,
                 ::adamant_kernels::builtins::global_thread_index(),
@@ -419,7 +433,8 @@ fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
             _ => quote! { #ident },
         }
     });
-    quote! { self::element(#(#args,)* #bound) }
+    let name = k.name();
+    quote! { #name::element(#(#args,)* #bound) }
 }
 
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {

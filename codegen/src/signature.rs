@@ -1,9 +1,25 @@
 //! Parsing and validation of an `#[optimizer_kernel]` function. Every rejection is a
 //! `syn::Error` spanned on the offending tokens, never on the attribute itself.
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+//!
+//! The function is a plain, safe, non-generic `fn` returning the new parameter value as `f32`,
+//! with only doc and lint attributes. Its arguments, each a plain name:
+//! - `#[param] p: f32`: the parameter's current value, exactly once (never its pointer);
+//! - `#[input] g: f32`: one element of a read-only buffer;
+//! - `#[state] m: &mut f32`: one element of a buffer the update reads and writes;
+//! - `#[uniform_ptr(default = <f32 literal>)] s: f32`: one device-resident f32 read by every
+//!   thread (a null pointer means the default);
+//! - a plain `f32` or `u32`: a uniform scalar. An `f32` may carry `#[domain(gt|ge = .., lt|le =
+//!   ..)]` (the values a launch may pass, [`crate::domain`]); it is finite in any case, and a
+//!   `u32` takes any value.
+//!
+//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks` and names starting with `__adamant` are
+//! the generated entries' own. The body is checked after the signature, by [`crate::body`].
+use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
+
+use crate::domain::{self, Domain};
 
 /// The clamp bound the macro appends to every optimizer entry. Authors cannot declare it.
 pub const BOUND: &str = "weight_clamp_max_abs";
@@ -26,13 +42,16 @@ pub enum Role {
     State,
     /// `#[uniform_ptr(default = 1.0)] s: f32`: one device-resident f32 (null = default).
     UniformPtr(Lit),
-    /// `lr: f32` (or `u32`): a plain uniform scalar.
+    /// `lr: f32` (or `u32`): a plain uniform scalar, with the values a launch may pass
+    /// (`#[domain(..)]` on an `f32`; always finite; a `u32` takes any value).
     Scalar(ScalarType),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarType {
-    F32,
+    /// An `f32`, finite and within its `#[domain(..)]` (`Domain::FINITE` without one).
+    F32(Domain),
+    /// A `u32`: any value.
     U32,
 }
 
@@ -93,7 +112,7 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
     check_roles(&func, &args)?;
     // After the signature, so a pointer argument is reported at its type, not at the `unsafe`
     // block that would use it.
-    check_body(quote::ToTokens::to_token_stream(&func.block))?;
+    crate::body::check_body(&func.block)?;
     Ok(OptimizerFn { func, args })
 }
 
@@ -116,82 +135,6 @@ fn check_fn_attrs(attrs: &[Attribute]) -> syn::Result<()> {
                 "this attribute is not allowed on an #[optimizer_kernel] function: the macro \
                  generates the exported entry itself (only doc and lint attributes are accepted)",
             ));
-        }
-    }
-    Ok(())
-}
-
-/// The body is the per-element math. An item nested in it that exports a symbol, declares a
-/// device entry or emits module-level assembly could be a second, unclamped kernel in the PTX
-/// module, so such tokens are rejected wherever they appear in the body (macro invocation
-/// arguments included; what a macro defined elsewhere expands to is left to the PTX audit).
-fn check_body(body: TokenStream) -> syn::Result<()> {
-    const EXPORTING: [&str; 3] = ["no_mangle", "export_name", "link_section"];
-    let tokens: Vec<TokenTree> = body.into_iter().collect();
-    for (i, token) in tokens.iter().enumerate() {
-        match token {
-            TokenTree::Punct(pound) if pound.as_char() == '#' => {
-                // `#[..]` or `#![..]`, looking through `unsafe(..)` and `cfg_attr(..)`.
-                let bang =
-                    matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
-                let group_at = if bang { i + 2 } else { i + 1 };
-                let Some(TokenTree::Group(group)) = tokens.get(group_at) else {
-                    continue;
-                };
-                if group.delimiter() != Delimiter::Bracket {
-                    continue;
-                }
-                let exporting = mentions_any(group.stream(), &EXPORTING);
-                if exporting {
-                    let attr: TokenStream = tokens[i..=group_at].iter().cloned().collect();
-                    return Err(syn::Error::new_spanned(
-                        attr,
-                        "an #[optimizer_kernel] body is the per-element math: it cannot export a \
-                         symbol (a nested exported item would be a second, unclamped entry)",
-                    ));
-                }
-            }
-            TokenTree::Ident(ext) if ext == "extern" => {
-                let Some(TokenTree::Literal(abi)) = tokens.get(i + 1) else {
-                    continue;
-                };
-                let abi_str = abi.to_string();
-                if abi_str == "\"gpu-kernel\"" || abi_str == "\"ptx-kernel\"" {
-                    let tokens: TokenStream = tokens[i..=i + 1].iter().cloned().collect();
-                    return Err(syn::Error::new_spanned(
-                        tokens,
-                        "an #[optimizer_kernel] body cannot declare a device entry: every \
-                         optimizer entry is generated by the macro, with the clamp epilogue",
-                    ));
-                }
-            }
-            TokenTree::Ident(mac) if mac == "global_asm" => {
-                let bang =
-                    matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
-                if bang {
-                    let tokens: TokenStream = tokens[i..=i + 1].iter().cloned().collect();
-                    return Err(syn::Error::new_spanned(
-                        tokens,
-                        "an #[optimizer_kernel] body cannot emit module-level assembly: it \
-                         could declare a second, unclamped entry",
-                    ));
-                }
-            }
-            TokenTree::Ident(kw) if kw == "unsafe" => {
-                // `unsafe { .. }`: a block that could write memory through an address made up
-                // from an integer, where no clamp guards it. The math never needs one.
-                let block = matches!(tokens.get(i + 1),
-                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace);
-                if block {
-                    return Err(syn::Error::new_spanned(
-                        kw,
-                        "an #[optimizer_kernel] body is safe per-element math: `unsafe` blocks \
-                         are not allowed (they could write memory that no clamp guards)",
-                    ));
-                }
-            }
-            TokenTree::Group(group) => check_body(group.stream())?,
-            _ => {}
         }
     }
     Ok(())
@@ -279,15 +222,6 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
     Ok(Arg { ident, role })
 }
 
-/// Whether any identifier in `tokens`, at any depth, is one of `names`.
-fn mentions_any(tokens: TokenStream, names: &[&str]) -> bool {
-    tokens.into_iter().any(|t| match t {
-        TokenTree::Ident(id) => names.iter().any(|n| id == n),
-        TokenTree::Group(g) => mentions_any(g.stream(), names),
-        _ => false,
-    })
-}
-
 fn check_name(ident: &Ident) -> syn::Result<()> {
     // `r#len` is the same identifier as `len`.
     let name = ident.unraw().to_string();
@@ -310,7 +244,18 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
 
 fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
     let mut role: Option<Role> = None;
+    let mut domain_attr: Option<&Attribute> = None;
     for attr in attrs {
+        if domain::is_domain(attr) {
+            if domain_attr.is_some() {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    "an argument has at most one #[domain]: put every bound in it",
+                ));
+            }
+            domain_attr = Some(attr);
+            continue;
+        }
         let this = if attr.path().is_ident("param") {
             require_no_args(attr, "param")?;
             Role::Param
@@ -326,7 +271,7 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
             return Err(syn::Error::new_spanned(
                 attr,
                 "unknown argument attribute: use #[param], #[input], #[state] or \
-                 #[uniform_ptr(default = ..)]",
+                 #[uniform_ptr(default = ..)], and #[domain(..)] on a plain f32 scalar",
             ));
         };
         if role.is_some() {
@@ -338,9 +283,29 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
         role = Some(this);
     }
     match role {
-        Some(role) => Ok(role),
-        None if is_ident_type(ty, "f32") => Ok(Role::Scalar(ScalarType::F32)),
-        None if is_ident_type(ty, "u32") => Ok(Role::Scalar(ScalarType::U32)),
+        Some(role) => match domain_attr {
+            Some(attr) => Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] bounds a plain scalar argument, which the runtime checks at every \
+                 launch; #[param], #[input] and #[state] buffers and #[uniform_ptr]s hold device \
+                 data that no launch check reads",
+            )),
+            None => Ok(role),
+        },
+        None if is_ident_type(ty, "f32") => {
+            let domain = domain_attr.map(domain::parse).transpose()?;
+            Ok(Role::Scalar(ScalarType::F32(
+                domain.unwrap_or(Domain::FINITE),
+            )))
+        }
+        None if is_ident_type(ty, "u32") => match domain_attr {
+            Some(attr) => Err(syn::Error::new_spanned(
+                attr,
+                "#[domain] applies to f32 scalars: a u32 scalar takes any value (its descriptor \
+                 says `Domain::ANY`)",
+            )),
+            None => Ok(Role::Scalar(ScalarType::U32)),
+        },
         None => Err(syn::Error::new_spanned(
             ty,
             "a plain kernel argument is a uniform scalar (`f32` or `u32`); per-element buffers \
@@ -403,7 +368,7 @@ fn check_type(ident: &Ident, role: &Role, ty: &Type) -> syn::Result<()> {
         Role::Input | Role::UniformPtr(_) => is_ident_type(ty, "f32"),
         Role::State => matches!(ty, Type::Reference(r)
             if r.mutability.is_some() && r.lifetime.is_none() && is_ident_type(&r.elem, "f32")),
-        Role::Scalar(_) => true,
+        Role::Scalar(..) => true,
     };
     if ok {
         return Ok(());
@@ -420,7 +385,7 @@ fn check_type(ident: &Ident, role: &Role, ty: &Type) -> syn::Result<()> {
             "#[state] `{ident}` is `&mut f32`: the element's current value, written back by \
              the macro"
         ),
-        Role::Scalar(_) => unreachable!("scalars are typed by role_of"),
+        Role::Scalar(..) => unreachable!("scalars are typed by role_of"),
     };
     Err(syn::Error::new_spanned(ty, msg))
 }

@@ -1,10 +1,12 @@
 //! Expansion snapshots: what `#[optimizer_kernel]` stamps into a kernel, pretty-printed. Review
 //! any change to these files: the `element` fn must end in `::adamant_kernels::clamp::weight_clamp`;
-//! each of `sweep`'s two loops (vector, then scalar) must store `__adamant_new`, made of
-//! `self::element` calls, to the parameter buffer exactly once; both nvptx entries (`<kernel>`
-//! and `<kernel>_multi`) must take `weight_clamp_max_abs: f32` last, store nothing themselves and
-//! pass it last to `<kernel>::sweep`; `DESCRIPTOR` and `MULTI_DESCRIPTOR` must end in the
-//! `ClampBound`. `structure_tests` checks the same on the syntax tree.
+//! the device code must sit in one `#[cfg(target_arch = "nvptx64")] const _: () = { .. };` block
+//! (so none of it can be named); each of `__adamant_sweep`'s two loops (vector, then scalar) must
+//! store `__adamant_new`, made of `<kernel>::element` calls, to the parameter buffer exactly once;
+//! both nvptx entries (`<kernel>` and `<kernel>_multi`) must take `weight_clamp_max_abs: f32`
+//! last, store nothing themselves and pass it last to `__adamant_sweep`; `DESCRIPTOR` and
+//! `MULTI_DESCRIPTOR` must end in the `ClampBound`. `structure_tests` checks the same on the
+//! syntax tree.
 use quote::quote;
 
 use crate::test_kernels;
@@ -38,7 +40,13 @@ fn kernel_entry_registers_other_kernel() {
     let expanded = crate::entry::expand(
         quote!(),
         quote! {
-            pub unsafe extern "gpu-kernel" fn probe(out: *mut u32, n: usize, x: f32) {
+            pub unsafe extern "gpu-kernel" fn probe(
+                #[output] out: *mut u32,
+                #[input] data: *const f32,
+                #[index] items: *const u32,
+                n: usize,
+                x: f32,
+            ) {
                 *out = n as u32;
             }
         },

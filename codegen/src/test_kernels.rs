@@ -13,7 +13,7 @@ pub fn all() -> Vec<(&'static str, &'static str, TokenStream)> {
     ]
 }
 
-/// One buffer of each role, a uniform pointer and a scalar.
+/// One buffer of each role, a uniform pointer and a scalar with a domain.
 pub fn toy_adam() -> TokenStream {
     quote! {
         /// Adam without decay.
@@ -22,7 +22,7 @@ pub fn toy_adam() -> TokenStream {
             #[input] g: f32,
             #[state] m: &mut f32,
             #[uniform_ptr(default = 1.0)] scale: f32,
-            lr: f32,
+            #[domain(ge = 0.0)] lr: f32,
         ) -> f32 {
             *m = 0.9 * *m + 0.1 * g * scale;
             p - lr * *m
@@ -72,7 +72,8 @@ pub fn minimal() -> TokenStream {
 }
 
 /// Every role, in an order that puts uniforms between buffers, a `u32` scalar, and an argument
-/// named `update` (which must not shadow the module's `update` inside `element`).
+/// named `update` (which must not shadow the module's `update` inside `element`), with a domain
+/// that has a negative bound.
 pub fn every_role() -> TokenStream {
     quote! {
         pub(crate) fn every_role(
@@ -81,7 +82,7 @@ pub fn every_role() -> TokenStream {
             #[param] weights: f32,
             #[uniform_ptr(default = 0.5)] scale: f32,
             #[state] moment: &mut f32,
-            update: f32,
+            #[domain(gt = -1.0, le = 2.5)] update: f32,
             #[input] mask: f32,
         ) -> f32 {
             *moment += grad * scale * mask;

@@ -7,7 +7,9 @@
 //!   and the PTX audit derives what to check.
 //!
 //! Optimizer kernels are written with [`optimizer_kernel`], which stamps the weight-clamp epilogue
-//! ([`clamp::weight_clamp`]) and its trailing `weight_clamp_max_abs: f32` parameter into each one.
+//! ([`clamp::weight_clamp`]) and its trailing `weight_clamp_max_abs: f32` parameter into each one:
+//! the five Adam kernels ([`optimizers`]) and the soft update of a target network
+//! ([`soft_update`]), which writes parameters too.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -38,6 +40,7 @@ pub mod math;
 pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
+pub mod soft_update;
 pub mod vector;
 
 #[cfg(target_arch = "nvptx64")]

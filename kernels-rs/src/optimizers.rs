@@ -1,6 +1,12 @@
 //! The five optimizer kernels, named as in the training code they replace. Each body is only the
 //! per-element update; `#[optimizer_kernel]` generates the entry, its loads and stores, the
 //! trailing `weight_clamp_max_abs` parameter and the clamp before the parameter store.
+//!
+//! Every scalar declares the values a launch may pass (`#[domain]`; the runtime checks each
+//! launch against the descriptor before enqueueing it, and every f32 scalar must be finite):
+//! `lr >= 0`, `0 <= beta < 1`, `eps > 0`, `weight_decay >= 0`, `grad_clip >= 0` (0 = off) and
+//! `0 < bias_correction <= 1` (`1 - beta^step`: a step of 0 would give 0, a division by zero and
+//! NaN weights).
 use crate::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay, AdamScalars};
 use crate::optimizer_kernel;
 
@@ -15,13 +21,13 @@ pub fn dqn_adam_update_kernel(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[uniform_ptr(default = 1.0)] grad_scale: f32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    bias_correction1: f32,
-    bias_correction2: f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[domain(gt = 0.0)] eps: f32,
+    #[domain(ge = 0.0)] weight_decay: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -42,13 +48,13 @@ pub fn iqn_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    bias_correction1: f32,
-    bias_correction2: f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[domain(gt = 0.0)] eps: f32,
+    #[domain(ge = 0.0)] weight_decay: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -70,14 +76,14 @@ pub fn iql_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    grad_clip: f32,
-    bias_correction1: f32,
-    bias_correction2: f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[domain(gt = 0.0)] eps: f32,
+    #[domain(ge = 0.0)] weight_decay: f32,
+    #[domain(ge = 0.0)] grad_clip: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -99,13 +105,13 @@ pub fn attn_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    bias_correction1: f32,
-    bias_correction2: f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[domain(gt = 0.0)] eps: f32,
+    #[domain(ge = 0.0)] weight_decay: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -127,12 +133,12 @@ pub fn curiosity_adam_step(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[state] v_max: &mut f32,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    bias_correction1: f32,
-    bias_correction2: f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
+    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[domain(gt = 0.0)] eps: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
+    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,

@@ -2,7 +2,7 @@
 use adamant_kernels::kernel_entry;
 
 #[kernel_entry(optimizer)]
-pub unsafe extern "gpu-kernel" fn count(out: *mut u32, n: usize) {
+pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, n: usize) {
     *out = n as u32;
 }
 

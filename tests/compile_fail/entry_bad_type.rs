@@ -2,7 +2,7 @@
 use adamant_kernels::kernel_entry;
 
 #[kernel_entry]
-pub unsafe extern "gpu-kernel" fn count(out: *mut u32, n: f64) {
+pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, n: f64) {
     *out = n as u32;
 }
 

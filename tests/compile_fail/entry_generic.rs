@@ -2,7 +2,7 @@
 use adamant_kernels::kernel_entry;
 
 #[kernel_entry]
-pub unsafe extern "gpu-kernel" fn count<T>(out: *mut T, n: usize) {
+pub unsafe extern "gpu-kernel" fn count<T>(#[output] out: *mut T, n: usize) {
     let _ = (out, n);
 }
 

@@ -2,7 +2,7 @@
 use adamant_kernels::kernel_entry;
 
 #[kernel_entry]
-pub fn count(out: *mut u32, n: usize) {
+pub fn count(#[output] out: *mut u32, n: usize) {
     let _ = (out, n);
 }
 

@@ -3,7 +3,7 @@ use adamant_kernels::kernel_entry;
 
 #[kernel_entry]
 #[unsafe(export_name = "adam_step")]
-pub unsafe extern "gpu-kernel" fn count(out: *mut u32, n: usize) {
+pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, n: usize) {
     *out = n as u32;
 }
 

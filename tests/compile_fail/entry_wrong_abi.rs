@@ -2,7 +2,7 @@
 use adamant_kernels::kernel_entry;
 
 #[kernel_entry]
-pub unsafe extern "C" fn count(out: *mut u32, n: usize) {
+pub unsafe extern "C" fn count(#[output] out: *mut u32, n: usize) {
     *out = n as u32;
 }
 

@@ -1,9 +1,12 @@
 // Every argument role, in an order that interleaves buffers and uniforms, plus the accepted
 // function attributes (doc and lints), a `mut` pattern, a raw identifier and an argument named
-// `update`. The entry's parameters are the buffers in declared order, `len`, the uniforms in
-// declared order, then `weight_clamp_max_abs`; `element` clamps what `update` returns.
+// `update`, with a domain (`#[domain]`, a negative bound). The entry's parameters are the
+// buffers in declared order, `len`, the uniforms in declared order, then
+// `weight_clamp_max_abs`; `element` clamps what `update` returns.
 #![deny(warnings)]
-use adamant_kernels::abi::{self, ArgValue, OptimizerEntry, ParamRole, ParamType, UniformPtr};
+use adamant_kernels::abi::{
+    self, ArgValue, Domain, Limit, OptimizerEntry, ParamRole, ParamType, UniformPtr,
+};
 use adamant_kernels::optimizer_kernel;
 
 /// Momentum SGD with an AMSGrad-style running max, a masked gradient and a device-side scale.
@@ -16,7 +19,7 @@ pub fn every_role(
     #[param] mut weights: f32,
     #[uniform_ptr(default = 0.5)] scale: f32,
     #[state] moment: &mut f32,
-    update: f32,
+    #[domain(gt = -1.0, le = 2.5)] update: f32,
     #[state] peak: &mut f32,
     #[input] r#in: f32,
 ) -> f32 {
@@ -39,13 +42,29 @@ fn main() {
             ("peak", ParamType::Ptr, ParamRole::State),
             ("in", ParamType::Ptr, ParamRole::Input),
             ("len", ParamType::Usize, ParamRole::Len),
-            ("step", ParamType::U32, ParamRole::Scalar),
+            (
+                "step",
+                ParamType::U32,
+                ParamRole::Scalar {
+                    domain: Domain::ANY
+                }
+            ),
             (
                 "scale",
                 ParamType::Ptr,
                 ParamRole::UniformPtr { default: 0.5 }
             ),
-            ("update", ParamType::F32, ParamRole::Scalar),
+            (
+                "update",
+                ParamType::F32,
+                ParamRole::Scalar {
+                    domain: Domain {
+                        lower: Limit::Exclusive(-1.0),
+                        upper: Limit::Inclusive(2.5),
+                        finite: true,
+                    }
+                }
+            ),
             (
                 "weight_clamp_max_abs",
                 ParamType::F32,
@@ -62,7 +81,7 @@ fn main() {
         d
     ));
 
-    // The launch arguments follow the descriptor and end with the bound the runtime passes.
+    // The uniforms, in entry order; the runtime adds the buffers, the length and the bound.
     let buffers = every_role::Buffers {
         grad: 1u64,
         weights: 2,
@@ -75,22 +94,24 @@ fn main() {
         scale: UniformPtr(8),
         update: 0.25,
     };
-    let args = every_role::Entry::args(&buffers, 100, &scalars, 3.0);
     assert_eq!(
-        args,
-        [
-            ArgValue::Ptr(1),
-            ArgValue::Ptr(2),
-            ArgValue::Ptr(3),
-            ArgValue::Ptr(4),
-            ArgValue::Ptr(5),
-            ArgValue::Usize(100),
-            ArgValue::U32(7),
-            ArgValue::Ptr(8),
-            ArgValue::F32(0.25),
-            ArgValue::F32(3.0),
-        ]
+        every_role::Entry::scalar_values(&scalars),
+        [ArgValue::U32(7), ArgValue::Ptr(8), ArgValue::F32(0.25)]
     );
+    // The domain as the runtime checks it: within (-1, 2.5] and finite.
+    let ParamRole::Scalar { domain } = d.params[8].role else {
+        panic!("update is a scalar")
+    };
+    for (value, ok) in [
+        (-1.0, false),
+        (-0.999, true),
+        (2.5, true),
+        (2.5001, false),
+        (f64::NAN, false),
+        (f64::INFINITY, false),
+    ] {
+        assert_eq!(domain.contains(value), ok, "{value}");
+    }
     let names: Vec<&str> = every_role::Entry::named_buffers(&buffers)
         .into_iter()
         .map(|(name, _)| name)

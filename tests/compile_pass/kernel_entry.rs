@@ -1,13 +1,27 @@
 // A hand-written non-optimizer entry: exported on nvptx by the macro, described on the host as
-// `KernelKind::Other` so the PTX audit knows it was declared on purpose.
+// `KernelKind::Other` so the PTX audit knows it was declared on purpose. Every pointer declares
+// its role (#[input] read only, #[output] written, #[index] a read-only table of records); the
+// scalars are `Scalar { domain: Domain::ANY }`. The role attributes are the macro's: the emitted
+// function keeps only the author's other attributes (here a lint on one argument).
 #![deny(warnings)]
-use adamant_kernels::abi::{self, KernelKind, ParamRole, ParamType};
+use adamant_kernels::abi::{self, Domain, KernelKind, ParamRole, ParamType};
 use adamant_kernels::kernel_entry;
 
-/// Counts the NaNs in `data` into `*count`.
+const ANY: ParamRole = ParamRole::Scalar {
+    domain: Domain::ANY,
+};
+
+/// Counts the NaNs in the `ranges` of `data` into `*count`.
 #[kernel_entry]
-pub unsafe extern "gpu-kernel" fn count_nans(data: *const f32, len: usize, count: *mut u32) {
-    let _ = (data, len, count);
+pub unsafe extern "gpu-kernel" fn count_nans(
+    #[input] data: *const f32,
+    #[index] ranges: *const u32,
+    len: usize,
+    n_ranges: u32,
+    #[output] count: *mut u32,
+    #[allow(unused_variables)] threshold: f32,
+) {
+    let _ = (data, ranges, len, n_ranges, count);
 }
 
 fn main() {
@@ -19,12 +33,24 @@ fn main() {
     assert_eq!(
         params,
         [
-            ("data", ParamType::Ptr, ParamRole::Other),
-            ("len", ParamType::Usize, ParamRole::Other),
-            ("count", ParamType::Ptr, ParamRole::Other),
+            ("data", ParamType::Ptr, ParamRole::Input),
+            ("ranges", ParamType::Ptr, ParamRole::IndexTable),
+            ("len", ParamType::Usize, ANY),
+            ("n_ranges", ParamType::U32, ANY),
+            ("count", ParamType::Ptr, ParamRole::Output),
+            ("threshold", ParamType::F32, ANY),
         ]
     );
+    let writable: Vec<&str> = d
+        .params
+        .iter()
+        .filter(|p| p.role.is_writable())
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(writable, ["count"], "only the #[output] is writable");
+    assert!(d.params.iter().all(|p| !p.role.is_param()));
     assert_eq!(d.clamp_bound_index(), None);
+    assert_eq!(d.param_buffer_index(), None);
     assert!(std::ptr::eq(
         abi::kernel("count_nans").expect("registered"),
         d

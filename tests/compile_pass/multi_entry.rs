@@ -5,7 +5,9 @@
 // module's own items (`sweep`, `element`) are accepted and do not collide with them.
 #![deny(warnings)]
 use adamant_kernels::abi::UniformPtr;
-use adamant_kernels::abi::{self, ArgValue, KernelKind, OptimizerEntry, ParamRole, ParamType};
+use adamant_kernels::abi::{
+    self, ArgValue, Domain, KernelKind, OptimizerEntry, ParamRole, ParamType,
+};
 use adamant_kernels::optimizer_kernel;
 
 /// A state buffer named `element`, the parameter named `sweep`.
@@ -36,8 +38,20 @@ fn main() {
             ("chunk", ParamType::Ptr, ParamRole::InputTable),
             ("chunks", ParamType::Ptr, ParamRole::ChunkTable),
             ("n_chunks", ParamType::U32, ParamRole::ChunkCount),
-            ("tables", ParamType::F32, ParamRole::Scalar),
-            ("n_chunk", ParamType::U32, ParamRole::Scalar),
+            (
+                "tables",
+                ParamType::F32,
+                ParamRole::Scalar {
+                    domain: Domain::FINITE
+                }
+            ),
+            (
+                "n_chunk",
+                ParamType::U32,
+                ParamRole::Scalar {
+                    domain: Domain::ANY
+                }
+            ),
             (
                 "scalars",
                 ParamType::Ptr,
@@ -75,33 +89,20 @@ fn main() {
         single
     ));
 
-    // The launch arguments follow the multi descriptor and end with the bound.
-    let tables = near_reserved::Buffers {
-        element: 1u64,
-        sweep: 2,
-        chunk: 3,
-    };
+    // Both entries take the same uniforms, in the same order, between the chunk count (or the
+    // length) and the bound; `scalar_values` gives them, and the runtime adds the rest.
     let scalars = near_reserved::Scalars {
         tables: 0.5,
         n_chunk: 4,
         scalars: UniformPtr(9),
     };
-    let args = near_reserved::Entry::multi_args(&tables, 7, 8, &scalars, 3.0);
+    let values = near_reserved::Entry::scalar_values(&scalars);
     assert_eq!(
-        args,
-        [
-            ArgValue::Ptr(1),
-            ArgValue::Ptr(2),
-            ArgValue::Ptr(3),
-            ArgValue::Ptr(7),
-            ArgValue::U32(8),
-            ArgValue::F32(0.5),
-            ArgValue::U32(4),
-            ArgValue::Ptr(9),
-            ArgValue::F32(3.0),
-        ]
+        values,
+        [ArgValue::F32(0.5), ArgValue::U32(4), ArgValue::Ptr(9)]
     );
-    assert_eq!(args.len(), d.params.len());
+    assert_eq!(values.len(), d.params.len() - 6);
+    assert_eq!(values.len(), single.params.len() - 5);
 
     // `element` is still `update`, then the clamp.
     let mut m = 0.0;

@@ -3,13 +3,14 @@ use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
 use syn::{Expr, File, ImplItem, ImplItemFn, Item, ItemFn, ItemImpl, Stmt, Token};
 
-use super::expansion::{entries, kernel_mod, mod_items, takes_bound_last_once};
+use super::expansion::{entries, kernel_mod, mod_items};
 use super::syntax::{cfg_is, input_names, tokens, NVPTX};
-use super::visitors::mentions;
 use crate::signature::BOUND;
 
 struct Param {
     name: String,
+    /// The `ParamType` variant.
+    ty: String,
     /// The `ParamRole` variant.
     role: String,
     /// The whole role expression (a `UniformPtr` carries its default).
@@ -89,8 +90,14 @@ fn descriptor(items: &[Item], ident: &str) -> Result<Descriptor, String> {
                 Expr::Struct(r) => role_variant(&r.path)?,
                 other => return Err(format!("the role `{}` is not a path", tokens(other))),
             };
+            let ty = match struct_field(p, "ty")? {
+                Expr::Path(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            }
+            .ok_or_else(|| format!("`{}`'s type is not a path", tokens(p)))?;
             Ok(Param {
                 name: str_lit(struct_field(p, "name")?)?,
+                ty,
                 role,
                 role_tokens: tokens(role_expr),
             })
@@ -169,8 +176,8 @@ fn vec_elems(f: &ImplItemFn) -> Result<Vec<Expr>, String> {
 /// ClampBound last); `DESCRIPTOR` has one ParamBuffer, the parameter; `MULTI_DESCRIPTOR` has, in
 /// the buffers' places, ParamTable / InputTable / StateTable for ParamBuffer / Input / State,
 /// then ChunkTable and ChunkCount, then the same uniform roles. Both are registered in
-/// `abi::KERNELS`, `Entry` points at them, and `args` / `multi_args` take the bound last and
-/// pass it last (one argument per descriptor param).
+/// `abi::KERNELS`, `Entry` points at them, and `scalar_values` passes exactly the uniforms, in
+/// order (never the bound: the runtime appends the validated one).
 pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<(), String> {
     let [single, multi] = entries(file, name)?;
     let items = mod_items(kernel_mod(file, name)?)?;
@@ -242,22 +249,32 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
             return Err(format!("`Entry::{target}` is not `&{target}`"));
         }
     }
-    for (f, d) in [("args", &desc), ("multi_args", &mdesc)] {
-        let f = impl_fn(imp, f)?;
-        takes_bound_last_once(&f.sig)?;
-        let elems = vec_elems(f)?;
-        let bound_last = elems.last().is_some_and(|e| {
-            tokens(e) == format!(":: adamant_kernels :: abi :: ArgValue :: F32 ({BOUND})")
-        });
-        let mentions_bound = elems.iter().filter(|e| mentions(e, BOUND)).count();
-        if elems.len() != d.params.len() || !bound_last || mentions_bound != 1 {
-            return Err(format!(
-                "`{}` does not pass {} arguments ending in `{BOUND}` (once): {:?}",
-                f.sig.ident,
-                d.params.len(),
-                elems.iter().map(tokens).collect::<Vec<_>>()
-            ));
-        }
+    // `scalar_values` passes exactly the uniforms, in the descriptor's order, each as the
+    // `ArgValue` of its type, read from `scalars`: never the bound (the runtime appends the
+    // validated one itself), never a buffer or the length.
+    let f = impl_fn(imp, "scalar_values")?;
+    let elems: Vec<String> = vec_elems(f)?.iter().map(tokens).collect();
+    let want: Vec<String> = desc.params[n + 1..desc.params.len() - 1]
+        .iter()
+        .map(|p| {
+            let (variant, suffix) = match (p.ty.as_str(), p.role.as_str()) {
+                (_, "UniformPtr") => ("Ptr", " . 0"),
+                ("U32", _) => ("U32", ""),
+                _ => ("F32", ""),
+            };
+            format!(
+                ":: adamant_kernels :: abi :: ArgValue :: {variant} (scalars . {}{suffix})",
+                p.name
+            )
+        })
+        .collect();
+    if elems != want {
+        return Err(format!(
+            "`scalar_values` passes {elems:?}, expected the uniforms {want:?}"
+        ));
+    }
+    if elems.iter().any(|e| e.contains(BOUND)) {
+        return Err(format!("`scalar_values` passes `{BOUND}`"));
     }
     Ok(())
 }

@@ -2,20 +2,20 @@
 use syn::visit::Visit;
 use syn::{Expr, File, Stmt};
 
-use super::expansion::{buffer_count, entries, kernel_mod, mod_fn};
+use super::expansion::{buffer_count, device_fn, entries};
 use super::syntax::{expr_is_ident, input_names, input_type, lets, tokens};
 use super::visitors::{base_ident, bindings, mentions, Calls, Stores};
 use super::SWEEP;
 use crate::signature::BOUND;
 
-/// Each entry calls `<kernel>::sweep` exactly once, with as many arguments as `sweep` takes: its
+/// Each entry calls `__adamant_sweep` exactly once, with as many arguments as `sweep` takes: its
 /// buffers first, under `sweep`'s names, and its own `weight_clamp_max_abs` last (mentioned
 /// nowhere else in the call, never rebound or reassigned in the entry). The multi entry rebinds
 /// each buffer, once, in its chunk loop, from that buffer's own table. Neither entry writes
 /// anything itself (no `*.. = ..`, no write-like call, no macro) nor calls `update` / `element`.
 pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> Result<(), String> {
     let [single, multi] = entries(file, name)?;
-    let sweep = mod_fn(kernel_mod(file, name)?, SWEEP)?;
+    let sweep = device_fn(file, SWEEP)?;
     let n = buffer_count(sweep)?;
     let sweep_inputs = input_names(&sweep.sig);
     for entry in [single, multi] {
@@ -24,7 +24,7 @@ pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> R
         calls.visit_block(&entry.block);
         let [call] = calls.sweep.as_slice() else {
             return Err(format!(
-                "`{ident}` calls `{name}::{SWEEP}` {} times",
+                "`{ident}` calls `{SWEEP}` {} times",
                 calls.sweep.len()
             ));
         };

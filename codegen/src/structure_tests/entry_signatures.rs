@@ -1,13 +1,14 @@
 //! The `entry_signatures` check.
 use syn::File;
 
-use super::expansion::{buffer_count, entries, kernel_mod, mod_fn, takes_bound_last_once};
-use super::syntax::{cfg_is, input_names, is_gpu_kernel, tokens, NVPTX};
+use super::expansion::{buffer_count, device_fn, entries, takes_bound_last_once};
+use super::syntax::{input_names, is_gpu_kernel, tokens};
 use super::SWEEP;
 use crate::signature::{CHUNKS, LEN, N_CHUNKS};
 
-/// Exactly `<kernel>` and `<kernel>_multi` are exported; both are nvptx-only `#[no_mangle]
-/// unsafe extern "gpu-kernel"` fns that take the bound last, once. The single entry takes
+/// Exactly `<kernel>` and `<kernel>_multi` are exported; both are `#[no_mangle] unsafe extern
+/// "gpu-kernel"` fns in the nvptx-only device block (with `__adamant_sweep` and nothing else),
+/// and take the bound last, once. The single entry takes
 /// `sweep`'s buffer pointers and `len`; the multi entry takes a `*const u64` table per buffer (in
 /// the same order, under the same names), `chunks` and `n_chunks`; then both take the same
 /// uniforms and the bound.
@@ -15,9 +16,6 @@ pub(super) fn check_entry_signatures(file: &File, name: &str, _param: &str) -> R
     let [single, multi] = entries(file, name)?;
     for entry in [single, multi] {
         let ident = &entry.sig.ident;
-        if !cfg_is(&entry.attrs, NVPTX) {
-            return Err(format!("`{ident}` is not `#[cfg({NVPTX})]`"));
-        }
         if !entry.attrs.iter().any(|a| a.path().is_ident("no_mangle")) {
             return Err(format!("`{ident}` is not `#[no_mangle]`"));
         }
@@ -28,7 +26,7 @@ pub(super) fn check_entry_signatures(file: &File, name: &str, _param: &str) -> R
         }
         takes_bound_last_once(&entry.sig)?;
     }
-    let sweep = mod_fn(kernel_mod(file, name)?, SWEEP)?;
+    let sweep = device_fn(file, SWEEP)?;
     let n = buffer_count(sweep)?;
     let single_inputs: Vec<String> = single.sig.inputs.iter().map(tokens).collect();
     let multi_inputs: Vec<String> = multi.sig.inputs.iter().map(tokens).collect();

@@ -1,9 +1,10 @@
-//! Finding the kernel's items in the expansion (its two entries, its module, the module's fns),
+//! Finding the kernel's items in the expansion (the device block with its two entries and
+//! `__adamant_sweep`, the kernel module and its fns),
 //! and the signature rule they share: the bound last, once.
 use syn::visit::Visit;
-use syn::{File, FnArg, Item, ItemFn, ItemMod, Pat, Signature};
+use syn::{Expr, File, FnArg, Item, ItemFn, ItemMod, Pat, Signature, Stmt};
 
-use super::syntax::{input_names, tokens};
+use super::syntax::{cfg_is, input_names, tokens, NVPTX};
 use super::visitors::Exported;
 use super::SWEEP;
 use crate::signature::{is_ident_type, BOUND, LEN};
@@ -12,14 +13,50 @@ pub(super) fn multi_name(name: &str) -> String {
     format!("{name}_multi")
 }
 
-pub(super) fn top_fn<'a>(file: &'a File, ident: &str) -> Result<&'a ItemFn, String> {
-    file.items
+/// The device block: the expansion's one `#[cfg(target_arch = "nvptx64")] const _: () = { .. };`,
+/// which holds only fns (sweep and the two entries; none of them can be named outside it).
+pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
+    let blocks: Vec<&syn::ItemConst> = file
+        .items
         .iter()
-        .find_map(|item| match item {
-            Item::Fn(f) if f.sig.ident == ident => Some(f),
+        .filter_map(|item| match item {
+            Item::Const(c) if c.ident == "_" => Some(c),
             _ => None,
         })
-        .ok_or_else(|| format!("no top-level `fn {ident}` in the expansion"))
+        .collect();
+    let [block] = blocks.as_slice() else {
+        return Err(format!(
+            "the expansion has {} `const _` blocks, expected the one device block",
+            blocks.len()
+        ));
+    };
+    if !cfg_is(&block.attrs, NVPTX) {
+        return Err(format!("the device block is not `#[cfg({NVPTX})]`"));
+    }
+    let Expr::Block(body) = &*block.expr else {
+        return Err("the device block's value is not a block".into());
+    };
+    if tokens(&block.ty) != "()" || body.block.stmts.is_empty() {
+        return Err("the device block is not `const _: () = { .. };`".into());
+    }
+    body.block
+        .stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Item(Item::Fn(f)) => Ok(f),
+            other => Err(format!(
+                "the device block holds `{}`, not only fns",
+                tokens(other)
+            )),
+        })
+        .collect()
+}
+
+pub(super) fn device_fn<'a>(file: &'a File, ident: &str) -> Result<&'a ItemFn, String> {
+    device_fns(file)?
+        .into_iter()
+        .find(|f| f.sig.ident == ident)
+        .ok_or_else(|| format!("no `fn {ident}` in the device block"))
 }
 
 /// The single-buffer and the multi-tensor entry, checked to be the expansion's only exported
@@ -36,7 +73,19 @@ pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2],
             "the exported functions are {found:?}, expected {want:?}"
         ));
     }
-    Ok([top_fn(file, name)?, top_fn(file, &multi_name(name))?])
+    let mut held: Vec<String> = device_fns(file)?
+        .iter()
+        .map(|f| f.sig.ident.to_string())
+        .collect();
+    held.sort();
+    let mut want = vec![name.to_string(), multi_name(name), SWEEP.to_string()];
+    want.sort();
+    if held != want {
+        return Err(format!(
+            "the device block defines {held:?}, expected {want:?}"
+        ));
+    }
+    Ok([device_fn(file, name)?, device_fn(file, &multi_name(name))?])
 }
 
 pub(super) fn kernel_mod<'a>(file: &'a File, name: &str) -> Result<&'a ItemMod, String> {

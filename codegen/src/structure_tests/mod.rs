@@ -1,24 +1,28 @@
 //! Structural checks of the `#[optimizer_kernel]` expansion, on the syn tree rather than on text.
 //!
-//! The expansion is `mod <kernel> { update, element, sweep, DESCRIPTOR, MULTI_DESCRIPTOR, Buffers,
-//! Scalars, Entry }` plus two nvptx entries, `<kernel>` (one buffer set) and `<kernel>_multi`
-//! (pointer tables and a chunk table), which both hand their work to `<kernel>::sweep`:
+//! The expansion is `mod <kernel> { update, element, DESCRIPTOR, MULTI_DESCRIPTOR, Buffers, Scalars,
+//! Entry }` plus the nvptx-only device block `const _: () = { __adamant_sweep, <kernel>,
+//! <kernel>_multi };`, whose items cannot be named from outside it: two entries, `<kernel>` (one
+//! buffer set) and `<kernel>_multi` (pointer tables and a chunk table), which both hand their
+//! work to `__adamant_sweep`:
 //!
-//! - [`check_entry_signatures`]: exactly those two exported functions, each nvptx-only,
-//!   `#[no_mangle]`, taking `weight_clamp_max_abs: f32` last and exactly once; the single entry
-//!   takes `sweep`'s buffers and `len`, the multi entry one `*const u64` table per buffer, then
-//!   `chunks` and `n_chunks`, and both the same uniforms.
+//! - [`check_entry_signatures`]: exactly those two exported functions, both in the device block
+//!   (which holds them and `__adamant_sweep`, nothing else), `#[no_mangle]`, taking
+//!   `weight_clamp_max_abs: f32` last and exactly once; the single entry takes the sweep's
+//!   buffers and `len`, the multi entry one `*const u64` table per buffer, then `chunks` and
+//!   `n_chunks`, and both the same uniforms.
 //! - [`check_descriptors`]: `DESCRIPTOR` and `MULTI_DESCRIPTOR` name their entries' parameters in
 //!   order and end in their one `ClampBound`; the multi descriptor's buffers have the `*Table`
-//!   roles; both are registered, `Entry` points at them, and `args` / `multi_args` pass the
-//!   bound last.
-//! - [`check_entries_delegate`]: each entry calls `<kernel>::sweep` exactly once, passing its own
-//!   bound last (never shadowed or reassigned) and the buffers in `sweep`'s order (the multi
+//!   roles; both are registered, `Entry` points at them, and `scalar_values` passes exactly the
+//!   uniforms, in order (never the bound: the runtime appends the validated one).
+//! - [`check_entries_delegate`]: each entry calls `__adamant_sweep` exactly once, passing its
+//!   own bound last (never shadowed or reassigned) and the buffers in the sweep's order (the multi
 //!   entry's taken from their own tables), and stores nothing itself.
-//! - [`check_sweep_stores`]: `sweep` is device-only, takes the bound last, and stores the
-//!   parameter buffer exactly twice, once in its vector loop and once in its scalar loop, always
-//!   `__adamant_new`, bound right from `self::element` calls (4 lanes, then 1) that get the bound
-//!   last and never the parameter pointer; no other kind of write.
+//! - [`check_sweep_stores`]: `__adamant_sweep` is only in the device block (the kernel module,
+//!   which other code can name, has no fn but `update` and `element`), takes the bound last, and
+//!   stores the parameter buffer exactly twice, once in its vector loop and once in its scalar
+//!   loop, always `__adamant_new`, bound right from `<kernel>::element` calls (4 lanes, then 1)
+//!   that get the bound last and never the parameter pointer; no other kind of write.
 //! - [`check_element_clamps`]: `element`'s body is exactly
 //!   `::adamant_kernels::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
 //!
@@ -52,7 +56,7 @@ use entry_signatures::check_entry_signatures;
 use sweep_stores::check_sweep_stores;
 
 const NEW: &str = "__adamant_new";
-const SWEEP: &str = "sweep";
+const SWEEP: &str = "__adamant_sweep";
 
 /// A structural check: `(expansion, kernel name, parameter buffer name)`.
 type Check = fn(&File, &str, &str) -> Result<(), String>;

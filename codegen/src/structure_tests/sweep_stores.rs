@@ -2,30 +2,30 @@
 use syn::visit::Visit;
 use syn::{Expr, ExprCall, File, Stmt};
 
-use super::expansion::{kernel_mod, mod_fn, takes_bound_last_once};
+use super::expansion::{device_fn, kernel_mod, mod_items, takes_bound_last_once};
 use super::syntax::{
-    cfg_is, expr_is_ident, input_name, input_names, input_type, is_exported, lets, path_is, tokens,
-    NVPTX,
+    expr_is_ident, input_name, input_names, input_type, is_exported, lets, path_is, tokens,
 };
 use super::visitors::{bindings, mentions, Calls, Stores};
 use super::{NEW, SWEEP};
 use crate::signature::BOUND;
 
-fn is_element_call(e: &Expr) -> Option<&ExprCall> {
+fn is_element_call<'a>(e: &'a Expr, name: &str) -> Option<&'a ExprCall> {
     match e {
         Expr::Call(c) => match &*c.func {
-            Expr::Path(p) if path_is(&p.path, false, &["self", "element"]) => Some(c),
+            Expr::Path(p) if path_is(&p.path, false, &[name, "element"]) => Some(c),
             _ => None,
         },
         _ => None,
     }
 }
 
-/// The `element` calls `__adamant_new` is made of: exactly `self::element(..)` (scalar loop), or
-/// exactly `::adamant_kernels::vector::F4([self::element(..); 4 lanes])` (vector loop).
-fn new_value_calls(init: &Expr, lanes: usize) -> Option<Vec<&ExprCall>> {
+/// The `element` calls `__adamant_new` is made of: exactly `<kernel>::element(..)` (scalar
+/// loop), or exactly `::adamant_kernels::vector::F4([<kernel>::element(..); 4 lanes])` (vector
+/// loop).
+fn new_value_calls<'a>(init: &'a Expr, lanes: usize, name: &str) -> Option<Vec<&'a ExprCall>> {
     if lanes == 1 {
-        return is_element_call(init).map(|c| vec![c]);
+        return is_element_call(init, name).map(|c| vec![c]);
     }
     let Expr::Call(f4) = init else { return None };
     let Expr::Path(p) = &*f4.func else {
@@ -37,21 +37,38 @@ fn new_value_calls(init: &Expr, lanes: usize) -> Option<Vec<&ExprCall>> {
     let Expr::Array(lanes_array) = &f4.args[0] else {
         return None;
     };
-    let calls: Option<Vec<&ExprCall>> = lanes_array.elems.iter().map(is_element_call).collect();
+    let calls: Option<Vec<&ExprCall>> = lanes_array
+        .elems
+        .iter()
+        .map(|e| is_element_call(e, name))
+        .collect();
     calls.filter(|c| c.len() == lanes)
 }
 
-/// `sweep` is device-only (nvptx cfg, no ABI, not exported) and takes the bound last, once. It has
+/// `__adamant_sweep` is in the device block only (the kernel module holds no fn but `update` and
+/// `element`), has no ABI, is not exported, and takes the bound last, once. It has
 /// a vector loop and a scalar loop; each stores the parameter buffer exactly once, with
-/// `__adamant_new`, bound once in that loop to exactly the `self::element` calls (4 lanes, then
+/// `__adamant_new`, bound once in that loop to exactly the `<kernel>::element` calls (4 lanes, then
 /// 1), each passing `sweep`'s bound last (and nowhere else) and never the parameter pointer; there
 /// are no other `element` / `update` calls. `sweep` stores the parameter buffer nowhere else,
 /// stores only through its `*mut f32` buffers, never with `op=`, a write-like call or a macro,
 /// never reassigns `__adamant_new` or the bound and never rebinds any of its inputs.
 pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result<(), String> {
-    let sweep = mod_fn(kernel_mod(file, name)?, SWEEP)?;
-    if !cfg_is(&sweep.attrs, NVPTX) {
-        return Err(format!("`{SWEEP}` is not `#[cfg({NVPTX})]`"));
+    let sweep = device_fn(file, SWEEP)?;
+    // Only the device block defines a sweep; the kernel module, which other code can name, holds
+    // no fn but the two pure ones (`update`, `element`: they write only the `&mut f32` state
+    // they are handed).
+    let module_fns: Vec<String> = mod_items(kernel_mod(file, name)?)?
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    if module_fns != ["update", "element"] {
+        return Err(format!(
+            "the kernel module defines the fns {module_fns:?}, expected [\"update\", \"element\"]"
+        ));
     }
     if sweep.sig.abi.is_some() || is_exported(&sweep.attrs, &sweep.sig) {
         return Err(format!("`{SWEEP}` is an exported entry"));
@@ -147,9 +164,9 @@ pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result
                 bound_new.len()
             ));
         };
-        let Some(calls) = new_value_calls(init, lanes) else {
+        let Some(calls) = new_value_calls(init, lanes, name) else {
             return Err(format!(
-                "the {which} loop's `{NEW}` is not exactly {lanes} `self::element` call(s): `{}`",
+                "the {which} loop's `{NEW}` is not exactly {lanes} `{name}::element` call(s): `{}`",
                 tokens(*init)
             ));
         };

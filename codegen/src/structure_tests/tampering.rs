@@ -7,7 +7,8 @@ use syn::{Expr, File, ImplItem, Item, Stmt, Token};
 use super::expansion::multi_name;
 use super::syntax::tokens;
 use super::walk_mut::{
-    descriptor_params_mut, entry_impl_mut, loops_mut, mod_fn_mut, sweep_call_mut, top_fn_mut,
+    descriptor_params_mut, device_fn_mut, device_stmts_mut, entry_impl_mut, loops_mut, mod_fn_mut,
+    mod_items_mut, sweep_call_mut,
 };
 use super::{NEW, SWEEP};
 
@@ -19,7 +20,7 @@ pub(super) fn tampered(
 ) -> Vec<(&'static str, &'static str, &'static str, File)> {
     let multi = multi_name(name);
 
-    let unclamped: Expr = syn::parse_quote!(self::update(
+    let unclamped: Expr = syn::parse_quote!(curiosity_adam_step::update(
         __adamant_p,
         __adamant_g,
         &mut __adamant_m,
@@ -48,7 +49,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "`curiosity_adam_step`'s last input is `bias_correction2",
         &|f| {
-            top_fn_mut(f, name).sig.inputs.pop();
+            device_fn_mut(f, name).sig.inputs.pop();
         },
     );
     tamper(
@@ -56,7 +57,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "`curiosity_adam_step`'s last input is `bias_correction2",
         &|f| {
-            let inputs = &mut top_fn_mut(f, name).sig.inputs;
+            let inputs = &mut device_fn_mut(f, name).sig.inputs;
             let bound = inputs.pop().expect("bound").into_value();
             inputs.insert(0, bound);
         },
@@ -66,7 +67,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "last input is `mut weight_clamp_max_abs",
         &|f| {
-            let inputs = &mut top_fn_mut(f, name).sig.inputs;
+            let inputs = &mut device_fn_mut(f, name).sig.inputs;
             inputs.pop();
             inputs.push(syn::parse_quote!(mut weight_clamp_max_abs: f32));
         },
@@ -76,7 +77,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "`curiosity_adam_step_multi`'s last input is `bias_correction2",
         &|f| {
-            top_fn_mut(f, &multi).sig.inputs.pop();
+            device_fn_mut(f, &multi).sig.inputs.pop();
         },
     );
     tamper(
@@ -84,7 +85,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "`curiosity_adam_step_multi` takes `weight_clamp_max_abs` 2 times",
         &|f| {
-            let inputs = &mut top_fn_mut(f, &multi).sig.inputs;
+            let inputs = &mut device_fn_mut(f, &multi).sig.inputs;
             inputs.insert(0, syn::parse_quote!(weight_clamp_max_abs: f32));
         },
     );
@@ -93,7 +94,7 @@ pub(super) fn tampered(
         "entry_signatures",
         "does not start with the buffer tables",
         &|f| {
-            top_fn_mut(f, &multi).sig.inputs[0] = syn::parse_quote!(p: *mut f32);
+            device_fn_mut(f, &multi).sig.inputs[0] = syn::parse_quote!(p: *mut f32);
         },
     );
     tamper(
@@ -101,16 +102,16 @@ pub(super) fn tampered(
         "entry_signatures",
         "the exported functions are [\"curiosity_adam_step\"]",
         &|f| {
-            f.items
-                .retain(|i| !matches!(i, Item::Fn(func) if func.sig.ident == multi));
+            device_stmts_mut(f)
+                .retain(|s| !matches!(s, Stmt::Item(Item::Fn(func)) if func.sig.ident == multi));
         },
     );
     tamper(
         "sweep exported",
         "entry_signatures",
-        "\"sweep\"], expected",
+        "the exported functions are [\"__adamant_sweep\"",
         &|f| {
-            mod_fn_mut(f, name, SWEEP)
+            device_fn_mut(f, SWEEP)
                 .attrs
                 .push(syn::parse_quote!(#[no_mangle]));
         },
@@ -126,6 +127,45 @@ pub(super) fn tampered(
                     *p = v;
                 }
             });
+        },
+    );
+
+    tamper(
+        "device block not nvptx-only",
+        "entry_signatures",
+        "the device block is not `#[cfg(",
+        &|f| {
+            for item in &mut f.items {
+                if let Item::Const(c) = item {
+                    c.attrs.clear();
+                }
+            }
+        },
+    );
+    tamper(
+        "a static in the device block",
+        "entry_signatures",
+        "the device block holds `static",
+        &|f| {
+            device_stmts_mut(f).push(syn::parse_quote!(
+                static mut __ADAMANT_SCRATCH: f32 = 0.0;
+            ));
+        },
+    );
+    tamper(
+        "single entry moved out of the device block (nameable)",
+        "entry_signatures",
+        "the device block defines [\"__adamant_sweep\", \"curiosity_adam_step_multi\"]",
+        &|f| {
+            let stmts = device_stmts_mut(f);
+            let at = stmts
+                .iter()
+                .position(|s| matches!(s, Stmt::Item(Item::Fn(func)) if func.sig.ident == name))
+                .expect("the entry");
+            let Stmt::Item(entry) = stmts.remove(at) else {
+                unreachable!()
+            };
+            f.items.push(entry);
         },
     );
 
@@ -189,27 +229,56 @@ pub(super) fn tampered(
             }
         },
     );
-    tamper(
-        "multi_args drops the bound",
-        "descriptors",
-        "`multi_args` does not pass 14 arguments",
-        &|f| {
-            for item in &mut entry_impl_mut(f, name).items {
-                let ImplItem::Fn(func) = item else { continue };
-                if func.sig.ident != "multi_args" {
-                    continue;
-                }
-                let mac = match func.block.stmts.last_mut() {
-                    Some(Stmt::Macro(m)) => &mut m.mac,
-                    Some(Stmt::Expr(Expr::Macro(m), None)) => &mut m.mac,
-                    _ => panic!("vec!"),
-                };
-                let mut elems = mac
-                    .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
-                    .expect("vec elements");
-                elems.pop();
-                mac.tokens = elems.to_token_stream();
+    let edit_scalar_values = |f: &mut File, edit: &dyn Fn(&mut Punctuated<Expr, Token![,]>)| {
+        for item in &mut entry_impl_mut(f, name).items {
+            let ImplItem::Fn(func) = item else { continue };
+            if func.sig.ident != "scalar_values" {
+                continue;
             }
+            let mac = match func.block.stmts.last_mut() {
+                Some(Stmt::Macro(m)) => &mut m.mac,
+                Some(Stmt::Expr(Expr::Macro(m), None)) => &mut m.mac,
+                _ => panic!("vec!"),
+            };
+            let mut elems = mac
+                .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+                .expect("vec elements");
+            edit(&mut elems);
+            mac.tokens = elems.to_token_stream();
+        }
+    };
+    tamper(
+        "scalar_values drops a uniform",
+        "descriptors",
+        "`scalar_values` passes",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                elems.pop();
+            })
+        },
+    );
+    tamper(
+        "scalar_values swaps two uniforms",
+        "descriptors",
+        "expected the uniforms",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                let (a, b) = (elems[0].clone(), elems[1].clone());
+                elems[0] = b;
+                elems[1] = a;
+            })
+        },
+    );
+    tamper(
+        "scalar_values passes a bound of its own",
+        "descriptors",
+        "`scalar_values` passes",
+        &|f| {
+            edit_scalar_values(f, &|elems| {
+                elems.push(syn::parse_quote!(::adamant_kernels::abi::ArgValue::F32(
+                    0.0
+                )));
+            })
         },
     );
 
@@ -219,7 +288,7 @@ pub(super) fn tampered(
         "entries_delegate",
         "`curiosity_adam_step` writes memory itself",
         &|f| {
-            let entry = top_fn_mut(f, name);
+            let entry = device_fn_mut(f, name);
             let at = entry.block.stmts.len() - 1;
             entry
                 .block
@@ -232,7 +301,9 @@ pub(super) fn tampered(
         "entries_delegate",
         "`curiosity_adam_step_multi` writes memory itself",
         &|f| {
-            let chunk_loop = loops_mut(top_fn_mut(f, &multi)).pop().expect("chunk loop");
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
             let at = chunk_loop.body.stmts.len() - 1;
             chunk_loop
                 .body
@@ -245,7 +316,9 @@ pub(super) fn tampered(
         "entries_delegate",
         "p . write (1.0e30)",
         &|f| {
-            let chunk_loop = loops_mut(top_fn_mut(f, &multi)).pop().expect("chunk loop");
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
             let at = chunk_loop.body.stmts.len() - 1;
             chunk_loop
                 .body
@@ -256,27 +329,29 @@ pub(super) fn tampered(
     tamper(
         "entry passes f32::INFINITY as sweep's bound",
         "entries_delegate",
-        "passes `f32 :: INFINITY` as `sweep`'s bound",
+        "passes `f32 :: INFINITY` as `__adamant_sweep`'s bound",
         &|f| {
-            let call = sweep_call_mut(&mut top_fn_mut(f, name).block.stmts).expect("sweep call");
+            let call = sweep_call_mut(&mut device_fn_mut(f, name).block.stmts).expect("sweep call");
             *call.args.last_mut().expect("bound") = syn::parse_quote!(f32::INFINITY);
         },
     );
     tamper(
         "multi entry passes 0.0 (disabled) as sweep's bound",
         "entries_delegate",
-        "passes `0.0` as `sweep`'s bound",
+        "passes `0.0` as `__adamant_sweep`'s bound",
         &|f| {
-            let call = sweep_call_mut(&mut top_fn_mut(f, &multi).block.stmts).expect("sweep call");
+            let call =
+                sweep_call_mut(&mut device_fn_mut(f, &multi).block.stmts).expect("sweep call");
             *call.args.last_mut().expect("bound") = syn::parse_quote!(0.0);
         },
     );
     tamper(
         "multi entry passes the bound as a uniform and a constant last",
         "entries_delegate",
-        "passes `f32 :: MAX` as `sweep`'s bound",
+        "passes `f32 :: MAX` as `__adamant_sweep`'s bound",
         &|f| {
-            let call = sweep_call_mut(&mut top_fn_mut(f, &multi).block.stmts).expect("sweep call");
+            let call =
+                sweep_call_mut(&mut device_fn_mut(f, &multi).block.stmts).expect("sweep call");
             let n = call.args.len();
             call.args[n - 2] = syn::parse_quote!(weight_clamp_max_abs);
             call.args[n - 1] = syn::parse_quote!(f32::MAX);
@@ -287,7 +362,7 @@ pub(super) fn tampered(
         "entries_delegate",
         "`curiosity_adam_step` rebinds `weight_clamp_max_abs`",
         &|f| {
-            top_fn_mut(f, name).block.stmts.insert(
+            device_fn_mut(f, name).block.stmts.insert(
                 0,
                 syn::parse_quote!(let weight_clamp_max_abs = f32::INFINITY;),
             );
@@ -296,21 +371,20 @@ pub(super) fn tampered(
     tamper(
         "multi entry no longer calls sweep",
         "entries_delegate",
-        "calls `curiosity_adam_step::sweep` 0 times",
+        "calls `__adamant_sweep` 0 times",
         &|f| {
-            let chunk_loop = loops_mut(top_fn_mut(f, &multi)).pop().expect("chunk loop");
-            chunk_loop
-                .body
-                .stmts
-                .retain(|s| !tokens(s).contains(":: sweep"));
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
+            chunk_loop.body.stmts.retain(|s| !tokens(s).contains(SWEEP));
         },
     );
     tamper(
         "entry swaps the param and gradient pointers",
         "entries_delegate",
-        "passes `g` as `sweep`'s buffer `p`",
+        "passes `g` as `__adamant_sweep`'s buffer `p`",
         &|f| {
-            let call = sweep_call_mut(&mut top_fn_mut(f, name).block.stmts).expect("sweep call");
+            let call = sweep_call_mut(&mut device_fn_mut(f, name).block.stmts).expect("sweep call");
             let (p, g) = (call.args[0].clone(), call.args[1].clone());
             call.args[0] = g;
             call.args[1] = p;
@@ -321,7 +395,9 @@ pub(super) fn tampered(
         "entries_delegate",
         "the chunk loop binds `p: * mut f32` from `(* g",
         &|f| {
-            let chunk_loop = loops_mut(top_fn_mut(f, &multi)).pop().expect("chunk loop");
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
             for s in &mut chunk_loop.body.stmts {
                 if tokens(s).starts_with("let p :") {
                     // The gradient table's pointer for this chunk, as the param's.
@@ -338,17 +414,17 @@ pub(super) fn tampered(
     tamper(
         "sweep without the bound",
         "sweep_stores",
-        "`sweep`'s last input is `bias_correction2",
+        "`__adamant_sweep`'s last input is `bias_correction2",
         &|f| {
-            mod_fn_mut(f, name, SWEEP).sig.inputs.pop();
+            device_fn_mut(f, SWEEP).sig.inputs.pop();
         },
     );
     tamper(
         "sweep shadows the bound",
         "sweep_stores",
-        "`sweep` rebinds its input `weight_clamp_max_abs`",
+        "`__adamant_sweep` rebinds its input `weight_clamp_max_abs`",
         &|f| {
-            mod_fn_mut(f, name, SWEEP).block.stmts.insert(
+            device_fn_mut(f, SWEEP).block.stmts.insert(
                 0,
                 syn::parse_quote!(let weight_clamp_max_abs = f32::INFINITY;),
             );
@@ -359,7 +435,7 @@ pub(super) fn tampered(
         "sweep_stores",
         "stores the parameter buffer `p` 3 times",
         &|f| {
-            let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
                 .pop()
                 .expect("scalar loop");
             scalar
@@ -373,7 +449,7 @@ pub(super) fn tampered(
         "sweep_stores",
         "the vector loop stores `p` 1 times ([\"__adamant_p\"])",
         &|f| {
-            let vector = loops_mut(mod_fn_mut(f, name, SWEEP)).remove(0);
+            let vector = loops_mut(device_fn_mut(f, SWEEP)).remove(0);
             for stmt in &mut vector.body.stmts {
                 if let Stmt::Expr(Expr::Assign(assign), _) = stmt {
                     if tokens(assign).starts_with("* (p as") {
@@ -386,9 +462,9 @@ pub(super) fn tampered(
     tamper(
         "scalar loop overwrites the clamped value",
         "sweep_stores",
-        "`sweep` reassigns `__adamant_new`",
+        "`__adamant_sweep` reassigns `__adamant_new`",
         &|f| {
-            let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
                 .pop()
                 .expect("scalar loop");
             let store = scalar.body.stmts.len() - 1;
@@ -399,7 +475,7 @@ pub(super) fn tampered(
         },
     );
     let set_scalar_new = |f: &mut File, value: &Expr| {
-        let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+        let scalar = loops_mut(device_fn_mut(f, SWEEP))
             .pop()
             .expect("scalar loop");
         for s in &mut scalar.body.stmts {
@@ -413,7 +489,8 @@ pub(super) fn tampered(
     tamper(
         "scalar loop stores update() directly",
         "sweep_stores",
-        "scalar loop's `__adamant_new` is not exactly 1 `self::element` call(s): `self :: update",
+        "scalar loop's `__adamant_new` is not exactly 1 `curiosity_adam_step::element` call(s): \
+         `curiosity_adam_step :: update",
         &|f| set_scalar_new(f, &unclamped),
     );
     tamper(
@@ -424,7 +501,7 @@ pub(super) fn tampered(
             set_scalar_new(
                 f,
                 &syn::parse_quote!(
-                    self::element(
+                    curiosity_adam_step::element(
                         __adamant_p,
                         __adamant_g,
                         &mut __adamant_m,
@@ -449,7 +526,7 @@ pub(super) fn tampered(
         &|f| {
             set_scalar_new(
                 f,
-                &syn::parse_quote!(self::element(
+                &syn::parse_quote!(curiosity_adam_step::element(
                     __adamant_p,
                     __adamant_g,
                     &mut __adamant_m,
@@ -471,7 +548,7 @@ pub(super) fn tampered(
         "sweep_stores",
         "* p . add (__adamant_i) += 1.0",
         &|f| {
-            let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
                 .pop()
                 .expect("scalar loop");
             let after_store = scalar.body.stmts.len() - 1;
@@ -486,7 +563,7 @@ pub(super) fn tampered(
         "sweep_stores",
         "stores through `Some(\"__adamant_alias\")`",
         &|f| {
-            let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
                 .pop()
                 .expect("scalar loop");
             let after_store = scalar.body.stmts.len() - 1;
@@ -505,7 +582,7 @@ pub(super) fn tampered(
         "sweep_stores",
         ":: core :: ptr :: write",
         &|f| {
-            let scalar = loops_mut(mod_fn_mut(f, name, SWEEP))
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
                 .pop()
                 .expect("scalar loop");
             let after_store = scalar.body.stmts.len() - 1;
@@ -513,6 +590,23 @@ pub(super) fn tampered(
                 after_store,
                 syn::parse_quote!(::core::ptr::write(p.add(__adamant_i), __adamant_p);),
             );
+        },
+    );
+
+    tamper(
+        "sweep also defined, nameable, in the kernel module",
+        "sweep_stores",
+        "the kernel module defines the fns [\"update\", \"element\", \"sweep\"]",
+        &|f| {
+            let mut sweep = device_fn_mut(f, SWEEP).clone();
+            sweep.sig.ident = syn::parse_quote!(sweep);
+            sweep.vis = syn::parse_quote!(pub);
+            let items = mod_items_mut(f, name);
+            let at = items
+                .iter()
+                .position(|i| matches!(i, Item::Fn(func) if func.sig.ident == "element"))
+                .expect("element");
+            items.insert(at + 1, Item::Fn(sweep));
         },
     );
 

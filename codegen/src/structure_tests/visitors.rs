@@ -151,8 +151,8 @@ impl<'a> Visit<'a> for Stores<'a> {
     }
 }
 
-/// Calls of `<kernel>::sweep` and `self::element`, and any other call naming `update`,
-/// `element` or `sweep` (which would compute or store outside the checked path).
+/// Calls of `__adamant_sweep` and `<kernel>::element`, and any other call naming `update`,
+/// `element` or a sweep (which would compute or store outside the checked path).
 pub(super) struct Calls<'a> {
     kernel: &'a str,
     pub(super) sweep: Vec<&'a ExprCall>,
@@ -174,15 +174,16 @@ impl<'a> Calls<'a> {
 impl<'a> Visit<'a> for Calls<'a> {
     fn visit_expr_call(&mut self, node: &'a ExprCall) {
         if let Expr::Path(ExprPath { path, .. }) = &*node.func {
-            if path_is(path, false, &[self.kernel, SWEEP]) {
+            if path_is(path, false, &[SWEEP]) {
                 self.sweep.push(node);
-            } else if path_is(path, false, &["self", "element"]) {
+            } else if path_is(path, false, &[self.kernel, "element"]) {
                 self.element.push(node);
-            } else if path
-                .segments
-                .iter()
-                .any(|s| s.ident == "update" || s.ident == "element" || s.ident == SWEEP)
-            {
+            } else if path.segments.iter().any(|s| {
+                s.ident == "update"
+                    || s.ident == "element"
+                    || s.ident == "sweep"
+                    || s.ident == SWEEP
+            }) {
                 self.other.push(tokens(path));
             }
         }

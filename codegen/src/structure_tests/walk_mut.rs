@@ -3,15 +3,31 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, ExprCall, File, Item, ItemFn, ItemImpl, Stmt, Token};
 
 use super::syntax::tokens;
+use super::SWEEP;
 
-pub(super) fn top_fn_mut<'a>(file: &'a mut File, ident: &str) -> &'a mut ItemFn {
+/// The statements of the device block (`const _: () = { .. };`).
+pub(super) fn device_stmts_mut(file: &mut File) -> &mut Vec<Stmt> {
     file.items
         .iter_mut()
         .find_map(|item| match item {
-            Item::Fn(f) if f.sig.ident == ident => Some(f),
+            Item::Const(c) if c.ident == "_" => match &mut *c.expr {
+                Expr::Block(b) => Some(&mut b.block.stmts),
+                _ => None,
+            },
             _ => None,
         })
-        .expect("the entry")
+        .expect("the device block")
+}
+
+/// A fn of the device block.
+pub(super) fn device_fn_mut<'a>(file: &'a mut File, ident: &str) -> &'a mut ItemFn {
+    device_stmts_mut(file)
+        .iter_mut()
+        .find_map(|s| match s {
+            Stmt::Item(Item::Fn(f)) if f.sig.ident == ident => Some(f),
+            _ => None,
+        })
+        .expect("the device fn")
 }
 
 pub(super) fn mod_items_mut<'a>(file: &'a mut File, name: &str) -> &'a mut Vec<Item> {
@@ -50,7 +66,7 @@ pub(super) fn loops_mut(f: &mut ItemFn) -> Vec<&mut syn::ExprWhile> {
 /// The `sweep` call of an entry, at the top level or in its chunk loop.
 pub(super) fn sweep_call_mut(stmts: &mut [Stmt]) -> Option<&mut ExprCall> {
     stmts.iter_mut().find_map(|s| match s {
-        Stmt::Expr(Expr::Call(c), _) if tokens(&c.func).ends_with(":: sweep") => Some(c),
+        Stmt::Expr(Expr::Call(c), _) if tokens(&c.func) == SWEEP => Some(c),
         Stmt::Expr(Expr::While(w), _) => sweep_call_mut(&mut w.body.stmts),
         _ => None,
     })

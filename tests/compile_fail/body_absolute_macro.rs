@@ -1,0 +1,13 @@
+// Even an absolute path to a standard macro is refused: the allow-list (ALLOWED_MACROS) is
+// empty.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    if ::core::matches!(g, x if x.is_nan()) {
+        return p;
+    }
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+// A macro in pattern position.
+use adamant_kernels::optimizer_kernel;
+
+#[allow(unused_macros)]
+macro_rules! zero {
+    () => {
+        0
+    };
+}
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, step: u32) -> f32 {
+    match step {
+        zero!() => p,
+        _ => p - g,
+    }
+}
+
+fn main() {}

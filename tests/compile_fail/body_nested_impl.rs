@@ -1,0 +1,16 @@
+// An impl block in the body (here on a type defined outside) is an item, rejected like any.
+use adamant_kernels::optimizer_kernel;
+
+pub struct Step(pub f32);
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    impl Step {
+        fn apply(&self, p: f32) -> f32 {
+            p - self.0
+        }
+    }
+    Step(lr * g).apply(p)
+}
+
+fn main() {}

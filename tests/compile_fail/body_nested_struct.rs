@@ -1,0 +1,11 @@
+// A struct in the body.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    struct Step(f32);
+    let s = Step(lr * g);
+    p - s.0
+}
+
+fn main() {}

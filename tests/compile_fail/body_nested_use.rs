@@ -1,0 +1,10 @@
+// A `use` in the body is an item too (import outside the kernel instead).
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+    use core::f32::consts::PI;
+    p - lr * g * PI
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// A buffer's values are device data that no launch check reads: #[domain] is for scalars.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] #[domain(ge = 0.0)] g: f32, lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// One #[domain] per argument, with every bound in it.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[domain(ge = 0.0)]
+    #[domain(lt = 1.0)]
+    lr: f32,
+) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+// `#[domain]` needs at least one bound.
+use adamant_kernels::optimizer_kernel;
+
+#[optimizer_kernel]
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[domain] lr: f32) -> f32 {
+    p - lr * g
+}
+
+fn main() {}

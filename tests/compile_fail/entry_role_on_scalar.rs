@@ -1,0 +1,9 @@
+// Roles describe pointers; a scalar has none.
+use adamant_kernels::kernel_entry;
+
+#[kernel_entry]
+pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, #[input] n: u32) {
+    *out = n;
+}
+
+fn main() {}
