@@ -624,3 +624,89 @@ fn overlapping_buffers_are_refused_before_launch() {
         "the allocation changed although nothing was launched"
     );
 }
+
+/// The target network's soft update on the GPU: bit for bit the host's `element` (same f32
+/// operations, no contraction), within 2 × f32::EPSILON × scale of the f64 reference written
+/// from the formula, clamped, with NaN kept; τ outside [0, 1] and an overlapping `online` are
+/// refused with nothing written.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn soft_update_matches_the_f64_reference() {
+    use adamant_kernels::soft_update::soft_update_kernel;
+    let rt = runtime();
+    let mut rng = SmallRng::seed_from_u64(21);
+    let bound = 1.5f32;
+    let mut worst = 0.0f64;
+    for n in sizes() {
+        for tau in [0.005f32, 0.0, 1.0, 0.5] {
+            let mut target: Vec<f32> = (0..n).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            let mut online: Vec<f32> = (0..n).map(|_| rng.gen_range(-3.0..3.0)).collect();
+            if n > 8 {
+                target[1] = f32::NAN;
+                online[2] = f32::INFINITY;
+                target[3] = f32::NEG_INFINITY;
+                online[5] = 1e30;
+            }
+            let mut d_target = DeviceBuffer::from_slice(&target).unwrap();
+            let d_online = DeviceBuffer::from_slice(&online).unwrap();
+            rt.soft_update(&mut d_target, &d_online, tau, ClampPolicy::Fixed { bound })
+                .unwrap();
+            rt.synchronize().unwrap();
+            let mut got = vec![0.0f32; n];
+            d_target.copy_to(&mut got[..]).unwrap();
+            for i in 0..n {
+                let host = soft_update_kernel::element(target[i], online[i], tau, bound);
+                assert_eq!(
+                    got[i].to_bits(),
+                    host.to_bits(),
+                    "n={n} tau={tau} i={i}: device {} host {}",
+                    got[i],
+                    host
+                );
+                let (want, scale) = r::soft_update_with_scale(
+                    target[i] as f64,
+                    online[i] as f64,
+                    tau as f64,
+                    bound as f64,
+                );
+                if want.is_nan() {
+                    assert!(
+                        got[i].is_nan(),
+                        "n={n} tau={tau} i={i}: {} is not NaN",
+                        got[i]
+                    );
+                    continue;
+                }
+                assert!(got[i].abs() <= bound, "i={i}: {} past the bound", got[i]);
+                let err = (got[i] as f64 - want).abs() / (f32::EPSILON as f64 * scale);
+                worst = worst.max(err);
+                assert!(err <= 2.0, "n={n} tau={tau} i={i}: error {err}");
+            }
+        }
+    }
+    println!("max_error kernel=soft_update_kernel worst_eps_scale_units={worst:.3} pass_limit=2");
+
+    // Refused before launch, nothing written.
+    let n = 1024;
+    let before: Vec<f32> = (0..2 * n).map(|i| i as f32).collect();
+    let big = DeviceBuffer::from_slice(&before).unwrap();
+    let mut target = big.index(0..n);
+    let online = big.index(n..2 * n);
+    for tau in [-0.1f32, 1.5, f32::NAN] {
+        match rt.soft_update(&mut target, &online, tau, ClampPolicy::Fixed { bound }) {
+            Err(Error::InvalidScalar { kernel, name, .. }) => {
+                assert_eq!((kernel, name), ("soft_update_kernel", "tau"))
+            }
+            other => panic!("tau = {tau}: expected InvalidScalar, got {other:?}"),
+        }
+    }
+    let overlapping = big.index(n / 2..n / 2 + n);
+    assert!(matches!(
+        rt.soft_update(&mut target, &overlapping, 0.5, ClampPolicy::Fixed { bound }),
+        Err(Error::Overlap { .. })
+    ));
+    rt.synchronize().unwrap();
+    let mut after = vec![0.0f32; 2 * n];
+    big.copy_to(&mut after[..]).unwrap();
+    assert_eq!(after, before);
+}

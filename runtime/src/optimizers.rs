@@ -5,7 +5,8 @@ use adamant_kernels::abi::UniformPtr;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use cust::memory::DeviceBox;
+use adamant_kernels::soft_update::soft_update_kernel;
+use cust::memory::{DeviceBox, DeviceSlice};
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
@@ -160,4 +161,33 @@ pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
         });
     }
     Ok(())
+}
+
+impl Adamant {
+    /// `soft_update_kernel`: the target network's soft update `target ← τ·online + (1 − τ)·target`,
+    /// then the clamp (it writes a parameter buffer, so it is an optimizer kernel like the Adam
+    /// ones). `tau` must be in `[0, 1]`; `online` is only read. Runs the same checks as every
+    /// launch (lengths, no overlap between `target` and `online`, the policy's bound).
+    pub fn soft_update(
+        &self,
+        target: &mut DeviceSlice<f32>,
+        online: &DeviceSlice<f32>,
+        tau: f32,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        // cust's DeviceSlice is a (pointer, length) view: a copy of `online` is the same buffer,
+        // which the kernel declares #[input] and never writes.
+        let mut online = *online;
+        let buffers = soft_update_kernel::Buffers {
+            target,
+            online: &mut online,
+        };
+        let scalars = soft_update_kernel::Scalars { tau };
+        self.launch_optimizer::<soft_update_kernel::Entry>(
+            self.stream(),
+            &buffers,
+            &scalars,
+            policy,
+        )
+    }
 }
