@@ -656,12 +656,13 @@ fn soft_update_matches_the_f64_reference() {
             d_target.copy_to(&mut got[..]).unwrap();
             for i in 0..n {
                 let host = soft_update_kernel::element(target[i], online[i], tau, bound);
-                assert_eq!(
-                    got[i].to_bits(),
-                    host.to_bits(),
+                // The GPU's arithmetic returns its canonical NaN (0x7fffffff), the host's a
+                // quiet NaN of its own: NaN is compared as NaN, everything else bit for bit.
+                let same = got[i].to_bits() == host.to_bits() || (got[i].is_nan() && host.is_nan());
+                assert!(
+                    same,
                     "n={n} tau={tau} i={i}: device {} host {}",
-                    got[i],
-                    host
+                    got[i], host
                 );
                 let (want, scale) = r::soft_update_with_scale(
                     target[i] as f64,

@@ -8,6 +8,9 @@
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
 use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole, ParamType};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use cust::memory::DeviceSlice;
 
 use crate::clamp_policy::{ClampPolicy, ValidBound};
@@ -62,14 +65,21 @@ pub struct CheckedArgs {
 /// The registered descriptor called like `descriptor`, which must equal it field for field: an
 /// impl cannot launch a registered entry under a descriptor of its own making.
 pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static KernelDescriptor> {
-    let mut same_name = adamant_kernels::abi::KERNELS
-        .iter()
-        .copied()
-        .filter(|k| k.name == descriptor.name);
-    // Exactly one registration of that name (a second one, from another crate's registry
-    // entry, could be picked in its place), equal to the one the entry names.
-    match (same_name.next(), same_name.next()) {
-        (Some(known), None) if known == descriptor => Ok(known),
+    // The registry is fixed at link time: index it once. A name registered twice (a second
+    // registration, from another crate's entry, could be picked in its place) maps to None.
+    static BY_NAME: OnceLock<HashMap<&'static str, Option<&'static KernelDescriptor>>> =
+        OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| {
+        let mut map: HashMap<&'static str, Option<&'static KernelDescriptor>> = HashMap::new();
+        for k in adamant_kernels::abi::KERNELS.iter().copied() {
+            map.entry(k.name)
+                .and_modify(|slot| *slot = None)
+                .or_insert(Some(k));
+        }
+        map
+    });
+    match by_name.get(descriptor.name).copied().flatten() {
+        Some(known) if std::ptr::eq(known, descriptor) || known == descriptor => Ok(known),
         _ => Err(Error::UnregisteredKernel {
             kernel: descriptor.name,
         }),
