@@ -127,21 +127,24 @@ fn an_entry_declared_other_with_an_optimizer_body_is_held_to_its_roles() {
 
 // --- 2. Addresses the audit cannot attribute are violations, never "traced" -----------------
 
-#[test]
-fn a_module_variable_plus_a_loaded_offset_is_not_a_buffer() {
-    let kernel = "iqn_adam_kernel";
-    let ptx = insert_before_ret(
-        real(),
-        kernel,
-        "\tmov.u64 \t%rd250, STASH;\n\tld.global.b64 \t%rd251, [%rd250];\n\
-         \tadd.s64 \t%rd252, %rd250, %rd251;\n\tst.global.b32 \t[%rd252], %r1;",
-    )
-    .replacen(
+/// The audit of the module with a `.global` variable `STASH` and `text` in `kernel`.
+fn with_module_variable(kernel: &str, text: &str) -> AuditReport {
+    let ptx = insert_before_ret(real(), kernel, text).replacen(
         ".visible .entry",
         ".global .align 8 .b8 STASH[64];\n\n.visible .entry",
         1,
     );
-    let report = run(&ptx);
+    run(&ptx)
+}
+
+#[test]
+fn a_module_variable_plus_a_loaded_offset_is_not_a_buffer() {
+    let kernel = "iqn_adam_kernel";
+    let report = with_module_variable(
+        kernel,
+        "\tmov.u64 \t%rd250, STASH;\n\tld.global.b64 \t%rd251, [%rd250];\n\
+         \tadd.s64 \t%rd252, %rd250, %rd251;\n\tst.global.b32 \t[%rd252], %r1;",
+    );
     only(
         &report,
         kernel,
@@ -152,17 +155,10 @@ fn a_module_variable_plus_a_loaded_offset_is_not_a_buffer() {
 #[test]
 fn a_module_variable_alone_is_not_a_buffer() {
     let kernel = "attn_adam_kernel";
-    let ptx = insert_before_ret(
-        real(),
+    let report = with_module_variable(
         kernel,
         "\tmov.u64 \t%rd250, STASH;\n\tst.global.b32 \t[%rd250+8], %r1;",
-    )
-    .replacen(
-        ".visible .entry",
-        ".global .align 8 .b8 STASH[64];\n\n.visible .entry",
-        1,
     );
-    let report = run(&ptx);
     only(
         &report,
         kernel,

@@ -22,6 +22,9 @@ use crate::error::{Error, Result};
 pub trait BufferView {
     fn address(&self) -> u64;
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl BufferView for &mut DeviceSlice<f32> {
