@@ -40,6 +40,7 @@ pub mod math;
 pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
+pub mod prelude;
 pub mod soft_update;
 pub mod vector;
 
