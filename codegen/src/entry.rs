@@ -178,6 +178,20 @@ fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
     }
     match (&*typed.ty, role) {
         (Type::Ptr(ptr), Some((name, attr))) => {
+            const REPORT_WORDS: [&str; 10] = [
+                "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize",
+            ];
+            let integer = REPORT_WORDS.iter().any(|t| is_ident_type(&ptr.elem, t));
+            if name == "output" && !integer {
+                return Err(syn::Error::new_spanned(
+                    &ptr.elem,
+                    "a #[kernel_entry] writes only integer report words (flags, counts, indices, \
+                     float bits as u32): an entry that writes floating-point values could be \
+                     writing a parameter buffer, and a kernel that writes parameters is an \
+                     optimizer kernel, written with #[optimizer_kernel] so that it carries the \
+                     clamp",
+                ));
+            }
             if name == "output" && ptr.mutability.is_none() {
                 return Err(syn::Error::new_spanned(
                     &typed.ty,
