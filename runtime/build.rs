@@ -9,22 +9,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command, Stdio};
 
-#[path = "src/ptx/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod ptx;
-
-// The whole PTX audit runs here too, on the module just built: a kernel whose stores are not
-// attributed or not clamped fails `cargo build`, not only `adamant audit`.
-#[path = "src/audit/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod audit;
-
-#[path = "src/source_check.rs"]
-mod source_check;
-
-/// `audit::audit_embedded` names the runtime's embedded module, which this script is making.
-#[allow(dead_code)]
-const PTX: &str = "";
+// The module check, the whole PTX audit and the source check run here, on the module just built
+// (adamant-build): a kernel whose stores are not attributed or not clamped fails `cargo build`,
+// not only `adamant audit`.
+use adamant_build::{audit, ptx, source_check};
 
 /// The nightly the device code is written against (`core::arch::nvptx` and the gpu intrinsics
 /// change between nightlies). `ADAMANT_ALLOW_ANY_NIGHTLY=1` skips the check.
@@ -40,14 +28,12 @@ const RUSTFLAGS: [&str; 3] = [
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace = manifest_dir.parent().unwrap().to_path_buf();
+    // adamant-build is a build-dependency: a change to it rebuilds this script, which reruns it.
     for path in [
         "kernels-rs/src",
         "kernels-rs/Cargo.toml",
         "codegen/src",
         "codegen/Cargo.toml",
-        "runtime/src/ptx",
-        "runtime/src/audit",
-        "runtime/src/source_check.rs",
         "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
