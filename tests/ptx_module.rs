@@ -1,4 +1,4 @@
-//! The checks `runtime/build.rs` applies to every freshly built PTX module (shared code in
+//! The checks the PTX build (`adamant_build::KernelCrate`, from `runtime/build.rs`) applies to every freshly built PTX module (shared code in
 //! `adamant_build::ptx`, reused by the audit): the entries are exactly the declared kernels,
 //! each once; no `.func` of any kind; no inline assembly.
 use adamant_build::ptx::{
