@@ -6,11 +6,11 @@
 //! Data is never zeros: buffers are filled with non-zero constants on the device.
 use std::path::PathBuf;
 
+use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant::runtime::nan_check::{NanChecker, SlotBindings, SlotId};
-use adamant::runtime::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::runtime::{adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, TensorSet, PTX};
 use anyhow::{Context, Result};
 use clap::Parser;

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The nightly whose NVPTX backend we build with (see runtime/build.rs for the pinned commit).
+# The nightly whose NVPTX backend we build with (see build/src/toolchain.rs for the pinned commit).
 rustup component add rust-src --toolchain nightly >/dev/null
 
 # cust links -lcuda. Debian's real driver library lives in the non-free component.

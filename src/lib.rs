@@ -1,6 +1,17 @@
 //! adamant: GPU optimizer kernels written in Rust, compiled to PTX, with the weight clamp stamped
 //! into every one by a proc-macro. This crate re-exports the host runtime and the device crate's
-//! host-side items, and owns the workspace's tests and examples.
+//! host-side items, and the build side (PTX reader, audit, ptxas), and owns the workspace's tests
+//! and examples.
+pub use adamant_build as build;
 pub use adamant_kernels as kernels;
 pub use adamant_runtime as runtime;
 pub mod reference;
+
+use adamant_build::audit::{audit, AuditReport};
+
+/// Audits the PTX embedded in the runtime ([`adamant_runtime::PTX`]) against every registered
+/// kernel. It lives here, where the runtime's module and the audit meet: the runtime does not
+/// depend on the audit.
+pub fn audit_embedded() -> AuditReport {
+    audit(adamant_runtime::PTX, &adamant_kernels::abi::kernels())
+}

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
+use adamant_build::audit::{self, AuditReport, EntryAudit, EntryKind, ParamAudit};
+use adamant_build::ptxas::{self, Ptxas, PtxasError, PtxasReport};
 use adamant_kernels::abi::ParamRole;
-use adamant_runtime::audit::{self, AuditReport, EntryAudit, EntryKind, ParamAudit};
-use adamant_runtime::ptxas::{self, Ptxas, PtxasError, PtxasReport};
 
 #[derive(Parser, Debug)]
 #[command(

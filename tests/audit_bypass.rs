@@ -3,8 +3,8 @@
 //! classes: non-optimizer entries, addresses the audit cannot attribute, clamps with the right
 //! shape and the wrong semantics, the NaN checker, and module-level escapes (functions, calls,
 //! inline assembly, instructions the audit does not model).
+use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam, ParamRole};
-use adamant_runtime::audit::{audit, AuditReport, ClampFailure, Violation};
 
 #[path = "support/ptx_edit.rs"]
 mod ptx_edit;
@@ -388,7 +388,7 @@ fn functions_and_inline_assembly_in_the_module_are_violations() {
 
 #[test]
 fn the_clamp_table_covers_the_edge_cases() {
-    use adamant_runtime::audit::{clamp_cases, clamp_contract};
+    use adamant_build::audit::{clamp_cases, clamp_contract};
     let cases = clamp_cases();
     let has = |p: &dyn Fn(f32, f32) -> bool| {
         cases

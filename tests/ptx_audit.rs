@@ -2,8 +2,9 @@
 //! audit must pass the first and fail every one of the others, for the right reason.
 use std::collections::BTreeSet;
 
+use adamant::audit_embedded;
+use adamant_build::audit::{audit, ClampFailure, EntryKind, Violation};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam};
-use adamant_runtime::audit::{audit, audit_embedded, ClampFailure, EntryKind, Violation};
 
 #[path = "support/ptx_edit.rs"]
 mod ptx_edit;
@@ -503,7 +504,7 @@ fn random_edits_never_panic() {
 fn instruction_lines_point_at_the_ptx() {
     let lines: Vec<&str> = real().lines().collect();
     let mut count = 0;
-    for entry in adamant_runtime::ptx::entries(real()) {
+    for entry in adamant_build::ptx::entries(real()) {
         assert!(entry.complete, "{}", entry.name);
         assert!(lines[entry.line - 1].contains(&format!(".entry {}", entry.name)));
         for inst in entry.instructions() {

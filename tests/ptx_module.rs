@@ -1,7 +1,7 @@
-//! The checks `runtime/build.rs` applies to every freshly built PTX module (shared code in
-//! `adamant_runtime::ptx`, reused by the audit): the entries are exactly the declared kernels,
+//! The checks the PTX build (`adamant_build::KernelCrate`, from `runtime/build.rs`) applies to every freshly built PTX module (shared code in
+//! `adamant_build::ptx`, reused by the audit): the entries are exactly the declared kernels,
 //! each once; no `.func` of any kind; no inline assembly.
-use adamant_runtime::ptx::{
+use adamant_build::ptx::{
     check_module, entries, extern_functions, inline_asm_markers, module_problems, ModuleProblem,
 };
 

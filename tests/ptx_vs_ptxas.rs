@@ -1,5 +1,5 @@
 //! The reader sees the entries ptxas sees: each tricky module below is assembled by NVIDIA's
-//! ptxas (`-v` names every entry it compiles) and read by `adamant_runtime::ptx`, and both must
+//! ptxas (`-v` names every entry it compiles) and read by `adamant_build::ptx`, and both must
 //! find the same entry names. Every module must be valid PTX that ptxas accepts, or the
 //! comparison would mean nothing; a case ptxas rejects fails the test.
 //!
@@ -7,8 +7,8 @@
 //! set ADAMANT_PTXAS). Without it they fail; they are never skipped.
 use std::collections::BTreeSet;
 
-use adamant_runtime::ptx;
-use adamant_runtime::ptxas::{self, Ptxas};
+use adamant_build::ptx;
+use adamant_build::ptxas::{self, Ptxas};
 
 fn ptxas() -> Ptxas {
     Ptxas::locate().unwrap_or_else(|e| {

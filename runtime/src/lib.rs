@@ -1,6 +1,6 @@
-//! adamant's host side: builds the PTX (build.rs), loads it on a GPU through `cust`, and
-//! launches the optimizer kernels with typed, validated arguments and an explicit clamp policy.
-pub mod audit;
+//! adamant's host side: builds the PTX (build.rs, through `adamant-build`), loads it on a GPU
+//! through `cust`, and launches the optimizer kernels with typed, validated arguments and an
+//! explicit clamp policy. Reading and auditing PTX is `adamant-build`'s.
 pub mod clamp_policy;
 pub mod device;
 pub mod error;
@@ -12,10 +12,6 @@ pub mod launch_check;
 pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
-pub mod ptx;
-pub mod ptxas;
-#[cfg(test)]
-mod source_check;
 pub mod training;
 
 pub use clamp_policy::{ClampPolicy, ValidBound};

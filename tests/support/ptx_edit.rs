@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use adamant_build::audit::{audit, AuditReport, Violation};
 use adamant_kernels::abi::{self, KernelKind};
-use adamant_runtime::audit::{audit, AuditReport, Violation};
 
 /// The single-buffer optimizer entries (each also has `<name>_multi`), from the registry.
 pub fn optimizers() -> Vec<&'static str> {

@@ -1,6 +1,7 @@
 //! What a PTX module must be for adamant to ship it: only the entries the kernel descriptors
-//! declare, each once, no functions of any kind, no inline assembly. `build.rs` refuses a module
-//! with any [`ModuleProblem`] and the audit reports them too.
+//! declare, each once, no functions of any kind, no inline assembly. The PTX build
+//! ([`crate::KernelCrate`]) refuses a module with any [`ModuleProblem`] and the audit reports them
+//! too.
 use super::module::parse;
 use super::variable::Linkage;
 

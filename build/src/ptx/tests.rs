@@ -288,7 +288,7 @@ fn lexical_errors_are_reported() {
     assert_eq!(parse(".file 1 \"open").lex_errors[0].line, 1);
 }
 
-/// A small deterministic generator (no dependency: this module is built by build.rs too).
+/// A small deterministic generator (no dependency: this crate runs in build scripts, with `std` only).
 struct Lcg(u64);
 
 impl Lcg {

@@ -52,36 +52,59 @@ impl fmt::Display for PtxasSource {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+/// Why `ptxas` could not check a module. `Display` and `Error` are written out (no `thiserror`)
+/// so that this file depends on `std` only and can serve build scripts.
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum PtxasError {
     /// No `ptxas` anywhere it was looked for.
-    #[error(
-        "ptxas not found (looked at: {}); install it with scripts/setup.sh (PyPI wheel \
-         nvidia-cuda-nvcc) or set {PTXAS_ENV} to its path",
-        tried.join("; ")
-    )]
     NotFound { tried: Vec<String> },
     /// `$ADAMANT_PTXAS` names something that is not a file.
-    #[error("{PTXAS_ENV}={} is not a file", path.display())]
     BadEnv { path: PathBuf },
     /// `ptxas` could not be started, or a file could not be read or written.
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
+    Io { what: String, source: io::Error },
     /// `ptxas` ran and failed (the PTX does not assemble).
-    #[error(
-        "`{command}` failed ({status}):\n{stderr}",
-        status = status.map_or("killed by a signal".to_string(), |c| format!("exit status {c}"))
-    )]
     Failed {
         command: String,
         status: Option<i32>,
         stderr: String,
     },
+}
+
+impl fmt::Display for PtxasError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PtxasError::NotFound { tried } => write!(
+                f,
+                "ptxas not found (looked at: {}); install it with scripts/setup.sh (PyPI wheel \
+                 nvidia-cuda-nvcc) or set {PTXAS_ENV} to its path",
+                tried.join("; ")
+            ),
+            PtxasError::BadEnv { path } => {
+                write!(f, "{PTXAS_ENV}={} is not a file", path.display())
+            }
+            PtxasError::Io { what, source } => write!(f, "{what}: {source}"),
+            PtxasError::Failed {
+                command,
+                status,
+                stderr,
+            } => {
+                let status = status.map_or("killed by a signal".to_string(), |c| {
+                    format!("exit status {c}")
+                });
+                write!(f, "`{command}` failed ({status}):\n{stderr}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PtxasError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PtxasError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// Resources `ptxas -v` reports for one function.

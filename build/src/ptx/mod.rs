@@ -1,6 +1,6 @@
 //! A reader for PTX that sees what ptxas sees: entries, functions and variables with their
-//! lines, the instructions of a body, and the checks a module must pass. Shared by `build.rs`
-//! (through `#[path]`) and the audit, so it depends on `std` only.
+//! lines, the instructions of a body, and the checks a module must pass. Shared by the PTX build
+//! ([`crate::KernelCrate`], in build scripts) and the audit, so it depends on `std` only.
 //!
 //! Everything is built on one lexer ([`lexer`]) that follows the PTX ISA's syntax rules and
 //! ptxas's behaviour (tests/ptx_vs_ptxas.rs feeds both the same tricky modules): an `.entry`
@@ -13,7 +13,7 @@
 //! - `module`: [`parse`], [`entries`], [`functions`], [`variables`];
 //! - `variable`: declarations and their [`StateSpace`];
 //! - `instruction` and `operand`: [`instructions`] of a body;
-//! - `check`: [`module_problems`], what `build.rs` and the audit refuse.
+//! - `check`: [`module_problems`], what the PTX build and the audit refuse.
 mod check;
 mod instruction;
 pub mod lexer;

@@ -44,11 +44,6 @@ pub use violation::{ClampFailure, Violation};
 
 use entry::audit_entry;
 
-/// Audits the PTX embedded in this crate ([`crate::PTX`]) against every registered kernel.
-pub fn audit_embedded() -> AuditReport {
-    audit(crate::PTX, &adamant_kernels::abi::kernels())
-}
-
 /// Audits `ptx` against `kernels` (normally [`adamant_kernels::abi::kernels`]).
 pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
     let entries = ptx::entries(ptx);

@@ -1,5 +1,5 @@
-//! The source check of the device crate, run by `build.rs` on every file of `kernels-rs/src`:
-//! no `asm!`, `global_asm!` or `naked_asm!`, by any path or alias (the identifier itself is
+//! The source check of a device crate, run by the PTX build ([`crate::KernelCrate`]) on every
+//! file of the kernel crate's `src/`: no `asm!`, `global_asm!` or `naked_asm!`, by any path or alias (the identifier itself is
 //! refused, so `use core::arch::asm as a;` is caught at the `use`). `asm!` also leaves a marker in
 //! the PTX, which the module check refuses; module-level assembly leaves none, so it is stopped
 //! here, at the source. Comments and strings are not identifiers, so prose may name them.

@@ -1,0 +1,298 @@
+//! [`KernelCrate`]: compiles a kernel crate to one PTX module from a build script, checks and
+//! audits it, and writes it where the calling crate can embed it.
+//!
+//! The recipe (README, "How the PTX is built"): `cargo +nightly rustc -p <package> --profile ptx
+//! --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib -- --emit=asm -Zno-link`,
+//! with `RUSTFLAGS=-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu=sm_90`, in a target
+//! directory of its own (`<target-dir>/ptx-build`) and a clean environment, so nothing from the
+//! outer build leaks in. The kernel crate's workspace must define `[profile.ptx]`.
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Stdio};
+
+use adamant_kernels::abi::KernelDescriptor;
+
+use crate::audit::AuditReport;
+use crate::error::BuildError;
+use crate::manifest::{self, CrateNames};
+use crate::ptxas::{self, Ptxas, PtxasError, PtxasReport};
+use crate::{checks, toolchain};
+
+const TARGET: &str = "nvptx64-nvidia-cuda";
+/// `-Ctarget-cpu` is the architecture ptxas is asked to assemble for ([`ptxas::DEFAULT_ARCH`]).
+const RUSTFLAGS: [&str; 3] = [
+    "-Zunstable-options",
+    "-Cpanic=immediate-abort",
+    "-Ctarget-cpu=sm_90",
+];
+
+/// A kernel crate to compile to PTX, configured from a build script.
+///
+/// In the `main` of the build.rs of a crate that embeds the PTX of the kernel crate in
+/// `../my-kernels` (package `my-kernels`, so the module is `my_kernels.ptx`):
+///
+/// ```no_run
+/// let built = adamant_build::KernelCrate::new("../my-kernels")
+///     .kernels(adamant_kernels::abi::kernels())
+///     .build();
+/// println!("cargo:rustc-env=MY_PTX_PATH={}", built.published.display());
+/// ```
+///
+/// and in that crate:
+///
+/// ```text
+/// pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/my_kernels.ptx"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct KernelCrate {
+    dir: PathBuf,
+    kernels: Option<Vec<&'static KernelDescriptor>>,
+    watched: Vec<PathBuf>,
+}
+
+/// What [`KernelCrate::build`] made: a module that passed every check.
+#[derive(Debug)]
+pub struct BuiltPtx {
+    /// The PTX text.
+    pub ptx: String,
+    /// `$OUT_DIR/<lib>.ptx`, `<lib>` being the kernel crate's library name: what the calling
+    /// crate embeds with `include_str!(concat!(env!("OUT_DIR"), "/<lib>.ptx"))`.
+    pub out_file: PathBuf,
+    /// `<target-dir>/ptx/<lib>.ptx`, the same text, for tools and for copying to a GPU machine.
+    pub published: PathBuf,
+    /// The kernel crate's package and library names, from its Cargo.toml.
+    pub names: CrateNames,
+    /// The PTX audit's report (it passed).
+    pub audit: AuditReport,
+    /// `ptxas`'s report, or why there is none: ptxas is run when present, never required.
+    pub ptxas: Result<PtxasReport, PtxasError>,
+}
+
+impl KernelCrate {
+    /// The kernel crate in `dir`, relative to the calling crate's directory
+    /// (`CARGO_MANIFEST_DIR`) unless absolute.
+    pub fn new(dir: impl Into<PathBuf>) -> KernelCrate {
+        KernelCrate {
+            dir: dir.into(),
+            kernels: None,
+            watched: Vec::new(),
+        }
+    }
+
+    /// The descriptors the module must match, entry for entry, and is audited against. Without
+    /// this call: every kernel registered in the build script's own binary
+    /// ([`adamant_kernels::abi::kernels`]).
+    pub fn kernels(mut self, kernels: impl IntoIterator<Item = &'static KernelDescriptor>) -> Self {
+        self.kernels = Some(kernels.into_iter().collect());
+        self
+    }
+
+    /// Also rebuild when `path` (relative to the calling crate's directory) changes: what the
+    /// PTX depends on outside the kernel crate, such as a path dependency. The kernel crate's
+    /// `src/` and Cargo.toml and its workspace's Cargo.toml are always watched.
+    pub fn rerun_if_changed(mut self, path: impl Into<PathBuf>) -> Self {
+        self.watched.push(path.into());
+        self
+    }
+
+    /// [`KernelCrate::try_build`], and on failure prints `error: adamant PTX build: <why>` and
+    /// exits the build script with status 1.
+    pub fn build(self) -> BuiltPtx {
+        self.try_build().unwrap_or_else(|e| {
+            eprintln!("\nerror: adamant PTX build: {e}\n");
+            exit(1)
+        })
+    }
+
+    /// Emits the `cargo:rerun-if-changed` lines, checks the sources and the toolchain, compiles
+    /// the crate, checks and audits the module, writes it to [`BuiltPtx::out_file`] and
+    /// [`BuiltPtx::published`], and runs `ptxas` on it when one is found (a failure there is a
+    /// `cargo:warning`, not an error).
+    pub fn try_build(self) -> Result<BuiltPtx, BuildError> {
+        let caller = PathBuf::from(build_env("CARGO_MANIFEST_DIR")?);
+        let out_dir = PathBuf::from(build_env("OUT_DIR")?);
+        let dir = caller.join(&self.dir).canonicalize().map_err(|e| {
+            BuildError::new(format!(
+                "the kernel crate {} does not exist ({e})",
+                caller.join(&self.dir).display()
+            ))
+        })?;
+        let names = manifest::crate_names(&dir)?;
+
+        let watched = self.watched.iter().map(|p| resolve(&caller, p));
+        let rerun: Vec<PathBuf> = [dir.join("src"), dir.join("Cargo.toml")]
+            .into_iter()
+            .chain(watched)
+            .chain([manifest::workspace_root(&dir).join("Cargo.toml")])
+            .collect();
+        for path in rerun {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        println!(
+            "cargo:rerun-if-env-changed={}",
+            toolchain::ALLOW_ANY_NIGHTLY_ENV
+        );
+        println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
+
+        checks::sources(&dir.join("src"))?;
+        toolchain::check()?;
+        let target_dir = target_dir(&manifest::workspace_root(&caller));
+        let ptx = compile(&dir, &names, &target_dir.join("ptx-build"))?;
+        let kernels = self.kernels.unwrap_or_else(adamant_kernels::abi::kernels);
+        let audit = checks::module(&ptx, &kernels)?;
+
+        let file = format!("{}.ptx", names.lib);
+        let out_file = out_dir.join(&file);
+        write(&out_file, &ptx)?;
+        let published = target_dir.join("ptx").join(&file);
+        write(&published, &ptx)?;
+
+        let ptxas = Ptxas::locate().and_then(|p| p.compile(&ptx, ptxas::DEFAULT_ARCH));
+        report_ptxas(&ptxas);
+        Ok(BuiltPtx {
+            ptx,
+            out_file,
+            published,
+            names,
+            audit,
+            ptxas,
+        })
+    }
+}
+
+/// A variable cargo sets for build scripts.
+fn build_env(name: &str) -> Result<String, BuildError> {
+    env::var(name).map_err(|_| {
+        BuildError::new(format!(
+            "{name} is not set: KernelCrate::build runs in a build script (build.rs)"
+        ))
+    })
+}
+
+/// `path` relative to `base`, without `..` where the file exists (so messages name it plainly).
+fn resolve(base: &Path, path: &Path) -> PathBuf {
+    let joined = base.join(path);
+    joined.canonicalize().unwrap_or(joined)
+}
+
+/// `$CARGO_TARGET_DIR` (relative to the workspace root), else `<workspace>/target`.
+fn target_dir(workspace: &Path) -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| {
+            if p.is_absolute() {
+                p
+            } else {
+                workspace.join(p)
+            }
+        })
+        .unwrap_or_else(|| workspace.join("target"))
+}
+
+/// Runs the recipe on the crate in `dir` and reads the PTX rustc wrote.
+fn compile(dir: &Path, names: &CrateNames, target_dir: &Path) -> Result<String, BuildError> {
+    let status = toolchain::nightly("cargo")
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .env("CARGO_ENCODED_RUSTFLAGS", RUSTFLAGS.join("\x1f"))
+        .args([
+            "rustc",
+            "--quiet",
+            "-p",
+            &names.package,
+            "--profile",
+            "ptx",
+            "--target",
+            TARGET,
+            "-Zbuild-std=core",
+            "--crate-type",
+            "cdylib",
+            "--",
+            "--emit=asm",
+            "-Zno-link",
+        ])
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .map_err(|e| BuildError::new(format!("cannot run the nightly cargo: {e}")))?;
+    if !status.success() {
+        let name = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy();
+        return Err(BuildError::new(format!(
+            "compiling {name} for {TARGET} failed (rustc's errors are above)"
+        )));
+    }
+    let path = target_dir
+        .join(TARGET)
+        .join("ptx")
+        .join("deps")
+        .join(format!("{}.s", names.lib));
+    fs::read_to_string(&path)
+        .map_err(|e| BuildError::new(format!("the PTX {} was not produced: {e}", path.display())))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), BuildError> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)
+            .map_err(|e| BuildError::new(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    // Only write when the content changed, so the file's mtime means something.
+    if fs::read_to_string(path).ok().as_deref() != Some(text) {
+        fs::write(path, text)
+            .map_err(|e| BuildError::new(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// ptxas's verdict in the build's output: a summary line (seen with `cargo build -vv`), and a
+/// `cargo:warning` for each ptxas warning and for a module ptxas rejects. Not finding ptxas is
+/// only noted: it is optional.
+fn report_ptxas(outcome: &Result<PtxasReport, PtxasError>) {
+    let warn = |text: &str| {
+        for line in text.lines() {
+            println!("cargo:warning=adamant PTX build: {line}");
+        }
+    };
+    match outcome {
+        Ok(report) => {
+            println!(
+                "adamant PTX build: ptxas assembled {} entries for {}",
+                report.entries().count(),
+                report.arch
+            );
+            for w in &report.warnings {
+                warn(w);
+            }
+        }
+        Err(e @ PtxasError::NotFound { .. }) => println!("adamant PTX build: {e}"),
+        Err(e) => warn(&format!("ptxas could not check the module: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_a_build_script_the_build_says_so() {
+        // cargo sets OUT_DIR for build scripts only, not for this test.
+        let err = KernelCrate::new("../kernels-rs").try_build().unwrap_err();
+        assert_eq!(
+            err.message(),
+            "OUT_DIR is not set: KernelCrate::build runs in a build script (build.rs)"
+        );
+    }
+
+    #[test]
+    fn a_relative_path_is_resolved_against_the_calling_crate() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(
+            resolve(here, Path::new("../kernels-rs")),
+            here.parent().unwrap().join("kernels-rs")
+        );
+        assert_eq!(
+            resolve(here, Path::new("no-such-dir")),
+            here.join("no-such-dir")
+        );
+    }
+}

@@ -1,0 +1,24 @@
+//! adamant's build side: compiling a kernel crate to PTX from a build script ([`KernelCrate`]),
+//! and what reads, checks and audits a PTX module, apart from the runtime that loads and launches
+//! it, so that build scripts and tools use it without linking `cust`.
+//!
+//! - [`KernelCrate`]: the stock-nightly PTX build, its checks and the audit, for any crate's
+//!   `build.rs`;
+//! - [`ptx`]: a reader for PTX that sees what ptxas sees, and the module check;
+//! - [`audit`]: the PTX audit against the kernel descriptors (writes attributed, clamp proven);
+//! - [`ptxas`]: NVIDIA's `ptxas`, found and run offline, and its `-v` report;
+//! - [`source_check`]: no assembly macros in a device crate's sources.
+pub mod audit;
+mod checks;
+mod error;
+mod kernel_crate;
+mod manifest;
+pub mod ptx;
+pub mod ptxas;
+pub mod source_check;
+mod toolchain;
+
+pub use error::BuildError;
+pub use kernel_crate::{BuiltPtx, KernelCrate};
+pub use manifest::CrateNames;
+pub use toolchain::{ALLOW_ANY_NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT};
