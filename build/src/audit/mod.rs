@@ -9,14 +9,14 @@
 //!   [`ParamType::ptx`]), and every parameter's role must suit its type and the entry's kind;
 //! - every write (`st`, vector `st`, `atom`, `red`) to global or generic memory is attributed by
 //!   pointer provenance to exactly one pointer parameter with a writable role, or to one pointer
-//!   loaded from a writable pointer table ([`provenance`], [`writes`]). Anything else is a
+//!   loaded from a writable pointer table (`provenance.rs`, `writes.rs`). Anything else is a
 //!   violation: an address from scalars alone, from a module variable, from memory, from
 //!   several pointers, or through a read-only role. An opcode the audit does not know and any
 //!   `call` are violations too;
 //! - for an optimizer entry, every value stored to a parameter buffer is proven to be
 //!   `bound > 0 && |x| > bound ? copysign(bound, x) : x` of one value `x` and the bound the
 //!   entry loaded from its last parameter, by running the device code's own instructions on a
-//!   table of inputs ([`clamp`], [`eval`]).
+//!   table of inputs (`clamp.rs`, `eval.rs`).
 //!
 //! The module itself must have no `.func`, no `.extern .func` and no inline assembly.
 //!

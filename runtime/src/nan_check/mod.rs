@@ -6,7 +6,7 @@
 //! - [`NanChecker`]: one range of slots; [`NanChecker::enqueue`] puts a check on the runtime's
 //!   stream without synchronising, [`NanChecker::report`] synchronises and decodes.
 //! - [`report`]: the decoded result, by slot name, as a log line.
-//! - [`reference`]: the check's specification as CPU code, for tests.
+//! - [`mod@reference`]: the check's specification as CPU code, for tests.
 //! - [`audit_doc`]: the slot and kernel tables of `docs/audit.md` and `adamant audit`.
 //!
 //! ```no_run

@@ -1,6 +1,6 @@
 //! THE slot table: the one place a NaN-check slot is declared.
 //!
-//! Each line of [`slot_table!`] gives a slot's index, its name, its check and the buffer it
+//! Each line of `slot_table!` gives a slot's index, its name, its check and the buffer it
 //! watches in the reference training step. Everything else is derived from the table: the
 //! output buffers' sizes ([`SLOT_COUNT`] and the checked range), the kernel's work layout and
 //! pointer/length metadata (from the bindings of the slots in range), the thresholds
