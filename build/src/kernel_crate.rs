@@ -133,12 +133,13 @@ impl KernelCrate {
             "cargo:rerun-if-env-changed={}",
             toolchain::ALLOW_ANY_NIGHTLY_ENV
         );
+        println!("cargo:rerun-if-env-changed={}", toolchain::NIGHTLY_ENV);
         println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
         checks::sources(&dir.join("src"))?;
-        toolchain::check()?;
+        let nightly = toolchain::check()?;
         let target_dir = target_dir(&manifest::workspace_root(&caller));
-        let ptx = compile(&dir, &names, &target_dir.join("ptx-build"))?;
+        let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
         let kernels = self.kernels.unwrap_or_else(adamant_kernels::abi::kernels);
         let audit = checks::module(&ptx, &kernels)?;
 
@@ -191,8 +192,13 @@ fn target_dir(workspace: &Path) -> PathBuf {
 }
 
 /// Runs the recipe on the crate in `dir` and reads the PTX rustc wrote.
-fn compile(dir: &Path, names: &CrateNames, target_dir: &Path) -> Result<String, BuildError> {
-    let status = toolchain::nightly("cargo")
+fn compile(
+    nightly: &str,
+    dir: &Path,
+    names: &CrateNames,
+    target_dir: &Path,
+) -> Result<String, BuildError> {
+    let status = toolchain::nightly(nightly, "cargo")
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir)
         .env("CARGO_ENCODED_RUSTFLAGS", RUSTFLAGS.join("\x1f"))

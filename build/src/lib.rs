@@ -21,4 +21,6 @@ mod toolchain;
 pub use error::BuildError;
 pub use kernel_crate::{BuiltPtx, KernelCrate};
 pub use manifest::CrateNames;
-pub use toolchain::{ALLOW_ANY_NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT};
+pub use toolchain::{
+    ALLOW_ANY_NIGHTLY_ENV, NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT, PINNED_TOOLCHAIN,
+};
