@@ -19,9 +19,12 @@
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
 
+use kernels_crate::KernelsCrate;
+
 mod body;
 mod domain;
 mod entry;
+mod kernels_crate;
 mod multi_tensor;
 mod optimizer;
 mod signature;
@@ -37,7 +40,8 @@ mod test_kernels;
 /// an optional `#[domain(..)]`) and `body` for what the body may contain.
 #[proc_macro_attribute]
 pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    optimizer::expand(attr.into(), item.into())
+    KernelsCrate::resolve()
+        .and_then(|kernels| optimizer::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }
@@ -46,7 +50,8 @@ pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// pointer argument takes `#[input]`, `#[output]` or `#[index]`.
 #[proc_macro_attribute]
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    entry::expand(attr.into(), item.into())
+    KernelsCrate::resolve()
+        .and_then(|kernels| entry::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }
