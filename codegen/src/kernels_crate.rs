@@ -66,3 +66,31 @@ impl ToTokens for KernelsCrate {
         tokens.extend(quote!(::#name));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test's `CARGO_MANIFEST_DIR` is this crate's, whose `Cargo.toml` does not depend on
+    /// `adamant-kernels`: the one error names the package and the manifest.
+    #[test]
+    fn a_manifest_without_the_dependency_is_one_error_naming_it() {
+        let e = KernelsCrate::resolve().expect_err("adamant-codegen does not depend on it");
+        let message = e.to_string();
+        assert!(message.contains("`adamant-kernels`"), "{message}");
+        assert!(message.contains("codegen/Cargo.toml"), "{message}");
+        assert!(message.contains("[dependencies]"), "{message}");
+    }
+
+    #[test]
+    fn the_path_is_absolute() {
+        assert_eq!(
+            KernelsCrate::named("kernels").to_token_stream().to_string(),
+            ":: kernels"
+        );
+        assert_eq!(
+            KernelsCrate::own_name().to_token_stream().to_string(),
+            ":: adamant_kernels"
+        );
+    }
+}

@@ -16,6 +16,12 @@
 //! stores through the clamp) sits in an anonymous `const _: () = { .. };` block, so no other code
 //! can name it.
 //!
+//! The generated code names `adamant-kernels` by the name the expanding crate's `Cargo.toml`
+//! gives it, so the macros work through a renamed dependency
+//! (`kernels = { package = "adamant-kernels", .. }`, then `use kernels::optimizer_kernel;`), and a
+//! crate that does not depend on `adamant-kernels` at all gets one error that says to add it
+//! (`kernels_crate`).
+//!
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
 
