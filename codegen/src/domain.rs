@@ -7,6 +7,8 @@
 //! integer limits, which the ABI does not have).
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, ToTokens};
+
+use crate::kernels_crate::KernelsCrate;
 use syn::{Attribute, Expr, Lit, Meta, UnOp};
 
 /// One end of a domain, as written.
@@ -31,14 +33,17 @@ impl Domain {
         upper: Limit::None,
     };
 
-    /// The `::adamant_kernels::abi::Domain` expression for an `f32` scalar with this domain.
-    pub fn f32_tokens(&self) -> TokenStream {
+    /// The `<kernels>::abi::Domain` expression for an `f32` scalar with this domain.
+    pub fn f32_tokens(&self, kernels: &KernelsCrate) -> TokenStream {
         if *self == Domain::FINITE {
-            return quote!(::adamant_kernels::abi::Domain::FINITE);
+            return quote!(#kernels::abi::Domain::FINITE);
         }
-        let (lower, upper) = (limit_tokens(self.lower), limit_tokens(self.upper));
+        let (lower, upper) = (
+            limit_tokens(self.lower, kernels),
+            limit_tokens(self.upper, kernels),
+        );
         quote! {
-            ::adamant_kernels::abi::Domain {
+            #kernels::abi::Domain {
                 lower: #lower,
                 upper: #upper,
                 finite: true,
@@ -47,16 +52,16 @@ impl Domain {
     }
 }
 
-fn limit_tokens(limit: Limit) -> TokenStream {
+fn limit_tokens(limit: Limit, kernels: &KernelsCrate) -> TokenStream {
     match limit {
-        Limit::None => quote!(::adamant_kernels::abi::Limit::None),
+        Limit::None => quote!(#kernels::abi::Limit::None),
         Limit::Inclusive(v) => {
             let v = f32_tokens(v);
-            quote!(::adamant_kernels::abi::Limit::Inclusive(#v))
+            quote!(#kernels::abi::Limit::Inclusive(#v))
         }
         Limit::Exclusive(v) => {
             let v = f32_tokens(v);
-            quote!(::adamant_kernels::abi::Limit::Exclusive(#v))
+            quote!(#kernels::abi::Limit::Exclusive(#v))
         }
     }
 }
@@ -283,22 +288,26 @@ mod tests {
 
     #[test]
     fn tokens() {
+        let kernels = KernelsCrate::named("renamed_kernels");
         assert_eq!(
-            Domain::FINITE.f32_tokens().to_string(),
-            quote!(::adamant_kernels::abi::Domain::FINITE).to_string()
+            Domain::FINITE.f32_tokens(&kernels).to_string(),
+            quote!(::renamed_kernels::abi::Domain::FINITE).to_string()
         );
         let d = Domain {
             lower: Limit::Inclusive(0.0),
             upper: Limit::Exclusive(0.1),
         };
-        let t = d.f32_tokens().to_string();
-        assert!(t.contains("Limit :: Inclusive (0.0)"), "{t}");
+        let t = d.f32_tokens(&kernels).to_string();
+        assert!(
+            t.contains(":: renamed_kernels :: abi :: Limit :: Inclusive (0.0)"),
+            "{t}"
+        );
         assert!(t.contains("Limit :: Exclusive (0.1)"), "{t}");
         let negative = Domain {
             lower: Limit::Exclusive(-2.5),
             upper: Limit::None,
         };
-        let t = negative.f32_tokens().to_string();
+        let t = negative.f32_tokens(&kernels).to_string();
         assert!(t.contains("Exclusive (- 2.5)"), "{t}");
         assert!(t.contains("finite : true"), "{t}");
     }

@@ -12,9 +12,16 @@ use quote::quote;
 use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, ItemFn, Meta, Pat, Type};
 
+use crate::kernels_crate::KernelsCrate;
 use crate::signature::is_ident_type;
 
-pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+/// The expansion of `#[kernel_entry]` on `item`, with every path into the device crate starting
+/// at `kernels`.
+pub fn expand(
+    attr: TokenStream,
+    item: TokenStream,
+    kernels: &KernelsCrate,
+) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(
             attr,
@@ -76,7 +83,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let params = sig
         .inputs
         .iter()
-        .map(param_descriptor)
+        .map(|arg| param_descriptor(arg, kernels))
         .collect::<syn::Result<Vec<_>>>()?;
     // The role attributes are ours: the emitted function keeps every other attribute.
     let mut func = func;
@@ -94,16 +101,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(non_snake_case)]
         pub mod #name {
-            pub static DESCRIPTOR: ::adamant_kernels::abi::KernelDescriptor =
-                ::adamant_kernels::abi::KernelDescriptor {
+            pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
+                #kernels::abi::KernelDescriptor {
                     name: #name_str,
-                    kind: ::adamant_kernels::abi::KernelKind::Other,
+                    kind: #kernels::abi::KernelKind::Other,
                     params: &[#(#params),*],
                 };
 
-            #[::adamant_kernels::__linkme::distributed_slice(::adamant_kernels::abi::KERNELS)]
-            #[linkme(crate = ::adamant_kernels::__linkme)]
-            static __ADAMANT_REGISTER: &::adamant_kernels::abi::KernelDescriptor = &DESCRIPTOR;
+            #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
+            #[linkme(crate = #kernels::__linkme)]
+            static __ADAMANT_REGISTER: &#kernels::abi::KernelDescriptor = &DESCRIPTOR;
         }
     })
 }
@@ -136,7 +143,7 @@ const ROLE_HELP: &str = "every pointer of a #[kernel_entry] declares what the en
 (a read-only table of records the runtime builds, whose values may be used as offsets)";
 
 /// The descriptor role of one argument, from its attributes and type.
-fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
+fn role_of(typed: &syn::PatType, kernels: &KernelsCrate) -> syn::Result<TokenStream> {
     let mut role = None;
     for attr in &typed.attrs {
         for forbidden in ["param", "state"] {
@@ -217,12 +224,12 @@ fn role_of(typed: &syn::PatType) -> syn::Result<TokenStream> {
             format!("#[{name}] is a pointer role; this argument is not a pointer"),
         )),
         (_, None) => Ok(quote!(Scalar {
-            domain: ::adamant_kernels::abi::Domain::ANY
+            domain: #kernels::abi::Domain::ANY
         })),
     }
 }
 
-fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
+fn param_descriptor(arg: &FnArg, kernels: &KernelsCrate) -> syn::Result<TokenStream> {
     let FnArg::Typed(typed) = arg else {
         return Err(syn::Error::new_spanned(
             arg,
@@ -248,12 +255,12 @@ fn param_descriptor(arg: &FnArg) -> syn::Result<TokenStream> {
             ))
         }
     };
-    let role = role_of(typed)?;
+    let role = role_of(typed, kernels)?;
     Ok(quote! {
-        ::adamant_kernels::abi::KernelParam {
+        #kernels::abi::KernelParam {
             name: #name,
-            ty: ::adamant_kernels::abi::ParamType::#ty,
-            role: ::adamant_kernels::abi::ParamRole::#role,
+            ty: #kernels::abi::ParamType::#ty,
+            role: #kernels::abi::ParamRole::#role,
         }
     })
 }

@@ -16,12 +16,21 @@
 //! stores through the clamp) sits in an anonymous `const _: () = { .. };` block, so no other code
 //! can name it.
 //!
+//! The generated code names `adamant-kernels` by the name the expanding crate's `Cargo.toml`
+//! gives it, so the macros work through a renamed dependency
+//! (`kernels = { package = "adamant-kernels", .. }`, then `use kernels::optimizer_kernel;`), and a
+//! crate that does not depend on `adamant-kernels` at all gets one error that says to add it
+//! (`kernels_crate`).
+//!
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
+
+use kernels_crate::KernelsCrate;
 
 mod body;
 mod domain;
 mod entry;
+mod kernels_crate;
 mod multi_tensor;
 mod optimizer;
 mod signature;
@@ -37,7 +46,8 @@ mod test_kernels;
 /// an optional `#[domain(..)]`) and `body` for what the body may contain.
 #[proc_macro_attribute]
 pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    optimizer::expand(attr.into(), item.into())
+    KernelsCrate::resolve()
+        .and_then(|kernels| optimizer::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }
@@ -46,7 +56,8 @@ pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// pointer argument takes `#[input]`, `#[output]` or `#[index]`.
 #[proc_macro_attribute]
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    entry::expand(attr.into(), item.into())
+    KernelsCrate::resolve()
+        .and_then(|kernels| entry::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

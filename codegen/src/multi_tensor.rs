@@ -8,6 +8,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
+use crate::kernels_crate::KernelsCrate;
 use crate::optimizer::{
     kernel_param, uniform_descriptor_params, uniform_idents, uniform_loads, uniform_params,
 };
@@ -19,7 +20,7 @@ pub fn multi_name(k: &OptimizerFn) -> String {
 }
 
 /// The nvptx multi-tensor entry.
-pub fn device_entry(k: &OptimizerFn) -> TokenStream {
+pub fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let multi = format_ident!("{}", multi_name(k));
     let bound = format_ident!("{}", BOUND);
     let chunks = format_ident!("{}", CHUNKS);
@@ -48,13 +49,13 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
         #[allow(clippy::too_many_arguments)]
         unsafe extern "gpu-kernel" fn #multi(
             #(#tables,)*
-            #chunks: *const ::adamant_kernels::multi::Chunk,
+            #chunks: *const #kernels::multi::Chunk,
             #n_chunks: u32,
             #(#uniform_params,)*
             #bound: f32,
         ) {
             #(#uniform_loads)*
-            let mut __adamant_c = ::adamant_kernels::builtins::block_index();
+            let mut __adamant_c = #kernels::builtins::block_index();
             while __adamant_c < #n_chunks {
                 let __adamant_chunk = *#chunks.add(__adamant_c as usize);
                 let __adamant_tensor = __adamant_chunk.tensor as usize;
@@ -63,12 +64,12 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
                 __adamant_sweep(
                     #(#buffer_idents,)*
                     __adamant_chunk.len as usize,
-                    ::adamant_kernels::builtins::thread_index() as usize,
-                    ::adamant_kernels::builtins::block_dim() as usize,
+                    #kernels::builtins::thread_index() as usize,
+                    #kernels::builtins::block_dim() as usize,
                     #(#uniforms,)*
                     #bound,
                 );
-                __adamant_c += ::adamant_kernels::builtins::grid_dim();
+                __adamant_c += #kernels::builtins::grid_dim();
             }
         }
     }
@@ -76,7 +77,7 @@ pub fn device_entry(k: &OptimizerFn) -> TokenStream {
 
 /// Host items for the multi-tensor entry, inside the kernel's module: its descriptor (registered
 /// like every entry).
-pub fn host_items(k: &OptimizerFn) -> TokenStream {
+pub fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let name = multi_name(k);
     let mut params: Vec<TokenStream> = k
         .buffers()
@@ -86,27 +87,42 @@ pub fn host_items(k: &OptimizerFn) -> TokenStream {
                 Role::Input => quote!(InputTable),
                 _ => quote!(StateTable),
             };
-            kernel_param(&a.ident.unraw().to_string(), quote!(Ptr), role)
+            kernel_param(kernels, &a.ident.unraw().to_string(), quote!(Ptr), role)
         })
         .collect();
-    params.push(kernel_param(CHUNKS, quote!(Ptr), quote!(ChunkTable)));
-    params.push(kernel_param(N_CHUNKS, quote!(U32), quote!(ChunkCount)));
-    params.extend(uniform_descriptor_params(k));
-    params.push(kernel_param(BOUND, quote!(F32), quote!(ClampBound)));
+    params.push(kernel_param(
+        kernels,
+        CHUNKS,
+        quote!(Ptr),
+        quote!(ChunkTable),
+    ));
+    params.push(kernel_param(
+        kernels,
+        N_CHUNKS,
+        quote!(U32),
+        quote!(ChunkCount),
+    ));
+    params.extend(uniform_descriptor_params(k, kernels));
+    params.push(kernel_param(
+        kernels,
+        BOUND,
+        quote!(F32),
+        quote!(ClampBound),
+    ));
     quote! {
         /// The multi-tensor entry's parameters, in PTX order.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub static MULTI_DESCRIPTOR: ::adamant_kernels::abi::KernelDescriptor =
-            ::adamant_kernels::abi::KernelDescriptor {
+        pub static MULTI_DESCRIPTOR: #kernels::abi::KernelDescriptor =
+            #kernels::abi::KernelDescriptor {
                 name: #name,
-                kind: ::adamant_kernels::abi::KernelKind::Optimizer,
+                kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#params),*],
             };
 
         #[cfg(not(target_arch = "nvptx64"))]
-        #[::adamant_kernels::__linkme::distributed_slice(::adamant_kernels::abi::KERNELS)]
-        #[linkme(crate = ::adamant_kernels::__linkme)]
-        static __ADAMANT_REGISTER_MULTI: &::adamant_kernels::abi::KernelDescriptor =
+        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
+        #[linkme(crate = #kernels::__linkme)]
+        static __ADAMANT_REGISTER_MULTI: &#kernels::abi::KernelDescriptor =
             &MULTI_DESCRIPTOR;
     }
 }

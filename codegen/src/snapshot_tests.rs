@@ -9,6 +9,7 @@
 //! syntax tree.
 use quote::quote;
 
+use crate::kernels_crate::KernelsCrate;
 use crate::test_kernels;
 
 fn pretty(tokens: proc_macro2::TokenStream) -> String {
@@ -17,7 +18,10 @@ fn pretty(tokens: proc_macro2::TokenStream) -> String {
 }
 
 fn optimizer(kernel: proc_macro2::TokenStream) -> String {
-    pretty(crate::optimizer::expand(quote!(), kernel).expect("valid kernel"))
+    pretty(
+        crate::optimizer::expand(quote!(), kernel, &KernelsCrate::own_name())
+            .expect("valid kernel"),
+    )
 }
 
 #[test]
@@ -39,17 +43,8 @@ fn every_role_in_mixed_order() {
 fn kernel_entry_registers_other_kernel() {
     let expanded = crate::entry::expand(
         quote!(),
-        quote! {
-            pub unsafe extern "gpu-kernel" fn probe(
-                #[output] out: *mut u32,
-                #[input] data: *const f32,
-                #[index] items: *const u32,
-                n: usize,
-                x: f32,
-            ) {
-                *out = n as u32;
-            }
-        },
+        test_kernels::probe_entry(),
+        &KernelsCrate::own_name(),
     )
     .expect("valid entry");
     insta::assert_snapshot!(pretty(expanded));

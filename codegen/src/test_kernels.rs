@@ -109,3 +109,18 @@ pub fn near_reserved() -> TokenStream {
         }
     }
 }
+
+/// A `#[kernel_entry]` with a pointer of each role and two scalars.
+pub fn probe_entry() -> TokenStream {
+    quote! {
+        pub unsafe extern "gpu-kernel" fn probe(
+            #[output] out: *mut u32,
+            #[input] data: *const f32,
+            #[index] items: *const u32,
+            n: usize,
+            x: f32,
+        ) {
+            *out = n as u32;
+        }
+    }
+}

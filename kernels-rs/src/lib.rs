@@ -20,8 +20,9 @@
     feature(gpu_intrinsics, gpu_launch_sized_workgroup_mem)
 )]
 
-// The macros emit `::adamant_kernels::...` paths so that they work both here and in the
-// compile-fail fixtures, which use this crate from outside.
+// The macros emit paths that start with this crate's name in the expanding crate's Cargo.toml
+// (`::adamant_kernels::...` here and in the fixtures, `::kernels::...` where a dependency
+// renames it); inside this crate that name resolves through this line.
 extern crate self as adamant_kernels;
 
 pub use adamant_codegen::{kernel_entry, optimizer_kernel};

@@ -26,6 +26,10 @@
 //! - [`check_element_clamps`]: `element`'s body is exactly
 //!   `::adamant_kernels::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
 //!
+//! - `renamed_dependency`: expanded for a crate that renamed `adamant-kernels`, no token of any
+//!   expansion names `adamant_kernels`, and the expansion differs from the one under the crate's
+//!   own name by that identifier only.
+//!
 //! Each check returns `Err` on a violation; `tampered_expansions_are_caught` feeds every check
 //! expansions with part of the epilogue removed or bypassed, to show that it would catch a macro
 //! that stopped stamping it.
@@ -36,6 +40,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::File;
 
+use crate::kernels_crate::KernelsCrate;
 use crate::test_kernels;
 
 mod descriptors;
@@ -43,6 +48,7 @@ mod element_clamps;
 mod entries_delegate;
 mod entry_signatures;
 mod expansion;
+mod renamed_dependency;
 mod sweep_stores;
 mod syntax;
 mod tampering;
@@ -70,7 +76,8 @@ const CHECKS: [(&str, Check); 5] = [
 ];
 
 fn expand(kernel: TokenStream) -> File {
-    let tokens = crate::optimizer::expand(quote!(), kernel).expect("valid kernel");
+    let tokens = crate::optimizer::expand(quote!(), kernel, &KernelsCrate::own_name())
+        .expect("valid kernel");
     syn::parse2(tokens).expect("the expansion parses as a file")
 }
 

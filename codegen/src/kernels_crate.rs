@@ -1,0 +1,96 @@
+//! The path of the device crate, `adamant-kernels`, as the crate a macro expands in names it.
+//!
+//! Every path the macros generate into that crate (the ABI types, the clamp, the builtins, the
+//! vector type, the `linkme` registration) starts with one [`KernelsCrate`], resolved once per
+//! expansion by [`KernelsCrate::resolve`] from the expanding crate's `Cargo.toml`, so a
+//! dependency renamed there (`kernels = { package = "adamant-kernels", .. }`) still resolves.
+//! No generated token names `adamant_kernels` otherwise (`structure_tests::renamed_dependency`
+//! checks every expansion for it).
+use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro_crate::{crate_name, Error, FoundCrate};
+use quote::{quote, ToTokens};
+
+/// The package the generated code refers to.
+pub const PACKAGE: &str = "adamant-kernels";
+
+/// The absolute path of `adamant-kernels` in the expanding crate: `::adamant_kernels` or
+/// `::<renamed>`.
+#[derive(Clone, Debug)]
+pub struct KernelsCrate(Ident);
+
+impl KernelsCrate {
+    /// The crate under its own name, `::adamant_kernels`. It is right inside `adamant-kernels`
+    /// too, which declares `extern crate self as adamant_kernels;`.
+    pub fn own_name() -> KernelsCrate {
+        KernelsCrate::named("adamant_kernels")
+    }
+
+    /// The crate under `name`, the name the expanding crate's `Cargo.toml` gives it.
+    pub fn named(name: &str) -> KernelsCrate {
+        KernelsCrate(Ident::new(name, Span::call_site()))
+    }
+
+    /// The name of the crate where the macro expands, read by `proc-macro-crate` from the
+    /// `Cargo.toml` in `CARGO_MANIFEST_DIR`:
+    /// - `adamant-kernels` itself: `::adamant_kernels` (its `extern crate self`);
+    /// - a dependency named `n` (renamed or not): `::n`;
+    /// - a manifest that is read but lists no `adamant-kernels`: a compile error that says to
+    ///   add the dependency. No path would resolve there (an absolute path names a crate the
+    ///   manifest passes in), and one error naming the missing dependency beats one unresolved
+    ///   path per generated item;
+    /// - no manifest to read (`CARGO_MANIFEST_DIR` unset, no or unreadable `Cargo.toml`, no
+    ///   workspace found): `::adamant_kernels`. That is not a Cargo build (Bazel, Buck, plain
+    ///   `rustc`); those pass crates under their own names, and where it is missing the
+    ///   unresolved path names the crate.
+    pub fn resolve() -> syn::Result<KernelsCrate> {
+        match crate_name(PACKAGE) {
+            Ok(FoundCrate::Itself) => Ok(KernelsCrate::own_name()),
+            Ok(FoundCrate::Name(name)) => Ok(KernelsCrate::named(&name)),
+            Err(Error::CrateNotFound { path, .. }) => Err(syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "the adamant kernel macros generate code that uses the `{PACKAGE}` crate, \
+                     which is not a dependency in `{}`: add it under `[dependencies]` (renamed, \
+                     as `name = {{ package = \"{PACKAGE}\", .. }}`, if you like)",
+                    path.display()
+                ),
+            )),
+            Err(_) => Ok(KernelsCrate::own_name()),
+        }
+    }
+}
+
+impl ToTokens for KernelsCrate {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let name = &self.0;
+        tokens.extend(quote!(::#name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test's `CARGO_MANIFEST_DIR` is this crate's, whose `Cargo.toml` does not depend on
+    /// `adamant-kernels`: the one error names the package and the manifest.
+    #[test]
+    fn a_manifest_without_the_dependency_is_one_error_naming_it() {
+        let e = KernelsCrate::resolve().expect_err("adamant-codegen does not depend on it");
+        let message = e.to_string();
+        assert!(message.contains("`adamant-kernels`"), "{message}");
+        assert!(message.contains("codegen/Cargo.toml"), "{message}");
+        assert!(message.contains("[dependencies]"), "{message}");
+    }
+
+    #[test]
+    fn the_path_is_absolute() {
+        assert_eq!(
+            KernelsCrate::named("kernels").to_token_stream().to_string(),
+            ":: kernels"
+        );
+        assert_eq!(
+            KernelsCrate::own_name().to_token_stream().to_string(),
+            ":: adamant_kernels"
+        );
+    }
+}
