@@ -98,7 +98,9 @@ pub fn check() -> Result<String, BuildError> {
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
         .ok_or_else(|| {
-            BuildError::new(format!("`rustup run {toolchain} rustc --print sysroot` failed"))
+            BuildError::new(format!(
+                "`rustup run {toolchain} rustc --print sysroot` failed"
+            ))
         })?;
     let core_src = sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml");
     if !core_src.exists() {
