@@ -98,10 +98,8 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
         ),
         None => (
             adamant_runtime::PTX.to_string(),
-            format!(
-                "{} (embedded in this binary; built by runtime/build.rs)",
-                adamant_runtime::PTX_PATH
-            ),
+            "embedded in this binary (built by runtime/build.rs; --write-ptx PATH writes it out)"
+                .to_string(),
         ),
     };
     outln!(out, "PTX: {origin}");

@@ -31,5 +31,3 @@ pub use cust;
 
 /// The PTX module built from `kernels-rs` by this crate's build script.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
-/// Where the build script also wrote the PTX.
-pub const PTX_PATH: &str = env!("ADAMANT_PTX_PATH");
