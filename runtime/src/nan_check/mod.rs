@@ -6,8 +6,10 @@
 //! - [`NanChecker`]: one range of slots; [`NanChecker::enqueue`] puts a check on the runtime's
 //!   stream without synchronising, [`NanChecker::report`] synchronises and decodes.
 //! - [`report`]: the decoded result, by slot name, as a log line.
-//! - [`mod@reference`]: the check's specification as CPU code, for tests.
-//! - [`audit_doc`]: the slot and kernel tables of `docs/audit.md` and `adamant audit`.
+//!
+//! The check's specification as CPU code (`adamant::nan_check_reference`) and the tables of
+//! `docs/audit.md` (`adamant::audit_doc`) live in the `adamant` crate, beside the tests and the
+//! CLI that use them.
 //!
 //! ```no_run
 //! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE};
@@ -28,16 +30,15 @@
 //! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
 //! # Ok(()) }
 //! ```
-pub mod audit_doc;
 pub mod bindings;
 mod checker;
 pub mod layout;
-pub mod reference;
 pub mod report;
 pub mod slots;
 
 pub use bindings::{DeviceRegion, SlotBindings};
 pub use checker::{NanChecker, CHECK_BLOCK_THREADS};
+pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{
     q_abs_ref_eff, slot, Check, SlotId, SlotSpec, Source, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
