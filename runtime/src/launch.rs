@@ -10,7 +10,6 @@ use cust::stream::Stream;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Result};
-pub use crate::launch_check::check_lengths;
 use crate::launch_check::{assemble, check_launch, check_tensors};
 
 /// Threads per block for the optimizer kernels.
@@ -31,7 +30,7 @@ pub struct LaunchInfo {
 
 impl Adamant {
     /// Launches optimizer entry `E` on `stream` over `buffers`. Checks, before anything is
-    /// enqueued ([`crate::launch_check`], the same checks as every launch path): the entry is
+    /// enqueued (`runtime/src/launch_check.rs`, the same checks as every launch path): the entry is
     /// registered, the clamp policy, every uniform against its declared domain, that every
     /// buffer has the parameter buffer's length and that no written buffer overlaps another.
     /// An empty parameter buffer launches nothing.

@@ -8,7 +8,7 @@ pub mod graph;
 pub mod groups;
 pub mod hyper;
 pub mod launch;
-pub mod launch_check;
+mod launch_check;
 pub mod multi;
 pub mod nan_check;
 pub mod optimizers;

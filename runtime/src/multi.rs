@@ -157,7 +157,7 @@ impl Adamant {
     /// `set` keeps the device tables; they are rebuilt (synchronously) only when `tensors`
     /// differs from the last call, which is refused while `stream` is being captured into a
     /// graph: build the set before capturing. Runs the same checks as every launch path
-    /// ([`crate::launch_check`]) before anything is enqueued.
+    /// (`runtime/src/launch_check.rs`) before anything is enqueued.
     pub fn launch_multi<E: OptimizerEntry>(
         &self,
         stream: &Stream,
