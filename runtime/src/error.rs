@@ -217,7 +217,7 @@ pub enum Error {
 
 impl Error {
     /// Wraps a driver error from `operation`, mapping the ones with a meaning of their own.
-    pub fn cuda(operation: impl Into<String>, source: CudaError) -> Error {
+    pub(crate) fn cuda(operation: impl Into<String>, source: CudaError) -> Error {
         match source {
             CudaError::NoDevice | CudaError::InvalidDevice | CudaError::NotInitialized => {
                 Error::NoDevice { source }

@@ -81,7 +81,7 @@ impl AdamHyper {
 }
 
 /// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0.
-pub fn validate_grad_clip(grad_clip: f32) -> Result<()> {
+pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
     if grad_clip.is_finite() && grad_clip >= 0.0 {
         Ok(())
     } else {

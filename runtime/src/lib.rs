@@ -1,20 +1,23 @@
 //! adamant's host side: builds the PTX (build.rs, through `adamant-build`), loads it on a GPU
 //! through `cust`, and launches the optimizer kernels with typed, validated arguments and an
 //! explicit clamp policy. Reading and auditing PTX is `adamant-build`'s.
-pub mod clamp_policy;
-pub mod device;
-pub mod error;
-pub mod graph;
-pub mod groups;
-pub mod hyper;
-pub mod launch;
+// Every module is private and its API re-exported here, so the public API is this list (and
+// `nan_check`, the checker's namespace); what is `pub` inside a module but not re-exported is
+// the runtime's own.
+mod clamp_policy;
+mod device;
+mod error;
+mod graph;
+mod groups;
+mod hyper;
+mod launch;
 mod launch_check;
-pub mod multi;
+mod multi;
 pub mod nan_check;
-pub mod optimizers;
-pub mod training;
+mod optimizers;
+mod training;
 
-pub use clamp_policy::{ClampPolicy, ValidBound};
+pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};
@@ -23,7 +26,7 @@ pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
-pub use training::{GroupSizes, StepConfig, TrainingGroups};
+pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 
 /// The `cust` this crate is built on, so tests and examples that allocate their own device
 /// buffers or synchronise the context use the same version.

@@ -1,11 +1,12 @@
 //! The fused NaN / max-abs checker, driven by one slot table.
 //!
-//! - [`slots`]: the table, the only place a slot is declared (index, name, check, source).
-//! - [`bindings`]: which device buffer each slot watches.
-//! - [`layout`]: the per-slot metadata and the (slot, chunk) work table derived from both.
-//! - [`NanChecker`]: one range of slots; [`NanChecker::enqueue`] puts a check on the runtime's
-//!   stream without synchronising, [`NanChecker::report`] synchronises and decodes.
-//! - [`report`]: the decoded result, by slot name, as a log line.
+//! - [`SLOTS`] (and a [`SlotId`] constant per slot in [`slot`]): the table, the only place a
+//!   slot is declared (index, name, check, source), in `slots.rs`.
+//! - [`SlotBindings`]: which device buffer each slot watches.
+//! - [`NanChecker`]: one range of slots, with the per-slot metadata and the (slot, chunk) work
+//!   table derived from the table and the bindings; [`NanChecker::enqueue`] puts a check on the
+//!   runtime's stream without synchronising, [`NanChecker::report`] synchronises and decodes.
+//! - [`NanReport`]: the decoded result, by slot name, as a log line.
 //!
 //! The check's specification as CPU code (`adamant::nan_check_reference`) and the tables of
 //! `docs/audit.md` (`adamant::audit_doc`) live in the `adamant` crate, beside the tests and the
@@ -30,14 +31,19 @@
 //! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
 //! # Ok(()) }
 //! ```
-pub mod bindings;
+mod bindings;
 mod checker;
+// Public only for tests/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
+// work table the checker uploads (`build`, `chunk_for`, `work_items_for`, `validate_range`).
+// Hidden: not part of the API, and free to change with the checker. `CHUNK_ELEMENTS` is
+// re-exported below as the API's.
+#[doc(hidden)]
 pub mod layout;
-pub mod report;
-pub mod slots;
+mod report;
+mod slots;
 
 pub use bindings::{DeviceRegion, SlotBindings};
-pub use checker::{NanChecker, CHECK_BLOCK_THREADS};
+pub use checker::NanChecker;
 pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{
