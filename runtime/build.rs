@@ -27,7 +27,11 @@ fn check_libcuda() {
         .filter(|p| !p.is_empty())
         .flat_map(|p| {
             let p = PathBuf::from(p);
-            [p.join("lib64/libcuda.so"), p.join("libcuda.so"), p.join("lib64/stubs/libcuda.so")]
+            [
+                p.join("lib64/libcuda.so"),
+                p.join("libcuda.so"),
+                p.join("lib64/stubs/libcuda.so"),
+            ]
         })
         .collect();
     candidates.extend(

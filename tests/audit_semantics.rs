@@ -3,8 +3,8 @@
 //! refused at that input. The refused cases also pin the interpreter to PTX's semantics (`min`
 //! and `max` drop a NaN operand and order -0 below +0; an integer compare of float bits treats
 //! NaN as a huge number; `copysign d, a, b` takes b's magnitude and a's sign).
-use adamant_kernels::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
+use adamant_kernels::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
 
 static PARAMS: [KernelParam; 3] = [
     KernelParam {

@@ -13,10 +13,10 @@
 //! `ADAMANT_SANITIZER_RUN=1` (compute-sanitizer) the slots are kept small.
 use std::ops::RangeInclusive;
 
+use adamant::nan_check_reference as reference;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-use adamant::nan_check_reference as reference;
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, SlotId, ALL_SLOTS,

@@ -10,11 +10,11 @@
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
+use adamant::nan_check_reference::{self as reference, ReferenceSlot};
 use adamant_kernels::nan_check::{
     abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
     NON_FINITE_ONLY, NO_BAD_INDEX,
 };
-use adamant::nan_check_reference::{self as reference, ReferenceSlot};
 use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotId, SlotResult, Source,
