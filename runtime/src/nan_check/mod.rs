@@ -12,24 +12,38 @@
 //! `docs/audit.md` (`adamant::audit_doc`) live in the `adamant` crate, beside the tests and the
 //! CLI that use them.
 //!
-//! ```no_run
-//! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE};
-//! use adamant_runtime::{Adamant, GroupSizes, TrainingGroups};
-//! # fn main() -> adamant_runtime::Result<()> {
-//! # let activation = |_| -> &adamant_runtime::cust::memory::DeviceSlice<f32> { unimplemented!() };
-//! let adamant = Adamant::new()?;
+//! ```
+//! use adamant_runtime::cust::memory::DeviceBuffer;
+//! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, SlotId, FUSED_RANGE};
+//! use adamant_runtime::{GroupSizes, TrainingGroups};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let adamant = match adamant_runtime::Adamant::new() {
+//! #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+//! #     other => other?,
+//! # };
 //! let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, len| vec![0.0; len])?;
+//! // An activation buffer of the training step (which owns it).
+//! let grad_out = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+//!
 //! let mut bindings = SlotBindings::new();
 //! // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
 //! bindings.bind_training_groups(&groups)?;
-//! // Activations, one line each (the training step owns these buffers).
-//! bindings.bind(slot::iqn_trunk_grad_out, activation("grad_iqn @ W_iqn^T"));
-//! // ... the other activation slots of the range ...
+//! // Activations, one line each.
+//! bindings.bind(slot::iqn_trunk_grad_out, &grad_out);
+//! // ... the range's other activation slots (here all watch the same stand-in buffer).
+//! for id in FUSED_RANGE.filter_map(SlotId::new) {
+//!     if !bindings.is_bound(id) {
+//!         bindings.bind(id, &grad_out);
+//!     }
+//! }
+//!
 //! let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings)?;
 //! let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
 //! checker.enqueue(q_abs_ref)?; // after the step's kernels, same stream, no host sync
 //! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
-//! # Ok(()) }
+//! # Ok(())
+//! # }
 //! ```
 mod bindings;
 mod checker;
