@@ -294,7 +294,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         }
     }
     let isv = ClampPolicy::from_isv(2.0);
-    let dt_policy = ClampPolicy::disabled(adamant::runtime::training::DT_CLAMP_DISABLED);
+    let dt_policy = ClampPolicy::disabled(adamant::runtime::DT_CLAMP_DISABLED);
     let h = hyper();
     let dqn_s = adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL)?;
     let iqn_s = adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay)?;

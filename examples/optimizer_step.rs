@@ -7,10 +7,9 @@
 //! median time of 20 launches, and the bandwidth that time means (28 B/element for Adam, 36 for
 //! AMSGrad). Exits non-zero if any group misses the reference.
 use adamant::reference::{self as r, KernelRef, RefState};
-use adamant::runtime::training::DT_CLAMP_DISABLED;
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, ParamGroup, StepConfig,
-    TrainingGroups,
+    TrainingGroups, DT_CLAMP_DISABLED,
 };
 use anyhow::{bail, Context, Result};
 use cust::event::{Event, EventFlags};

@@ -98,10 +98,8 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
         ),
         None => (
             adamant_runtime::PTX.to_string(),
-            format!(
-                "{} (embedded in this binary; built by runtime/build.rs)",
-                adamant_runtime::PTX_PATH
-            ),
+            "embedded in this binary (built by runtime/build.rs; --write-ptx PATH writes it out)"
+                .to_string(),
         ),
     };
     outln!(out, "PTX: {origin}");
@@ -192,7 +190,8 @@ fn extra_tables(_report: &AuditReport, _ptx: &str) -> Vec<Table> {
 
 /// The NaN checker's slot table, from the same rows as `docs/audit.md`.
 fn nan_check_slots_table() -> Table {
-    use adamant_runtime::nan_check::{audit_doc, FUSED_RANGE, SLOT_COUNT};
+    use adamant::audit_doc;
+    use adamant_runtime::nan_check::{FUSED_RANGE, SLOT_COUNT};
     let title = format!(
         "NaN-check slots ({SLOT_COUNT}, runtime/src/nan_check/slots.rs; nan_check_kernel checks \
          any contiguous range in one launch, the seed's fused range is {}..={})",

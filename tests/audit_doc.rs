@@ -1,9 +1,9 @@
 //! `docs/audit.md` is generated from the slot table and the kernel descriptors
-//! (`adamant_runtime::nan_check::audit_doc`). This test fails when the file is stale and says
+//! (`adamant::audit_doc`). This test fails when the file is stale and says
 //! how to regenerate it; with `ADAMANT_BLESS=1` it rewrites the file instead.
 use std::path::Path;
 
-use adamant_runtime::nan_check::audit_doc::{audit_markdown, REGENERATE};
+use adamant::audit_doc::{audit_markdown, REGENERATE};
 use adamant_runtime::nan_check::{SLOTS, SLOT_COUNT};
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/audit.md");

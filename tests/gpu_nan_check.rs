@@ -1,5 +1,5 @@
 //! The fused NaN / max-abs checker on the GPU, against the CPU reference
-//! (`adamant_runtime::nan_check::reference`):
+//! (`adamant::nan_check_reference`):
 //! - clean data leaves every slot quiet, over the seed's range 24..=48, all 49 slots in one
 //!   launch, and single-slot ranges;
 //! - the fault-injection matrix: NaN, +inf, -inf and an over-threshold value injected into each
@@ -13,15 +13,14 @@
 //! `ADAMANT_SANITIZER_RUN=1` (compute-sanitizer) the slots are kept small.
 use std::ops::RangeInclusive;
 
+use adamant::nan_check_reference as reference;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-use adamant_runtime::nan_check::layout::CHUNK_ELEMENTS;
-use adamant_runtime::nan_check::reference;
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, SlotId, ALL_SLOTS,
-    FUSED_RANGE, SLOTS, SLOT_COUNT,
+    CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{
     AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, StepConfig, TrainingGroups,

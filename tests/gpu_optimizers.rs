@@ -4,9 +4,8 @@
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason, so a machine without one
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
 use adamant::reference::{self as r, KernelRef, RefState};
-use adamant::runtime::launch::LaunchInfo;
 use adamant::runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup,
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, LaunchInfo, ParamGroup,
 };
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};

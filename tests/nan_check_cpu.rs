@@ -10,15 +10,15 @@
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
+use adamant::nan_check_reference::{self as reference, ReferenceSlot};
 use adamant_kernels::nan_check::{
     abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
     NON_FINITE_ONLY, NO_BAD_INDEX,
 };
-use adamant_runtime::nan_check::layout::{self, CHUNK_ELEMENTS};
-use adamant_runtime::nan_check::reference::{self, ReferenceSlot};
+use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotId, SlotResult, Source,
-    ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{Error, GroupBuffer};
 use rand::rngs::SmallRng;

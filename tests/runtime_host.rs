@@ -1,8 +1,7 @@
 //! Host-side runtime checks that need no GPU: clamp policies, hyperparameter validation, bias
-//! corrections, buffer-length validation, and the no-GPU error.
-use adamant::runtime::launch::check_lengths;
+//! corrections, and the no-GPU error (the launch checks, buffer lengths included, are unit tests
+//! of the runtime's `launch_check`).
 use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error};
-use adamant_kernels::optimizers::{curiosity_adam_step, iqn_adam_kernel};
 
 #[test]
 fn isv_bound_is_100_times_q_abs_ref_at_least_one() {
@@ -145,52 +144,6 @@ fn bias_corrections_are_computed_in_f64() {
         .unwrap()
         .bias_corrections();
     assert!((bc2 as f64 - (1.0 - 0.999f32 as f64)).abs() < 1e-10);
-}
-
-#[test]
-fn length_mismatch_names_kernel_buffer_and_sizes() {
-    let buffers = iqn_adam_kernel::Buffers {
-        p: vec![0.0f32; 10],
-        g: vec![0.0; 10],
-        m: vec![0.0; 10],
-        v: vec![0.0; 9],
-    };
-    match check_lengths::<iqn_adam_kernel::Entry, _>(&buffers, |b| b.len()) {
-        Err(Error::LengthMismatch {
-            kernel,
-            buffer,
-            found,
-            reference,
-            expected,
-        }) => {
-            assert_eq!(
-                (kernel, buffer, found, reference, expected),
-                ("iqn_adam_kernel", "v", 9, "p", 10)
-            );
-        }
-        other => panic!("expected LengthMismatch, got {other:?}"),
-    }
-    let ok = curiosity_adam_step::Buffers {
-        p: vec![0.0f32; 7],
-        g: vec![0.0; 7],
-        m: vec![0.0; 7],
-        v: vec![0.0; 7],
-        v_max: vec![0.0; 7],
-    };
-    assert_eq!(
-        check_lengths::<curiosity_adam_step::Entry, _>(&ok, |b| b.len()).unwrap(),
-        7
-    );
-    let short_v_max = curiosity_adam_step::Buffers {
-        v_max: vec![0.0; 6],
-        ..ok
-    };
-    let err =
-        check_lengths::<curiosity_adam_step::Entry, _>(&short_v_max, |b| b.len()).unwrap_err();
-    assert!(
-        err.to_string().contains("curiosity_adam_step") && err.to_string().contains("v_max"),
-        "{err}"
-    );
 }
 
 /// Without a GPU the runtime gives the NoDevice error (never a panic); with one it starts.

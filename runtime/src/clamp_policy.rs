@@ -2,51 +2,100 @@
 //! There is deliberately no `Default`: a launch that forgot the clamp does not compile.
 use crate::error::{Error, Result};
 
-/// How many `Q_ABS_REF`s the weights may reach: `bound = BOUND_FACTOR × max(Q_ABS_REF, 1.0)`.
+/// How many `Q_ABS_REF`s a weight may reach under [`ClampPolicy::FromIsv`]:
+/// `bound = BOUND_FACTOR × max(Q_ABS_REF, 1.0)`, so 100 while the ISV's reference is below 1.
 pub const BOUND_FACTOR: f32 = 100.0;
 
 /// Where one optimizer launch's `weight_clamp_max_abs` comes from.
+///
+/// Every optimizer kernel clamps each parameter it writes: with `bound > 0`, `|p| > bound`
+/// becomes `copysign(bound, p)` (so `±inf` becomes `±bound`), NaN stays NaN for the NaN checker,
+/// and a bound of 0 disables the clamp. Every launch takes a policy and there is no `Default`,
+/// so a launch cannot forget the clamp; the runtime turns the policy into the bound
+/// ([`ClampPolicy::bound`]) and refuses to launch when it is unusable.
+///
+/// ```
+/// use adamant_runtime::{ClampPolicy, Error};
+///
+/// // From the ISV's Q_ABS_REF: 100 × max(Q_ABS_REF, 1.0).
+/// assert_eq!(ClampPolicy::from_isv(2.5).bound()?, 250.0);
+/// assert_eq!(ClampPolicy::from_isv(0.3).bound()?, 100.0);
+/// // An explicit bound, for a tool or a test.
+/// assert_eq!(ClampPolicy::Fixed { bound: 1.5 }.bound()?, 1.5);
+/// // No clamp, with the reason on record.
+/// let offline = ClampPolicy::disabled("offline RL: outside the ISV-driven clamp's scope");
+/// assert_eq!(offline.bound()?, 0.0);
+///
+/// // Refused: a launch with any of these enqueues nothing.
+/// assert!(matches!(ClampPolicy::from_isv(f32::NAN).bound(), Err(Error::InvalidClamp { .. })));
+/// assert!(matches!(ClampPolicy::from_isv(-1.0).bound(), Err(Error::InvalidClamp { .. })));
+/// assert!(matches!(ClampPolicy::Fixed { bound: 0.0 }.bound(), Err(Error::InvalidClamp { .. })));
+/// assert!(matches!(ClampPolicy::disabled(" ").bound(), Err(Error::DisabledWithoutReason)));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ClampPolicy {
-    /// Derived from the ISV's `Q_ABS_REF`: `100 × max(Q_ABS_REF, 1.0)`.
-    FromIsv { q_abs_ref: f32 },
-    /// An explicit positive bound (tools and tests that need a bound other than the ISV's).
-    Fixed { bound: f32 },
+    /// Derived from the ISV's `Q_ABS_REF`: [`BOUND_FACTOR`]` × max(Q_ABS_REF, 1.0)`.
+    FromIsv {
+        /// The ISV's current `Q_ABS_REF` (the running reference of `|Q|`); finite and `>= 0`.
+        q_abs_ref: f32,
+    },
+    /// An explicit bound, for tools and tests that need one other than the ISV's.
+    Fixed {
+        /// The largest `|p|` allowed; finite and `> 0` (0 is [`ClampPolicy::disabled`]'s).
+        bound: f32,
+    },
     /// No clamp (bound 0.0), with the reason on record, as for the decision transformer.
-    Disabled { reason: &'static str },
+    Disabled {
+        /// Why this launch is not clamped (for logs and review); must not be blank.
+        reason: &'static str,
+    },
 }
 
 /// A `weight_clamp_max_abs` that passed [`ClampPolicy::validated`]: finite and `> 0`, or `0.0`
-/// for a disabled clamp with a reason. Only this module makes one, and it is the only bound a
+/// for a disabled clamp with a reason. It has no public constructor, and it is the only bound a
 /// launch passes to the device.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValidBound(f32);
 
 impl ValidBound {
-    /// The bound as the device receives it.
+    /// The bound as the device receives it, as the kernel's last argument (0.0: no clamp).
     pub fn value(self) -> f32 {
         self.0
     }
 }
 
 impl ClampPolicy {
-    /// The validated bound (see [`ClampPolicy::bound`]).
+    /// The bound of [`ClampPolicy::bound`], as the [`ValidBound`] every launch path takes.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClampPolicy::bound`].
     pub fn validated(&self) -> Result<ValidBound> {
         self.bound().map(ValidBound)
     }
 
-    /// The bound from the ISV's `Q_ABS_REF`.
+    /// [`ClampPolicy::FromIsv`]: the bound follows the ISV's `Q_ABS_REF` (checked when a launch
+    /// asks for the bound, not here).
     pub fn from_isv(q_abs_ref: f32) -> ClampPolicy {
         ClampPolicy::FromIsv { q_abs_ref }
     }
 
-    /// The clamp switched off; `reason` is required and kept for logs.
+    /// [`ClampPolicy::Disabled`]: the clamp switched off. `reason` is required, so every
+    /// unclamped launch says why in the code; a blank one is refused at launch.
     pub fn disabled(reason: &'static str) -> ClampPolicy {
         ClampPolicy::Disabled { reason }
     }
 
-    /// The `weight_clamp_max_abs` kernel argument, validated: finite and `> 0`, or exactly `0.0`
-    /// for [`ClampPolicy::Disabled`].
+    /// The `weight_clamp_max_abs` kernel argument this policy gives: finite and `> 0`, or
+    /// exactly `0.0` for [`ClampPolicy::Disabled`].
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidClamp`] for a `Q_ABS_REF` that is negative or not finite, one so large
+    ///   that `100 × Q_ABS_REF` overflows f32, or a [`ClampPolicy::Fixed`] bound that is not
+    ///   finite and `> 0`;
+    /// - [`Error::DisabledWithoutReason`] for a blank reason.
     pub fn bound(&self) -> Result<f32> {
         match *self {
             ClampPolicy::FromIsv { q_abs_ref } => {

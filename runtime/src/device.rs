@@ -8,7 +8,38 @@ use cust::stream::{Stream, StreamFlags};
 
 use crate::error::{CudaContext, Error, Result};
 
-/// adamant on one GPU. Keep it alive while any of its buffers or launches are in use.
+/// adamant on one GPU: a CUDA context on device 0, the embedded [`PTX`](crate::PTX) module with
+/// every kernel entry resolved, and a stream the launchers enqueue on. Everything launched
+/// through it, and every device buffer allocated while it is alive, belongs to its context:
+/// keep it alive while any of them are in use.
+///
+/// ```
+/// use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
+///
+/// # fn main() -> adamant_runtime::Result<()> {
+/// let rt = match Adamant::new() {
+///     Ok(rt) => rt,
+///     // No GPU or no driver on this machine (CI has none): nothing to launch on.
+///     Err(Error::NoDevice { .. }) => return Ok(()),
+///     Err(e) => return Err(e),
+/// };
+/// println!("{} with {} SMs", rt.device_name(), rt.multiprocessors());
+///
+/// // The IQN head's parameters (gradients and moments start at zero), then a step's gradients.
+/// let mut iqn = ParamGroup::new("iqn_online", &vec![0.01; 4096])?;
+/// iqn.upload(GroupBuffer::Grads, &vec![1e-3; 4096])?;
+///
+/// // One Adam step at t = 1, clamped to 100 × max(Q_ABS_REF, 1.0) = 100.
+/// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
+/// let info = rt.iqn_adam(&mut iqn, &hyper, ClampPolicy::from_isv(1.0))?;
+/// assert_eq!((info.kernel, info.elements, info.bound), ("iqn_adam_kernel", 4096, 100.0));
+///
+/// rt.synchronize()?; // launches are asynchronous
+/// let params = iqn.download(GroupBuffer::Params)?;
+/// assert!((params[0] - 0.009).abs() < 1e-6); // Adam's first step moves each weight by ~lr
+/// # Ok(())
+/// # }
+/// ```
 pub struct Adamant {
     // Field order is drop order: the stream and module go before the context.
     stream: Stream,
@@ -19,14 +50,27 @@ pub struct Adamant {
 }
 
 impl Adamant {
-    /// Initialises the driver on GPU 0, loads the embedded PTX and resolves every kernel that
-    /// kernels-rs declares. Fails with [`Error::NoDevice`] on a machine without a GPU.
+    /// Initialises the driver, creates a context on GPU 0, loads the embedded
+    /// [`PTX`](crate::PTX) and resolves every kernel that `kernels-rs` declares, so that a
+    /// missing entry is reported here, by name, rather than at its first launch.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NoDevice`] on a machine without a GPU or without a driver that starts;
+    /// - [`Error::ModuleLoad`] if the driver rejects the PTX (a driver too old for it, say);
+    /// - [`Error::MissingKernel`] if the module lacks a declared entry;
+    /// - [`Error::Cuda`] for any other driver failure, naming the step.
     pub fn new() -> Result<Self> {
         Self::with_ptx(crate::PTX, &adamant_kernels::abi::kernels())
     }
 
-    /// As [`Adamant::new`], with another PTX text and kernel list (tests use this to prove a
-    /// missing entry is reported).
+    /// As [`Adamant::new`], with another PTX text and the list of kernels that must be in it
+    /// (tests use this to prove that a missing entry is reported). Launches still go through the
+    /// registered descriptors and their checks, whatever this module holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::new`].
     pub fn with_ptx(
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
@@ -63,20 +107,33 @@ impl Adamant {
         })
     }
 
-    /// The runtime's stream; launches from the typed launchers go here unless given another.
+    /// The runtime's stream, on which the typed launchers and the NaN checker enqueue. It is a
+    /// blocking stream: it orders with the legacy default stream that cust's synchronous copies
+    /// use, so a [`ParamGroup::upload`](crate::ParamGroup::upload) lands before a later launch
+    /// reads it. Pass it, or a stream of your own, to [`Adamant::launch_optimizer`] and
+    /// [`Adamant::launch_multi`].
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
 
+    /// The GPU's streaming multiprocessor count (132 on an H200), read once at start; the NaN
+    /// checker sizes its grid from it.
     pub fn multiprocessors(&self) -> u32 {
         self.multiprocessors
     }
 
+    /// The GPU's name as the driver reports it (for logs and benchmark tables).
     pub fn device_name(&self) -> &str {
         &self.device_name
     }
 
-    /// Waits for all work on the runtime's stream.
+    /// Blocks until all work enqueued on [`Adamant::stream`] has finished. Launches are
+    /// asynchronous: a launch's [`Error::Cuda`] from the device, if any, surfaces here.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] (or [`Error::NoDevice`]) if the driver reports a failure of the stream's
+    /// work or of the wait.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().during("synchronizing the stream")
     }

@@ -2,31 +2,54 @@
 //! field) and the sizes or values involved; none of them is raised after a launch was enqueued.
 use cust::error::CudaError;
 
+/// The runtime's `Result`: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Everything the runtime can fail with. Each variant names what was wrong (the kernel, the
+/// buffer, the field) and the sizes or values involved, and its message says so in one line.
+/// Errors about the caller's inputs (lengths, overlaps, scalars, the clamp policy,
+/// hyperparameters, slot bindings) are raised before anything is enqueued: those messages end
+/// in "nothing was launched". The variants that carry a `source` keep the driver's error for
+/// [`std::error::Error::source`]. New variants may be added ([`non_exhaustive`]).
+///
+/// [`non_exhaustive`]: https://doc.rust-lang.org/reference/attributes/type_system.html
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The driver loaded but found no GPU (or no driver at all could be initialised).
+    /// The driver loaded but found no GPU, or no driver could be initialised at all: what
+    /// [`Adamant::new`](crate::Adamant::new) gives on a machine without a GPU, such as CI.
     #[error(
         "no CUDA GPU is available: adamant's kernels need an NVIDIA GPU (sm_90) and its driver"
     )]
-    NoDevice { source: CudaError },
+    NoDevice {
+        /// The driver's error (`NoDevice`, `InvalidDevice` or `NotInitialized`).
+        source: CudaError,
+    },
 
-    /// A device allocation failed.
+    /// A device allocation failed for lack of memory.
     #[error("out of GPU memory allocating {what} ({bytes} bytes)")]
-    OutOfMemory { what: String, bytes: usize },
+    OutOfMemory {
+        /// What was being allocated, e.g. "group `iqn_online` buffer `m`".
+        what: String,
+        /// The size asked for, in bytes.
+        bytes: usize,
+    },
 
-    /// The embedded PTX lacks an entry the runtime launches.
+    /// The loaded PTX lacks an entry the runtime launches.
     #[error("the PTX module has no kernel entry `{name}` (is the PTX older than kernels-rs?)")]
     MissingKernel {
+        /// The entry's name, e.g. `iqn_adam_kernel`.
         name: &'static str,
+        /// The driver's error from resolving it.
         source: CudaError,
     },
 
     /// The driver refused the PTX module.
     #[error("the driver rejected adamant's PTX module")]
-    ModuleLoad { source: CudaError },
+    ModuleLoad {
+        /// The driver's error from loading it.
+        source: CudaError,
+    },
 
     /// Two per-element buffers of one launch differ in length.
     #[error(
@@ -34,10 +57,15 @@ pub enum Error {
          every per-element buffer of one launch must have the same length (nothing was launched)"
     )]
     LengthMismatch {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// The buffer whose length is wrong, by its parameter name (`g`, `v_max`, ...).
         buffer: &'static str,
+        /// Its length, in elements.
         found: usize,
+        /// The buffer the lengths are measured against: the parameter buffer (`p`, `target`).
         reference: &'static str,
+        /// The parameter buffer's length, in elements.
         expected: usize,
     },
 
@@ -47,35 +75,51 @@ pub enum Error {
          memory with any other buffer of the launch (nothing was launched)"
     )]
     Overlap {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// One of the two buffers: its name, device address, length and whether it is written
+        /// (and its tensor, in a multi-tensor launch).
         first: String,
+        /// The other buffer, described likewise.
         second: String,
     },
 
-    /// A uniform argument outside its declared domain.
+    /// A uniform argument outside the domain its kernel declares (`#[domain(..)]`, or finite
+    /// for an `f32` without one).
     #[error("{kernel}: scalar `{name}` = {value} must be {requirement} (nothing was launched)")]
     InvalidScalar {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// The scalar's parameter name (`lr`, `tau`, ...).
         name: &'static str,
+        /// The value given.
         value: f64,
+        /// The declared domain in words, e.g. "finite, >= 0, <= 1".
         requirement: String,
     },
 
-    /// An entry's uniforms do not match its registered descriptor in number.
+    /// An entry's uniform values do not match its registered descriptor in number (a
+    /// hand-written `OptimizerEntry` impl; the generated ones cannot).
     #[error(
         "{kernel}: {found} uniform values for {expected} declared uniforms (nothing was launched)"
     )]
     ScalarCount {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// The number of uniforms the descriptor declares.
         expected: usize,
+        /// The number of values given.
         found: usize,
     },
 
-    /// A uniform value of another type than its declared one.
+    /// A uniform value of another type than its declared one (a hand-written impl again).
     #[error("{kernel}: uniform `{name}` must be a {expected:?} value (nothing was launched)")]
     ScalarType {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// The uniform's parameter name.
         name: &'static str,
+        /// Its declared type.
         expected: adamant_kernels::abi::ParamType,
     },
 
@@ -84,69 +128,101 @@ pub enum Error {
         "{kernel}: not a registered kernel entry, or its descriptor differs from the registered \
          one (only entries generated by #[optimizer_kernel] are launched; nothing was launched)"
     )]
-    UnregisteredKernel { kernel: &'static str },
+    UnregisteredKernel {
+        /// The name the descriptor claims.
+        kernel: &'static str,
+    },
 
     /// A group lacks a buffer the kernel needs (for example AMSGrad's `v_max`).
     #[error("{kernel}: parameter group `{group}` has no `{buffer}` buffer (nothing was launched)")]
     MissingBuffer {
+        /// The kernel, or the operation (`upload`, `download`, `nan_check_kernel`), that needed it.
         kernel: &'static str,
+        /// The group's name.
         group: String,
+        /// The buffer's name ([`GroupBuffer::name`](crate::GroupBuffer::name)).
         buffer: &'static str,
     },
 
     /// A host slice passed to upload or download has the wrong length.
     #[error("group `{group}`, buffer `{buffer}`: host data has {found} elements, the device buffer {expected}")]
     HostLength {
+        /// The group's name.
         group: String,
+        /// The buffer's name.
         buffer: &'static str,
+        /// The host slice's length, in elements.
         found: usize,
+        /// The device buffer's length, in elements.
         expected: usize,
     },
 
-    /// A hyperparameter outside its valid range.
+    /// A hyperparameter outside its valid range ([`AdamHyper::validate`](crate::AdamHyper::validate)).
     #[error("invalid hyperparameter `{field}` = {value}: must be {requirement}")]
     InvalidHyper {
+        /// The field, e.g. `beta1` or `step`.
         field: &'static str,
+        /// The value given.
         value: f64,
+        /// The valid range, e.g. "in [0, 1)".
         requirement: &'static str,
     },
 
-    /// The ISV's `Q_ABS_REF` (or the bound derived from it) is not usable.
+    /// The ISV's `Q_ABS_REF`, the bound derived from it, or a fixed bound is not usable
+    /// ([`ClampPolicy::bound`](crate::ClampPolicy::bound)).
     #[error(
         "invalid clamp input `{what}` = {value}: must be {requirement} (nothing was launched)"
     )]
     InvalidClamp {
+        /// Which input: `Q_ABS_REF`, the derived bound, or `weight_clamp_max_abs`.
         what: &'static str,
+        /// Its value.
         value: f32,
+        /// What it must be.
         requirement: &'static str,
     },
 
-    /// A disabled clamp needs a stated reason.
+    /// A disabled clamp needs a stated reason ([`ClampPolicy::disabled`](crate::ClampPolicy::disabled)).
     #[error("a disabled weight clamp needs a non-empty reason")]
     DisabledWithoutReason,
 
-    /// A size the device tables cannot represent.
+    /// A size the device tables cannot represent: a tensor of a multi-tensor set with more than
+    /// `u32::MAX` elements, or a set of more than `u32::MAX` chunks.
     #[error("{kernel}: {what} is {value}, more than the {limit} a launch supports")]
     TooLarge {
+        /// The kernel entry launched.
         kernel: &'static str,
+        /// What is too large, e.g. "tensor 3" or "chunk count".
         what: String,
+        /// Its size.
         value: usize,
+        /// The largest size supported.
         limit: usize,
     },
 
     /// An error about one tensor of a multi-tensor launch.
     #[error("tensor {tensor} of the set: {source}")]
-    InTensor { tensor: usize, source: Box<Error> },
+    InTensor {
+        /// The tensor's index in the slice passed to the launch.
+        tensor: usize,
+        /// What was wrong with it.
+        source: Box<Error>,
+    },
 
-    /// Something that cannot happen while a stream is captured into a graph (or a capture
-    /// that failed).
+    /// Something that cannot happen while a stream is captured into a graph (such as
+    /// rebuilding a [`TensorSet`](crate::TensorSet)'s tables), or a graph call that failed.
     #[error("graph capture: {operation}")]
-    Capture { operation: String },
+    Capture {
+        /// What was attempted, and the driver's status where there is one.
+        operation: String,
+    },
 
     /// Any other driver error, with the operation that raised it.
     #[error("CUDA error during {operation}")]
     Cuda {
+        /// What the runtime was doing, e.g. "launching iqn_adam_kernel (4096 elements)".
         operation: String,
+        /// The driver's error.
         source: CudaError,
     },
 
@@ -157,8 +233,11 @@ pub enum Error {
         slots - 1
     )]
     InvalidSlotRange {
+        /// The range's first slot.
         first: usize,
+        /// The range's last slot (inclusive).
         last: usize,
+        /// The number of slots in the table.
         slots: usize,
     },
 
@@ -167,32 +246,52 @@ pub enum Error {
         "nan check: slot {index} `{name}` is in the checked range but no buffer is bound to it \
          (bind it with SlotBindings::bind or bind_group; nothing was launched)"
     )]
-    UnboundSlot { index: usize, name: &'static str },
+    UnboundSlot {
+        /// The slot's index.
+        index: usize,
+        /// The slot's name.
+        name: &'static str,
+    },
 
     /// A slot bound to a null device address with a non-zero length.
     #[error(
         "nan check: slot {index} `{name}` is bound to a null device address with {len} elements"
     )]
     NullSlotBuffer {
+        /// The slot's index.
         index: usize,
+        /// The slot's name.
         name: &'static str,
+        /// The length given, in elements.
         len: usize,
     },
 
-    /// `SlotBindings::bind_group` with a group the slot table has no slot for.
+    /// [`SlotBindings::bind_group`](crate::SlotBindings::bind_group) with a group the slot
+    /// table has no slot for.
     #[error(
         "nan check: the slot table declares no slot for parameter group `{group}` (is the group \
          name spelt as in the table?)"
     )]
-    UnknownSlotGroup { group: String },
+    UnknownSlotGroup {
+        /// The group's name.
+        group: String,
+    },
 
     /// The checked range has more chunks than one launch takes.
     #[error("nan check: {work_items} work items exceed the limit of {limit} per launch")]
-    NanCheckTooLarge { work_items: usize, limit: usize },
+    NanCheckTooLarge {
+        /// The chunks the range would need.
+        work_items: usize,
+        /// The most one launch takes.
+        limit: usize,
+    },
 
     /// The `Q_ABS_REF` a check was given is unusable.
     #[error("nan check: Q_ABS_REF = {value} must be finite and >= 0 (nothing was launched)")]
-    InvalidQAbsRef { value: f32 },
+    InvalidQAbsRef {
+        /// The value given.
+        value: f32,
+    },
 
     /// `factor × q_abs_ref_eff` overflows f32 for a max-abs slot.
     #[error(
@@ -200,24 +299,33 @@ pub enum Error {
          not finite in f32 (nothing was launched)"
     )]
     SlotThresholdOverflow {
+        /// The slot's index.
         index: usize,
+        /// The slot's name.
         name: &'static str,
+        /// The slot's max-abs factor.
         factor: f32,
+        /// `max(Q_ABS_REF, 1.0)` for this check.
         q_abs_ref_eff: f32,
     },
 
-    /// `NanChecker::report` before any `enqueue`.
+    /// [`NanChecker::report`](crate::NanChecker::report) before any
+    /// [`enqueue`](crate::NanChecker::enqueue).
     #[error("nan check: report() was called before any check was enqueued")]
     NanCheckNotEnqueued,
 
-    /// A NaN check found tripped slots (`NanReport::ensure_quiet`); `report` is the log line.
+    /// A NaN check found tripped slots ([`NanReport::ensure_quiet`](crate::NanReport::ensure_quiet)).
     #[error("{report}")]
-    NanCheckTripped { report: String },
+    NanCheckTripped {
+        /// The report's log line, naming every tripped slot.
+        report: String,
+    },
 }
 
 impl Error {
-    /// Wraps a driver error from `operation`, mapping the ones with a meaning of their own.
-    pub fn cuda(operation: impl Into<String>, source: CudaError) -> Error {
+    /// Wraps a driver error from `operation`, mapping the ones with a meaning of their own
+    /// (no device, not initialised) to [`Error::NoDevice`].
+    pub(crate) fn cuda(operation: impl Into<String>, source: CudaError) -> Error {
         match source {
             CudaError::NoDevice | CudaError::InvalidDevice | CudaError::NotInitialized => {
                 Error::NoDevice { source }

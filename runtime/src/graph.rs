@@ -14,11 +14,16 @@ use cust::sys::{self, CUgraph, CUgraphExec, CUresult, CUstreamCaptureMode, CUstr
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 
-/// One branch of a recorded step: the launches it makes on the stream it is given. Branches of
-/// one capture have no order between them, so the GPU may run them concurrently.
+/// One branch of a recording for [`Adamant::capture`]: a closure that makes its launches on the
+/// stream it is given. Branches of one capture have no order between them, so the GPU may run
+/// them concurrently; the launches inside one branch keep their order. `'a` is the borrow of
+/// everything the closure uses, which the resulting [`StepGraph`] keeps.
 pub type Branch<'a> = Box<dyn FnOnce(&Stream) -> Result<()> + 'a>;
 
-/// An instantiated CUDA graph. Replay it with [`StepGraph::launch`].
+/// An instantiated CUDA graph, made by [`Adamant::capture`]: the recorded launches, replayed
+/// together by one [`StepGraph::launch`], with the device addresses and argument values they
+/// were recorded with. It borrows (`'a`) every buffer the recording used, so none can be freed
+/// or reallocated while the graph can still run; drop it to use them again.
 pub struct StepGraph<'a> {
     graph: CUgraph,
     exec: CUgraphExec,
@@ -51,9 +56,66 @@ pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
 impl Adamant {
     /// Records `branches` into one graph without running them: each branch gets a stream of its
     /// own, forked from and joined back into the runtime's stream, so independent launches
-    /// (different kernels' multi-tensor steps, say) can overlap on replay. Nothing in a branch
-    /// may synchronise or allocate; every launch's validation still runs, and the first error
-    /// aborts the capture and is returned.
+    /// (different kernels' multi-tensor steps, say) can overlap on replay.
+    ///
+    /// Launch on the stream a branch is given, with [`Adamant::launch_optimizer`] or
+    /// [`Adamant::launch_multi`] (the typed launchers always enqueue on [`Adamant::stream`]).
+    /// Nothing in a branch may synchronise or allocate: build every [`TensorSet`](crate::TensorSet)
+    /// before capturing. Every launch's validation runs as it is recorded. A replay uses the
+    /// recorded arguments: scalars that change from step to step (Adam's bias corrections)
+    /// need a new capture, or a launch outside the graph.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::iqn_adam_kernel;
+    /// use adamant_kernels::soft_update::soft_update_kernel;
+    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+    /// use adamant_runtime::cust::stream::Stream;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, Branch, ClampPolicy};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let n = 4096;
+    /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
+    /// let (mut p, mut g, mut m, mut v) = (filled(0.01)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
+    /// let (mut target, mut online) = (filled(0.0)?, filled(1.0)?);
+    /// let hyper = AdamHyper::pytorch_defaults(1)?;
+    /// let adam = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
+    /// let policy = ClampPolicy::from_isv(1.0);
+    ///
+    /// // Two independent branches: an Adam step and a soft update of another network.
+    /// let branches: Vec<Branch> = vec![
+    ///     Box::new(|s: &Stream| {
+    ///         let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    ///         rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &adam, policy).map(|_| ())
+    ///     }),
+    ///     Box::new(|s: &Stream| {
+    ///         let b = soft_update_kernel::Buffers { target: &mut *target, online: &mut *online };
+    ///         let tau = soft_update_kernel::Scalars { tau: 0.5 };
+    ///         rt.launch_optimizer::<soft_update_kernel::Entry>(s, &b, &tau, policy).map(|_| ())
+    ///     }),
+    /// ];
+    /// let graph = rt.capture(branches)?; // recorded, nothing has run yet
+    /// graph.launch(rt.stream())?; // both launches, one call
+    /// graph.launch(rt.stream())?; // and again
+    /// rt.synchronize()?;
+    /// drop(graph); // releases the buffers
+    ///
+    /// let mut host = vec![0.0f32; n];
+    /// target.copy_to(&mut host[..])?;
+    /// assert_eq!(host[0], 0.75); // two soft updates with τ = 0.5: 0 → 0.5 → 0.75
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error a branch returns (a launch's validation error, say), which aborts the
+    /// capture; [`Error::Capture`] if the driver refuses to capture or instantiate the graph, or
+    /// for work that cannot be captured; [`Error::Cuda`] for the streams and events of the fork
+    /// and join.
     pub fn capture<'a>(&self, branches: Vec<Branch<'a>>) -> Result<StepGraph<'a>> {
         let main = self.stream();
         let streams = (0..branches.len())
@@ -134,7 +196,14 @@ fn record_branches(main: &Stream, streams: &[Stream], branches: Vec<Branch<'_>>)
 }
 
 impl StepGraph<'_> {
-    /// Enqueues one replay of the whole graph on `stream` (no host synchronisation).
+    /// Enqueues one replay of the whole graph on `stream`, without waiting for it: the recorded
+    /// launches run with the buffers and arguments they were recorded with, one graph launch
+    /// instead of one launch each. Replays on one stream run one after another. See
+    /// [`Adamant::capture`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Capture`] if the driver refuses the launch.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         // SAFETY: a valid executable graph; its buffers are kept alive by the borrows in 'a.
         check(
@@ -143,7 +212,8 @@ impl StepGraph<'_> {
         )
     }
 
-    /// Nodes in the graph (kernels, memsets, and the fork/join dependencies' empty nodes).
+    /// How many nodes the graph holds: kernels, memsets, and the empty nodes the fork and join
+    /// of the branches may leave. At least one per recorded launch; for tests and logs.
     pub fn nodes(&self) -> usize {
         self.nodes
     }

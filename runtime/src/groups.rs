@@ -4,10 +4,12 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 
 use crate::error::{CudaContext, Error, Result};
 
-/// Which buffer of a group.
+/// Which buffer of a [`ParamGroup`], for uploads, downloads and the NaN checker's slot table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupBuffer {
+    /// The parameters (weights) the optimizer updates and clamps.
     Params,
+    /// The gradients, written by the backward pass and read by the optimizer.
     Grads,
     /// Adam's first moment.
     M,
@@ -18,6 +20,8 @@ pub enum GroupBuffer {
 }
 
 impl GroupBuffer {
+    /// The buffer's name in error messages and in `docs/audit.md`: `params`, `grads`, `m`, `v`
+    /// or `v_max` (the kernels' parameter names, but `params` and `grads` for `p` and `g`).
     pub fn name(self) -> &'static str {
         match self {
             GroupBuffer::Params => "params",
@@ -29,7 +33,12 @@ impl GroupBuffer {
     }
 }
 
-/// One model's parameters with their gradients and optimizer state on the GPU.
+/// One model's parameters with their gradients and optimizer state on the GPU: `params`,
+/// `grads`, `m`, `v` (and `v_max` for AMSGrad), all `f32` and all of one length, which the
+/// typed launchers ([`Adamant::iqn_adam`](crate::Adamant::iqn_adam) and the others) step in
+/// place. The name identifies the group in errors and binds its buffers to the NaN checker's
+/// slots ([`SlotBindings::bind_group`](crate::SlotBindings::bind_group)). The buffers are freed
+/// when the group is dropped. See [`Adamant`](crate::Adamant) for an example.
 pub struct ParamGroup {
     name: String,
     pub(crate) params: DeviceBuffer<f32>,
@@ -50,7 +59,13 @@ fn zeroed(group: &str, buffer: GroupBuffer, len: usize) -> Result<DeviceBuffer<f
 }
 
 impl ParamGroup {
-    /// A group with these initial parameters and zeroed gradients and moments.
+    /// Allocates a group of `initial_params.len()` elements named `name`, with these initial
+    /// parameters and zeroed gradients and moments (no `v_max`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] naming the buffer that did not fit; [`Error::Cuda`] for another
+    /// failure of the allocation or the upload.
     pub fn new(name: impl Into<String>, initial_params: &[f32]) -> Result<Self> {
         let name = name.into();
         let len = initial_params.len();
@@ -68,7 +83,12 @@ impl ParamGroup {
         })
     }
 
-    /// A group that also keeps AMSGrad's `v_max` (zeroed), as `curiosity_adam_step` needs.
+    /// As [`ParamGroup::new`], and also AMSGrad's `v_max` (zeroed), which
+    /// [`Adamant::curiosity_adam`](crate::Adamant::curiosity_adam) needs.
+    ///
+    /// # Errors
+    ///
+    /// As [`ParamGroup::new`].
     pub fn new_amsgrad(name: impl Into<String>, initial_params: &[f32]) -> Result<Self> {
         let mut group = ParamGroup::new(name, initial_params)?;
         group.v_max = Some(zeroed(
@@ -79,6 +99,7 @@ impl ParamGroup {
         Ok(group)
     }
 
+    /// The name the group was made with: in errors, and the key of its NaN-check slots.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -88,24 +109,30 @@ impl ParamGroup {
         self.params.len()
     }
 
+    /// Whether the group has no parameters (a launch on it enqueues nothing).
     pub fn is_empty(&self) -> bool {
         self.params.len() == 0
     }
 
+    /// Whether the group keeps AMSGrad's `v_max` ([`ParamGroup::new_amsgrad`]).
     pub fn has_amsgrad(&self) -> bool {
         self.v_max.is_some()
     }
 
-    /// Device address of the parameter buffer (for the NaN checker's metadata).
+    /// Device address of the parameter buffer, in the runtime's context (for code that checks
+    /// or logs it; the NaN checker binds through [`ParamGroup::device_ptr`]).
     pub fn params_device_ptr(&self) -> u64 {
         self.params.as_device_ptr().as_raw()
     }
 
-    /// Device address of `buffer`, if the group has it.
+    /// Device address of `buffer`, or `None` for a `v_max` the group does not keep.
     pub fn device_ptr(&self, buffer: GroupBuffer) -> Option<u64> {
         self.slice(buffer).map(|s| s.as_device_ptr().as_raw())
     }
 
+    /// `buffer` as a read-only cust slice (to copy from it or read it in a kernel of your own),
+    /// or `None` for a `v_max` the group does not keep. Writing goes through
+    /// [`ParamGroup::upload`] and the launchers, which check lengths.
     pub fn slice(&self, buffer: GroupBuffer) -> Option<&DeviceSlice<f32>> {
         match buffer {
             GroupBuffer::Params => Some(&self.params),
@@ -131,7 +158,15 @@ impl ParamGroup {
         })
     }
 
-    /// Copies `data` into `buffer` (synchronously). `data` must have exactly `len()` elements.
+    /// Copies `data` into `buffer` with cust's synchronous copy, on the legacy default stream:
+    /// `data` may be reused when this returns, and a later launch on
+    /// [`Adamant::stream`](crate::Adamant::stream) (a blocking stream) runs after the copy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HostLength`] unless `data` has exactly [`ParamGroup::len`] elements;
+    /// [`Error::MissingBuffer`] for a `v_max` the group does not keep; [`Error::Cuda`] if the
+    /// copy fails.
     pub fn upload(&mut self, buffer: GroupBuffer, data: &[f32]) -> Result<()> {
         let expected = self.len();
         if data.len() != expected {
@@ -148,7 +183,14 @@ impl ParamGroup {
             .during(&format!("uploading group `{name}` {}", buffer.name()))
     }
 
-    /// Copies `buffer` back to the host (synchronously).
+    /// Copies `buffer` back to the host with cust's synchronous copy, which waits for the
+    /// launches enqueued before it on [`Adamant::stream`](crate::Adamant::stream): a new vector
+    /// of [`ParamGroup::len`] elements.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingBuffer`] for a `v_max` the group does not keep; [`Error::Cuda`] if the
+    /// copy fails (a fault of an earlier launch may surface here).
     pub fn download(&self, buffer: GroupBuffer) -> Result<Vec<f32>> {
         let slice = self.slice(buffer).ok_or_else(|| Error::MissingBuffer {
             kernel: "download",

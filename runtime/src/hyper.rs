@@ -1,21 +1,48 @@
 //! Adam hyperparameters that validate themselves, and the per-launch bias corrections.
 use crate::error::{Error, Result};
 
-/// The hyperparameters shared by the five Adam kernels. Construct with [`AdamHyper::new`] or
-/// check a literal with [`AdamHyper::validate`]; every launch validates again.
+/// The hyperparameters shared by the five Adam kernels, for one step. Construct with
+/// [`AdamHyper::new`] or check a literal with [`AdamHyper::validate`]; every launch validates
+/// again, so an invalid value never reaches the device. Kernel-specific inputs (IQL's gradient
+/// clip, DQN's gradient scale) are the launchers' own arguments.
+///
+/// ```
+/// use adamant_runtime::{AdamHyper, Error};
+///
+/// let hyper = AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 0.01, 1)?;
+/// // Step t's bias corrections 1 - β^t, computed in f64, rounded once to f32.
+/// let (bc1, bc2) = hyper.bias_corrections();
+/// assert_eq!(bc1, (1.0 - 0.9f32 as f64) as f32);
+/// assert_eq!(AdamHyper { step: 1000, ..hyper }.bias_corrections().0, 1.0);
+///
+/// // Step 0 would divide by a bias correction of 0 (NaN weights): refused.
+/// let err = AdamHyper { step: 0, ..hyper }.validate().unwrap_err();
+/// assert!(matches!(err, Error::InvalidHyper { field: "step", .. }));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdamHyper {
+    /// The learning rate; finite and `>= 0`.
     pub lr: f32,
+    /// The first moment's decay rate β1, in `[0, 1)`.
     pub beta1: f32,
+    /// The second moment's decay rate β2, in `[0, 1)`.
     pub beta2: f32,
+    /// The denominator's ε, added to `sqrt(v̂)`; finite and `> 0`.
     pub eps: f32,
-    /// Decoupled (AdamW) or L2 decay, depending on the kernel; ignored by curiosity.
+    /// Decoupled (AdamW) or L2 decay, depending on the kernel; must be 0 for curiosity, which
+    /// has none. Finite and `>= 0`.
     pub weight_decay: f32,
-    /// The step number `t`, starting at 1.
+    /// The step number `t`, starting at 1, from which the bias corrections are computed.
     pub step: u64,
 }
 
 impl AdamHyper {
+    /// The hyperparameters of step `step`, validated as by [`AdamHyper::validate`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] naming the first field out of its range.
     pub fn new(
         lr: f32,
         beta1: f32,
@@ -36,11 +63,22 @@ impl AdamHyper {
         Ok(hyper)
     }
 
-    /// PyTorch's defaults (lr 1e-3, betas (0.9, 0.999), eps 1e-8), no decay, at `step`.
+    /// PyTorch's `torch.optim.Adam` defaults (lr 1e-3, betas (0.9, 0.999), eps 1e-8), no
+    /// decay, at `step`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] for `step == 0`.
     pub fn pytorch_defaults(step: u64) -> Result<Self> {
         AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, step)
     }
 
+    /// Checks every field against its range (see the fields), in declaration order.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] naming the first field out of its range, with its value and the
+    /// range.
     pub fn validate(&self) -> Result<()> {
         let bad = |field, value: f32, requirement| Error::InvalidHyper {
             field,
@@ -71,8 +109,10 @@ impl AdamHyper {
         Ok(())
     }
 
-    /// `(1 − β1^t, 1 − β2^t)`, computed in f64 and rounded once to f32 (at large `t` and β close
-    /// to 1, computing them in f32 would lose most digits).
+    /// `(1 − β1^t, 1 − β2^t)` for `t = step`, the values the kernels' `bias_correction1` and
+    /// `bias_correction2` take: computed in f64 and rounded once to f32 (at large `t` and β close
+    /// to 1, computing them in f32 would lose most digits). Steps past `i32::MAX` count as
+    /// `i32::MAX`, where both are 1 for any β < 1 that f32 holds.
     pub fn bias_corrections(&self) -> (f32, f32) {
         let t = self.step.min(i32::MAX as u64) as i32;
         let bc = |beta: f32| (1.0 - (beta as f64).powi(t)) as f32;
@@ -81,7 +121,7 @@ impl AdamHyper {
 }
 
 /// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0.
-pub fn validate_grad_clip(grad_clip: f32) -> Result<()> {
+pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
     if grad_clip.is_finite() && grad_clip >= 0.0 {
         Ok(())
     } else {

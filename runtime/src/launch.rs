@@ -9,8 +9,9 @@ use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
+#[cfg(doc)]
+use crate::error::Error;
 use crate::error::{CudaContext, Result};
-pub use crate::launch_check::check_lengths;
 use crate::launch_check::{assemble, check_launch, check_tensors};
 
 /// Threads per block for the optimizer kernels.
@@ -18,23 +19,82 @@ pub const BLOCK_THREADS: u32 = 256;
 /// The most blocks a 1-D grid may have.
 const MAX_GRID: usize = i32::MAX as usize;
 
-/// What one launch did, for logs and the example's table.
+/// What one launch enqueued, for logs and benchmark tables. Returned once the launch is
+/// enqueued, before it runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LaunchInfo {
+    /// The entry launched, e.g. `iqn_adam_kernel` or `iqn_adam_kernel_multi`.
     pub kernel: &'static str,
+    /// Elements updated: the parameter buffer's length, or the sum over a multi-tensor set. 0
+    /// means nothing was enqueued.
     pub elements: usize,
     /// The `weight_clamp_max_abs` that was passed (0.0 = disabled).
     pub bound: f32,
+    /// Blocks in the grid.
     pub grid: u32,
+    /// Threads per block.
     pub block: u32,
 }
 
 impl Adamant {
-    /// Launches optimizer entry `E` on `stream` over `buffers`. Checks, before anything is
-    /// enqueued ([`crate::launch_check`], the same checks as every launch path): the entry is
-    /// registered, the clamp policy, every uniform against its declared domain, that every
-    /// buffer has the parameter buffer's length and that no written buffer overlaps another.
-    /// An empty parameter buffer launches nothing.
+    /// Launches the `#[optimizer_kernel]` entry `E` on `stream` over device buffers of the
+    /// caller's: `buffers` and `scalars` are the kernel's generated `Buffers` and `Scalars`
+    /// structs, so a kernel whose arguments change breaks the call at compile time. The runtime
+    /// builds the argument list from the entry's registered descriptor and passes the policy's
+    /// bound last, itself. The launch is asynchronous; an empty parameter buffer enqueues
+    /// nothing.
+    ///
+    /// Before anything is enqueued it checks, as every launch path does: the entry is the
+    /// registered one, the clamp policy gives a valid bound, every scalar lies in its declared
+    /// domain, every buffer has the parameter buffer's length, and no buffer that the kernel
+    /// writes overlaps another buffer of the launch.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::iqn_adam_kernel;
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // Buffers owned by the caller (here cust's), not a ParamGroup.
+    /// let n = 10_000;
+    /// let mut p = DeviceBuffer::from_slice(&vec![0.5f32; n])?;
+    /// let mut g = DeviceBuffer::from_slice(&vec![0.1f32; n])?;
+    /// let mut m = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
+    /// let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
+    /// let mut short = DeviceBuffer::from_slice(&vec![0.0f32; n - 1])?;
+    ///
+    /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
+    /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+    /// let policy = ClampPolicy::Fixed { bound: 1.0 };
+    ///
+    /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    /// let info =
+    ///     rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+    /// assert_eq!((info.elements, info.bound), (n, 1.0));
+    ///
+    /// // A second moment one element short: refused, and nothing is enqueued.
+    /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *short };
+    /// let refused =
+    ///     rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy);
+    /// assert!(matches!(refused, Err(Error::LengthMismatch { buffer: "v", .. })));
+    /// rt.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Raised before anything is enqueued: [`Error::UnregisteredKernel`] for an entry whose
+    /// descriptor is not the registered one, [`Error::InvalidClamp`] or
+    /// [`Error::DisabledWithoutReason`] for the policy, [`Error::InvalidScalar`] (or, from a
+    /// hand-written `OptimizerEntry`, [`Error::ScalarCount`] / [`Error::ScalarType`]) for a
+    /// scalar, [`Error::LengthMismatch`], [`Error::Overlap`]; [`Error::MissingKernel`] if the
+    /// loaded module lacks the entry ([`Adamant::with_ptx`]). [`Error::Cuda`] if the driver
+    /// refuses the launch.
     pub fn launch_optimizer<E: OptimizerEntry>(
         &self,
         stream: &Stream,

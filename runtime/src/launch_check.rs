@@ -17,14 +17,11 @@ use crate::clamp_policy::{ClampPolicy, ValidBound};
 use crate::error::{Error, Result};
 
 /// A device buffer as the launch checks see it: its address and its length in `f32` elements.
-/// Implemented for cust's device slices and for `(address, len)` pairs (buffers owned by other
-/// CUDA code, and the CPU tests of these checks).
+/// Implemented for cust's device slices and for `(address, len)` pairs (the unit tests check
+/// forged layouts with them, without a GPU).
 pub trait BufferView {
     fn address(&self) -> u64;
     fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl BufferView for &mut DeviceSlice<f32> {
@@ -338,3 +335,6 @@ pub fn assemble(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

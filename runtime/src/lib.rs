@@ -1,20 +1,55 @@
-//! adamant's host side: builds the PTX (build.rs, through `adamant-build`), loads it on a GPU
-//! through `cust`, and launches the optimizer kernels with typed, validated arguments and an
-//! explicit clamp policy. Reading and auditing PTX is `adamant-build`'s.
-pub mod clamp_policy;
-pub mod device;
-pub mod error;
-pub mod graph;
-pub mod groups;
-pub mod hyper;
-pub mod launch;
-pub mod launch_check;
-pub mod multi;
-pub mod nan_check;
-pub mod optimizers;
-pub mod training;
+//! adamant's host side: loads the PTX module built from `kernels-rs` (by this crate's build
+//! script, through `adamant-build`, which checks and audits it) on a GPU through `cust`, and
+//! launches the optimizer kernels with typed, validated arguments and an explicit clamp policy.
+//! Reading and auditing PTX is `adamant-build`'s.
+//!
+//! # The API
+//!
+//! - [`Adamant`]: one GPU with the module loaded and every kernel entry resolved. It launches
+//!   - one parameter group per call through the typed launchers ([`Adamant::iqn_adam`],
+//!     [`Adamant::dqn_adam_update`], [`Adamant::iql_adam`], [`Adamant::attn_adam`],
+//!     [`Adamant::curiosity_adam`]) and a target network's soft update
+//!     ([`Adamant::soft_update`]);
+//!   - any `#[optimizer_kernel]` entry on device buffers of the caller's
+//!     ([`Adamant::launch_optimizer`]), or on a whole set of tensors in one launch
+//!     ([`Adamant::launch_multi`] with a [`TensorSet`]);
+//!   - a recorded CUDA graph of such launches ([`Adamant::capture`], [`StepGraph::launch`]).
+//! - [`ClampPolicy`]: where a launch's weight-clamp bound comes from. Every optimizer launch takes
+//!   one, and there is no default.
+//! - [`AdamHyper`] and [`adam_scalars!`]: Adam hyperparameters that validate themselves, and a
+//!   kernel's `Scalars` built from them.
+//! - [`ParamGroup`]: a model's parameters, gradients and Adam state on the GPU.
+//! - [`nan_check`]: the fused NaN / max-abs checker and its slot table.
+//! - [`Error`]: what went wrong, naming the kernel, buffer or value. Invalid inputs are refused
+//!   before anything is enqueued.
+//! - [`TrainingGroups`], [`GroupSizes`], [`StepConfig`]: the seed's training step, its eight
+//!   parameter groups stepped with their kernels by one call.
+//!
+//! # Without a GPU
+//!
+//! The crate builds, and everything that needs no device runs, on a machine without a GPU (CI
+//! has none): [`Adamant::new`] then fails with [`Error::NoDevice`]. The examples in these docs
+//! that launch kernels return early on that error, so they are compiled and run everywhere and
+//! launch where there is a GPU.
+#![warn(missing_docs)]
 
-pub use clamp_policy::{ClampPolicy, ValidBound};
+// Every module is private and its API re-exported here, so the public API is this list (and
+// `nan_check`, the checker's namespace); what is `pub` inside a module but not re-exported is
+// the runtime's own.
+mod clamp_policy;
+mod device;
+mod error;
+mod graph;
+mod groups;
+mod hyper;
+mod launch;
+mod launch_check;
+mod multi;
+pub mod nan_check;
+mod optimizers;
+mod training;
+
+pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};
@@ -23,13 +58,15 @@ pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
-pub use training::{GroupSizes, StepConfig, TrainingGroups};
+pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 
-/// The `cust` this crate is built on, so tests and examples that allocate their own device
-/// buffers or synchronise the context use the same version.
+/// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
+/// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.
 pub use cust;
 
-/// The PTX module built from `kernels-rs` by this crate's build script.
+/// The PTX text of adamant's kernels: every entry `kernels-rs` declares, built by this crate's
+/// build script, which fails unless the module passes the checks and the clamp audit.
+/// [`Adamant::new`] loads it; `adamant audit` audits it. It is embedded, not read from disk, so
+/// a binary carries its own kernels: a tool that wants a file writes this text out
+/// (`adamant audit --write-ptx PATH`).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
-/// Where the build script also wrote the PTX.
-pub const PTX_PATH: &str = env!("ADAMANT_PTX_PATH");

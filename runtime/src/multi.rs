@@ -19,8 +19,11 @@ pub const CHUNK_ELEMENTS: usize = 2048;
 /// The most blocks a 1-D grid may have (the entry strides over chunks past it).
 const MAX_GRID: u32 = i32::MAX as u32;
 
-/// The device tables of one set of tensors for kernel `E`. Keep one per set; pass the same
-/// tensors to every [`Adamant::launch_multi`] and the tables are reused.
+/// The device tables behind [`Adamant::launch_multi`] for one set of tensors: one table of
+/// per-tensor pointers per buffer argument and one of 2048-element chunks. Keep one per set of
+/// tensors (per model, per kernel) across steps: while the launches pass the same buffers, the
+/// tables are reused and a launch allocates and uploads nothing; a changed set rebuilds them.
+/// See [`Adamant::launch_multi`] for an example.
 pub struct TensorSet {
     /// One device table of per-tensor pointers per buffer argument, in entry order.
     tables: Vec<DeviceBuffer<u64>>,
@@ -39,6 +42,8 @@ impl Default for TensorSet {
 }
 
 impl TensorSet {
+    /// An empty set, with no device tables yet: the first [`TensorSet::sync`] (or
+    /// [`Adamant::launch_multi`]) builds them.
     pub fn new() -> TensorSet {
         TensorSet {
             tables: Vec::new(),
@@ -50,23 +55,25 @@ impl TensorSet {
         }
     }
 
-    /// Total elements over the set's tensors.
+    /// Total elements over the tensors the tables describe.
     pub fn elements(&self) -> usize {
         self.elements
     }
 
-    /// Number of chunk records.
+    /// Number of chunks (one block each in a launch): `ceil(len / 2048)` per tensor, summed.
     pub fn chunks(&self) -> u32 {
         self.n_chunks
     }
 
-    /// How many times the device tables were (re)built.
+    /// How many times the device tables were (re)built: stays at 1 while every launch passes the
+    /// same tensors (a test of that, or a log line).
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
     }
 
-    /// Whether the device tables describe exactly `tensors` (same buffers, same lengths).
-    /// Allocates nothing: this is the per-launch check of an eager training loop.
+    /// Whether the device tables describe exactly `tensors` (same buffers at the same addresses,
+    /// same lengths, same order). Allocates nothing: this is the per-launch check of an eager
+    /// training loop.
     pub fn describes<E: OptimizerEntry>(
         &self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
@@ -87,9 +94,17 @@ impl TensorSet {
         })
     }
 
-    /// Makes the device tables describe exactly `tensors`, uploading them only if the set
-    /// changed. Validates every tensor first (lengths, and no written buffer overlapping any
-    /// other buffer of the set). Returns whether it rebuilt.
+    /// Makes the device tables describe exactly `tensors`, uploading them (synchronously) only
+    /// if the set changed. Validates every tensor first: every buffer has its tensor's parameter
+    /// buffer's length, and no written buffer overlaps any other buffer of the set. Returns
+    /// whether it rebuilt. Call it before [`Adamant::capture`] for a set that a captured
+    /// [`Adamant::launch_multi`] uses.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] (inside an [`Error::InTensor`] naming the tensor, in a set of
+    /// more than one) or [`Error::Overlap`], before anything is uploaded; [`Error::TooLarge`] for a tensor or a set the tables cannot index;
+    /// [`Error::Cuda`] if an upload fails (the old tables are kept).
     pub fn sync<E: OptimizerEntry>(
         &mut self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
@@ -153,11 +168,61 @@ impl TensorSet {
 }
 
 impl Adamant {
-    /// One launch of `E`'s multi-tensor entry over every tensor in `tensors`, on `stream`.
-    /// `set` keeps the device tables; they are rebuilt (synchronously) only when `tensors`
-    /// differs from the last call, which is refused while `stream` is being captured into a
-    /// graph: build the set before capturing. Runs the same checks as every launch path
-    /// ([`crate::launch_check`]) before anything is enqueued.
+    /// One launch of `E`'s multi-tensor entry (`<kernel>_multi`) that updates every tensor in
+    /// `tensors`, on `stream`: the same per-element code as [`Adamant::launch_optimizer`] and
+    /// the same clamp, for a whole model's separately allocated tensors at the cost of one
+    /// launch. `set` keeps the device tables; they are rebuilt (synchronously) only when
+    /// `tensors` differs from the last call, which is refused while `stream` is being captured
+    /// into a graph: sync the set before capturing. Runs the same checks as every launch path
+    /// before anything is enqueued; an empty set enqueues nothing.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::attn_adam_kernel;
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, TensorSet};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // An attention block's tensors, each allocated on its own: [p, g, m, v] per tensor.
+    /// let mut tensors = Vec::new();
+    /// for len in [256 * 256, 256, 1024 * 256, 1024] {
+    ///     let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; len]);
+    ///     tensors.push([filled(0.02)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?]);
+    /// }
+    /// let policy = ClampPolicy::from_isv(1.0);
+    /// let mut set = TensorSet::new(); // kept across steps
+    /// for step in 1..=3 {
+    ///     let hyper = AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 0.01, step)?;
+    ///     let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+    ///     let buffers: Vec<_> = tensors
+    ///         .iter_mut()
+    ///         .map(|[p, g, m, v]| attn_adam_kernel::Buffers {
+    ///             p: &mut **p,
+    ///             g: &mut **g,
+    ///             m: &mut **m,
+    ///             v: &mut **v,
+    ///         })
+    ///         .collect();
+    ///     let info = rt.launch_multi::<attn_adam_kernel::Entry>(
+    ///         rt.stream(), &mut set, &buffers, &scalars, policy,
+    ///     )?;
+    ///     assert_eq!(info.kernel, "attn_adam_kernel_multi");
+    /// }
+    /// assert_eq!(set.elements(), 256 * 256 + 256 + 1024 * 256 + 1024);
+    /// assert_eq!(set.rebuilds(), 1); // the same tensors every step: tables built once
+    /// rt.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::launch_optimizer`] (a tensor's length error inside an [`Error::InTensor`]
+    /// naming it) and as [`TensorSet::sync`]; [`Error::Capture`] if the set changed while
+    /// `stream` is being captured.
     pub fn launch_multi<E: OptimizerEntry>(
         &self,
         stream: &Stream,

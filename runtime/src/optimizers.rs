@@ -19,10 +19,28 @@ use crate::launch::LaunchInfo;
 /// bias corrections (computed in f64), plus the kernel's own fields given as `name: value`.
 /// A field the kernel lacks, or one it needs and is not given, is a compile error. Validates
 /// the hyperparameters first (`step == 0` would give a bias correction of 0 and NaN weights):
-/// evaluates to `Result<Scalars, Error>`. The launch checks every scalar against its declared
-/// domain again, whatever built it.
+/// evaluates to `Result<Scalars, Error>`, with [`Error::InvalidHyper`] naming the bad field.
+/// The launch checks every scalar against its declared domain again, whatever built it.
 ///
-/// `adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)?`
+/// ```
+/// use adamant_kernels::optimizers::{curiosity_adam_step, iql_adam_kernel};
+/// use adamant_runtime::{adam_scalars, AdamHyper, Error};
+///
+/// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10)?;
+/// // IQL's kernel also takes a weight decay and a gradient clip; name them.
+/// let iql =
+///     adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)?;
+/// assert_eq!((iql.bias_correction1, iql.bias_correction2), hyper.bias_corrections());
+/// assert_eq!(iql.grad_clip, 1.0);
+/// // Curiosity's takes neither: naming a field the kernel lacks does not compile.
+/// let curiosity = adam_scalars!(curiosity_adam_step, hyper)?;
+/// assert_eq!(curiosity.lr, 1e-3);
+///
+/// let step_zero = AdamHyper { step: 0, ..hyper };
+/// let refused = adam_scalars!(curiosity_adam_step, step_zero);
+/// assert!(matches!(refused, Err(Error::InvalidHyper { field: "step", .. })));
+/// # Ok::<(), Error>(())
+/// ```
 #[macro_export]
 macro_rules! adam_scalars {
     ($($kernel:ident)::+, $hyper:expr $(, $field:ident : $value:expr)* $(,)?) => {{
@@ -56,8 +74,44 @@ macro_rules! group_buffers {
 }
 
 impl Adamant {
-    /// `dqn_adam_update_kernel`: AdamW on the DQN trunk or heads; the gradient is multiplied by
-    /// `*grad_scale` (the global-norm clip coefficient, read on the device), or by 1.0 if `None`.
+    /// One step of `dqn_adam_update_kernel` on `group`, on the runtime's stream: AdamW
+    /// (decoupled weight decay `p *= 1 − lr·wd`) for the DQN trunk or heads, then the clamp.
+    /// The gradient is multiplied by `*grad_scale` first: the global-norm clip coefficient,
+    /// left on the device by whatever computed it and read there (no host round trip), or 1.0
+    /// if `None`. Its value is not validated: a NaN there makes NaN weights, which the NaN
+    /// checker sees.
+    ///
+    /// ```
+    /// use adamant_runtime::cust::memory::DeviceBox;
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let mut trunk = ParamGroup::new("dqn_trunk", &vec![0.1; 1 << 16])?;
+    /// trunk.upload(GroupBuffer::Grads, &vec![2.0; 1 << 16])?;
+    /// // The clip coefficient as the gradient-norm kernel would leave it on the device.
+    /// let clip = DeviceBox::new(&0.25f32)?;
+    /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
+    /// let policy = ClampPolicy::from_isv(1.0);
+    /// rt.dqn_adam_update(&mut trunk, &hyper, Some(&clip), policy)?;
+    /// rt.synchronize()?;
+    /// // m = (1 − β1)·(0.25 × 2.0)
+    /// assert!((trunk.download(GroupBuffer::M)?[0] - 0.05).abs() < 1e-6);
+    /// // No coefficient: the gradients as they are.
+    /// rt.dqn_adam_update(&mut trunk, &AdamHyper { step: 2, ..hyper }, None, policy)?;
+    /// # rt.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
+    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn dqn_adam_update(
         &self,
         group: &mut ParamGroup,
@@ -80,7 +134,34 @@ impl Adamant {
         )
     }
 
-    /// `iqn_adam_kernel`: Adam with L2 decay on the IQN head's own (online) parameters.
+    /// One step of `iqn_adam_kernel` on `group`, on the runtime's stream: Adam with L2 decay
+    /// (`g += wd·p`) on the IQN head's own (online) parameters, then the clamp: the update whose
+    /// missing clamp let the seed's IQN weights drift to NaN. See [`Adamant`] for a whole step.
+    ///
+    /// ```
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup};
+    ///
+    /// # fn main() -> adamant_runtime::Result<()> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // Weights already past the bound, and a NaN (zero gradients: only the clamp acts).
+    /// let mut iqn = ParamGroup::new("iqn_online", &[250.0, -1e30, 0.5, f32::NAN])?;
+    /// rt.iqn_adam(&mut iqn, &AdamHyper::pytorch_defaults(1)?, ClampPolicy::from_isv(1.0))?;
+    /// rt.synchronize()?;
+    /// let p = iqn.download(GroupBuffer::Params)?;
+    /// assert_eq!(p[..3], [100.0, -100.0, 0.5]); // clamped to ±100 × max(Q_ABS_REF, 1.0)
+    /// assert!(p[3].is_nan()); // NaN stays NaN, for the NaN checker to see
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
+    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn iqn_adam(
         &self,
         group: &mut ParamGroup,
@@ -93,8 +174,38 @@ impl Adamant {
         self.launch_optimizer::<iqn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
-    /// `iql_adam_kernel`: element-wise gradient clip to `±grad_clip` (0 = off), then Adam with
-    /// L2 decay.
+    /// One step of `iql_adam_kernel` on `group`, on the runtime's stream, for IQL's value and
+    /// policy networks: each gradient element clipped to `±grad_clip` (0 = off), then Adam with
+    /// L2 decay, then the clamp.
+    ///
+    /// ```
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, Error, GroupBuffer, ParamGroup};
+    ///
+    /// # fn main() -> adamant_runtime::Result<()> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let mut iql = ParamGroup::new("iql", &vec![0.0; 1000])?;
+    /// iql.upload(GroupBuffer::Grads, &vec![50.0; 1000])?; // an exploding gradient
+    /// let hyper = AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 0.0, 1)?;
+    /// let policy = ClampPolicy::from_isv(1.0);
+    /// rt.iql_adam(&mut iql, &hyper, 1.0, policy)?;
+    /// rt.synchronize()?;
+    /// // The moment saw the clipped gradient: m = (1 − β1) × 1.0.
+    /// assert!((iql.download(GroupBuffer::M)?[0] - 0.1).abs() < 1e-6);
+    ///
+    /// // A negative clip is refused before anything is enqueued.
+    /// let refused = rt.iql_adam(&mut iql, &hyper, -1.0, policy);
+    /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "grad_clip", .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::iqn_adam`], and [`Error::InvalidHyper`] for a `grad_clip` that is negative
+    /// or not finite.
     pub fn iql_adam(
         &self,
         group: &mut ParamGroup,
@@ -110,7 +221,34 @@ impl Adamant {
         self.launch_optimizer::<iql_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
-    /// `attn_adam_kernel`: AdamW for GpuAttention, GpuTlob and the decision transformer.
+    /// One step of `attn_adam_kernel` on `group`, on the runtime's stream: AdamW (decoupled
+    /// weight decay) for the attention models (GpuAttention, GpuTlob) and the decision
+    /// transformer, then the clamp, which the decision transformer's launch disables with a
+    /// reason ([`DT_CLAMP_DISABLED`](crate::DT_CLAMP_DISABLED)).
+    ///
+    /// ```
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup, DT_CLAMP_DISABLED};
+    ///
+    /// # fn main() -> adamant_runtime::Result<()> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let mut dt = ParamGroup::new("decision_transformer", &vec![500.0; 64])?;
+    /// let hyper = AdamHyper::new(1e-4, 0.9, 0.999, 1e-8, 0.0, 1)?;
+    /// let info = rt.attn_adam(&mut dt, &hyper, ClampPolicy::disabled(DT_CLAMP_DISABLED))?;
+    /// assert_eq!(info.bound, 0.0);
+    /// rt.synchronize()?;
+    /// assert_eq!(dt.download(GroupBuffer::Params)?[0], 500.0); // no clamp: past 100 and kept
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
+    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn attn_adam(
         &self,
         group: &mut ParamGroup,
@@ -123,8 +261,41 @@ impl Adamant {
         self.launch_optimizer::<attn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
     }
 
-    /// `curiosity_adam_step`: Adam, no decay, AMSGrad. The group must have `v_max`
-    /// ([`ParamGroup::new_amsgrad`]); `hyper.weight_decay` must be 0 (this rule has none).
+    /// One step of `curiosity_adam_step` on `group`, on the runtime's stream, for the curiosity
+    /// module's forward model: AMSGrad (the denominator uses the running maximum `v_max` of `v`),
+    /// no weight decay, then the clamp. The group must keep `v_max`
+    /// ([`ParamGroup::new_amsgrad`]), and `hyper.weight_decay` must be 0: this rule has no decay
+    /// term, and a non-zero one would be silently ignored.
+    ///
+    /// ```
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, Error, ParamGroup};
+    ///
+    /// # fn main() -> adamant_runtime::Result<()> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
+    /// let policy = ClampPolicy::from_isv(1.0);
+    /// let mut curiosity = ParamGroup::new_amsgrad("curiosity", &vec![0.1; 512])?;
+    /// rt.curiosity_adam(&mut curiosity, &hyper, policy)?;
+    ///
+    /// // Refused before anything is enqueued: a group without v_max, and a weight decay.
+    /// let mut plain = ParamGroup::new("curiosity", &vec![0.1; 512])?;
+    /// let refused = rt.curiosity_adam(&mut plain, &hyper, policy);
+    /// assert!(matches!(refused, Err(Error::MissingBuffer { buffer: "v_max", .. })));
+    /// let decayed = AdamHyper { weight_decay: 0.01, ..hyper };
+    /// let refused = rt.curiosity_adam(&mut curiosity, &decayed, policy);
+    /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "weight_decay", .. })));
+    /// # rt.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::iqn_adam`]; [`Error::InvalidHyper`] for a non-zero `weight_decay` and
+    /// [`Error::MissingBuffer`] for a group without `v_max`.
     pub fn curiosity_adam(
         &self,
         group: &mut ParamGroup,
@@ -164,10 +335,43 @@ pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
 }
 
 impl Adamant {
-    /// `soft_update_kernel`: the target network's soft update `target ← τ·online + (1 − τ)·target`,
-    /// then the clamp (it writes a parameter buffer, so it is an optimizer kernel like the Adam
-    /// ones). `tau` must be in `[0, 1]`; `online` is only read. Runs the same checks as every
-    /// launch (lengths, no overlap between `target` and `online`, the policy's bound).
+    /// One launch of `soft_update_kernel`, on the runtime's stream: the target network's soft
+    /// (Polyak) update `target ← τ·online + (1 − τ)·target`, then the clamp (it writes a
+    /// parameter buffer, so it is an optimizer kernel like the Adam ones). `tau` must be in
+    /// `[0, 1]` (1 copies `online`, 0 leaves `target` as it is); `online` is only read. Runs the
+    /// same checks as every launch: equal lengths, no overlap between `target` and `online`, the
+    /// policy's bound.
+    ///
+    /// ```
+    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+    /// use adamant_runtime::{ClampPolicy, Error};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let online = DeviceBuffer::from_slice(&[1.0f32; 256])?;
+    /// let mut target = DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    /// let policy = ClampPolicy::from_isv(1.0);
+    /// rt.soft_update(&mut target, &online, 0.25, policy)?;
+    /// rt.synchronize()?;
+    /// let mut host = [0.0f32; 256];
+    /// target.copy_to(&mut host[..])?;
+    /// assert_eq!(host[0], 0.25); // 0.25 × 1 + 0.75 × 0
+    ///
+    /// // τ outside [0, 1] is refused before anything is enqueued.
+    /// let refused = rt.soft_update(&mut target, &online, 1.5, policy);
+    /// assert!(matches!(refused, Err(Error::InvalidScalar { name: "tau", .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::InvalidScalar`] for `tau`,
+    /// [`Error::LengthMismatch`], [`Error::Overlap`], and the policy's errors.
+    /// [`Error::Cuda`] if the driver refuses the launch.
     pub fn soft_update(
         &self,
         target: &mut DeviceSlice<f32>,

@@ -13,16 +13,24 @@ use crate::launch::LaunchInfo;
 pub const DT_CLAMP_DISABLED: &str =
     "decision transformer: offline RL, outside the ISV-driven clamp's scope (seed: DT keeps 0.0)";
 
-/// Element counts of each group.
+/// The parameter count of each group of [`TrainingGroups`] (elements, not bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupSizes {
+    /// The DQN trunk (shared features).
     pub dqn_trunk: usize,
+    /// The DQN heads (Q values).
     pub dqn_heads: usize,
+    /// The IQN head's own (online) parameters.
     pub iqn_online: usize,
+    /// IQL's value and policy networks.
     pub iql: usize,
+    /// GpuAttention.
     pub attention: usize,
+    /// GpuTlob.
     pub tlob: usize,
+    /// The curiosity module's forward model.
     pub curiosity: usize,
+    /// The decision transformer.
     pub decision_transformer: usize,
 }
 
@@ -40,16 +48,27 @@ impl GroupSizes {
     };
 }
 
-/// Every group of the training step, on one GPU.
+/// Every parameter group of the seed's training step, on one GPU, each named as its field
+/// (the names the NaN checker's slot table binds by) and stepped by its own kernel in
+/// [`TrainingGroups::step_all`].
 pub struct TrainingGroups {
+    /// The DQN trunk, stepped by `dqn_adam_update_kernel`.
     pub dqn_trunk: ParamGroup,
+    /// The DQN heads, stepped by `dqn_adam_update_kernel`.
     pub dqn_heads: ParamGroup,
-    /// The IQN head's own parameter buffer (`online_params` in the seed).
+    /// The IQN head's own parameter buffer (`online_params` in the seed), stepped by
+    /// `iqn_adam_kernel`.
     pub iqn_online: ParamGroup,
+    /// IQL's networks, stepped by `iql_adam_kernel`.
     pub iql: ParamGroup,
+    /// GpuAttention, stepped by `attn_adam_kernel`.
     pub attention: ParamGroup,
+    /// GpuTlob, stepped by `attn_adam_kernel`.
     pub tlob: ParamGroup,
+    /// The curiosity module (with AMSGrad's `v_max`), stepped by `curiosity_adam_step`.
     pub curiosity: ParamGroup,
+    /// The decision transformer, stepped by `attn_adam_kernel` with the clamp disabled
+    /// ([`DT_CLAMP_DISABLED`]).
     pub decision_transformer: ParamGroup,
 }
 
@@ -58,11 +77,17 @@ pub struct TrainingGroups {
 pub struct StepConfig<'a> {
     /// The ISV's `Q_ABS_REF`, from which every clamped group's bound is derived.
     pub q_abs_ref: f32,
+    /// For the DQN trunk and heads.
     pub dqn: AdamHyper,
+    /// For the IQN head.
     pub iqn: AdamHyper,
+    /// For IQL.
     pub iql: AdamHyper,
+    /// IQL's element-wise gradient clip (0 = off; see [`Adamant::iql_adam`]).
     pub iql_grad_clip: f32,
+    /// For GpuAttention, GpuTlob and the decision transformer.
     pub attention: AdamHyper,
+    /// For curiosity; its `weight_decay` must be 0.
     pub curiosity: AdamHyper,
     /// The global-norm clip coefficient for the DQN gradients, on the device (None = 1.0).
     pub dqn_grad_scale: Option<&'a DeviceBox<f32>>,
@@ -71,6 +96,10 @@ pub struct StepConfig<'a> {
 impl TrainingGroups {
     /// Allocates every group with `init(group_name, len)` as initial parameters and zeroed
     /// gradients and moments (curiosity also gets AMSGrad's `v_max`).
+    ///
+    /// # Errors
+    ///
+    /// As [`ParamGroup::new`], for the first group that fails.
     pub fn new(sizes: GroupSizes, mut init: impl FnMut(&str, usize) -> Vec<f32>) -> Result<Self> {
         let mut group = |name: &str, len: usize| ParamGroup::new(name, &init(name, len));
         let dqn_trunk = group("dqn_trunk", sizes.dqn_trunk)?;
@@ -93,7 +122,7 @@ impl TrainingGroups {
         })
     }
 
-    /// All groups, in a fixed order, with their names.
+    /// All groups, in a fixed order (as declared), each carrying its name.
     pub fn all(&self) -> [&ParamGroup; 8] {
         [
             &self.dqn_trunk,
@@ -107,6 +136,7 @@ impl TrainingGroups {
         ]
     }
 
+    /// All groups, mutably, in the order of [`TrainingGroups::all`] (to upload gradients, say).
     pub fn all_mut(&mut self) -> [&mut ParamGroup; 8] {
         [
             &mut self.dqn_trunk,
@@ -123,7 +153,13 @@ impl TrainingGroups {
     /// One optimizer step for every group, each with its kernel: the clamp bound comes from
     /// `q_abs_ref` for all of them except the decision transformer, which passes 0.0 with
     /// [`DT_CLAMP_DISABLED`] as the reason. Every policy and hyperparameter is validated before
-    /// the first launch, so a bad input launches nothing at all.
+    /// the first launch, so a bad input launches nothing at all. Returns the eight launches'
+    /// [`LaunchInfo`]s, in the order of [`TrainingGroups::all`].
+    ///
+    /// # Errors
+    ///
+    /// Those of the typed launchers ([`Adamant::dqn_adam_update`] and the others); a validation
+    /// error is raised before the first launch.
     pub fn step_all(&mut self, rt: &Adamant, cfg: &StepConfig) -> Result<Vec<LaunchInfo>> {
         let isv = ClampPolicy::from_isv(cfg.q_abs_ref);
         let dt = ClampPolicy::disabled(DT_CLAMP_DISABLED);

@@ -13,14 +13,18 @@ use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
 use crate::training::TrainingGroups;
 
-/// A device buffer of `f32`s: its address and element count.
+/// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
+/// borrow (see [`SlotBindings`] on keeping it allocated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceRegion {
+    /// The device address of the first element, in the runtime's context (0 only when empty).
     pub ptr: u64,
+    /// The number of `f32` elements.
     pub len: usize,
 }
 
 impl DeviceRegion {
+    /// The address and length of `slice`.
     pub fn of(slice: &DeviceSlice<f32>) -> DeviceRegion {
         DeviceRegion {
             ptr: slice.as_device_ptr().as_raw(),
@@ -29,7 +33,14 @@ impl DeviceRegion {
     }
 }
 
-/// The buffer bound to each slot (or none yet).
+/// The device buffer bound to each slot of the table (or none yet), from which a
+/// [`NanChecker`](super::NanChecker) builds its tables.
+///
+/// A binding records an address and a length, as the seed's `nan_check_buf_ptrs` /
+/// `nan_check_buf_lens` did, so the training loop keeps using its buffers between checks; the
+/// bound buffers must stay allocated while checks built from these bindings run. The checker
+/// only reads them. Parameter-group slots are bound by group name
+/// ([`SlotBindings::bind_group`]), activations one by one ([`SlotBindings::bind`]).
 #[derive(Clone, Debug)]
 pub struct SlotBindings {
     regions: [Option<DeviceRegion>; SLOT_COUNT],
@@ -50,18 +61,21 @@ impl SlotBindings {
     }
 
     /// Binds `slot` to `data` (replacing an earlier binding). `data` must stay allocated while
-    /// checks built from these bindings run (see the module comment).
+    /// checks built from these bindings run (see [`SlotBindings`]).
     pub fn bind(&mut self, slot: SlotId, data: &DeviceSlice<f32>) -> &mut Self {
         self.regions[slot.index()] = Some(DeviceRegion::of(data));
         self
     }
 
     /// Binds every slot whose [`Source::Group`] names this group (by [`ParamGroup::name`]) to
-    /// that buffer of the group, through the group's accessors. Returns the slots bound.
+    /// that buffer of the group. Returns the slots bound.
     ///
-    /// Fails if the table names no slot for this group (a misspelt group name would otherwise
-    /// leave its slots silently unbound) or if the group lacks a buffer a slot wants (AMSGrad's
-    /// `v_max` on a group made with [`ParamGroup::new`]).
+    /// # Errors
+    ///
+    /// [`Error::UnknownSlotGroup`] if the table names no slot for this group (a misspelt group
+    /// name would otherwise leave its slots silently unbound); [`Error::MissingBuffer`] if the
+    /// group lacks a buffer a slot wants (AMSGrad's `v_max` on a group made with
+    /// [`ParamGroup::new`]).
     pub fn bind_group(&mut self, group: &ParamGroup) -> Result<Vec<SlotId>> {
         let mut bound = Vec::new();
         for spec in SLOTS {
@@ -98,6 +112,10 @@ impl SlotBindings {
 
     /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
     /// this, only the activation slots remain to bind.
+    ///
+    /// # Errors
+    ///
+    /// As [`SlotBindings::bind_group`], for the first group that fails.
     pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
         for group in groups.all() {
             self.bind_group(group)?;
@@ -105,7 +123,12 @@ impl SlotBindings {
         Ok(())
     }
 
-    /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0).
+    /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0):
+    /// for buffers that are not cust slices, such as those of other CUDA code.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NullSlotBuffer`] for a null `ptr` with a non-zero `len`.
     ///
     /// # Safety
     /// `ptr` must address `len` `f32`s of device memory in the runtime's context, which must
@@ -128,15 +151,23 @@ impl SlotBindings {
         self
     }
 
+    /// The buffer bound to `slot`, if any.
     pub fn region(&self, slot: SlotId) -> Option<DeviceRegion> {
         self.regions[slot.index()]
     }
 
+    /// Whether a buffer is bound to `slot`.
     pub fn is_bound(&self, slot: SlotId) -> bool {
         self.regions[slot.index()].is_some()
     }
 
-    /// The regions of `first..=last`, in order; the first unbound slot is an error naming it.
+    /// The regions bound to the slots of `range` (slot indices, inclusive), in order: what a
+    /// [`NanChecker`](super::NanChecker) for `range` would watch.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSlotRange`] for an empty range or one past the table;
+    /// [`Error::UnboundSlot`] naming the first slot of the range with no buffer bound.
     pub fn regions_for(
         &self,
         range: &std::ops::RangeInclusive<usize>,

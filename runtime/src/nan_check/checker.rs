@@ -40,7 +40,10 @@ struct DeviceWorkItem(WorkItem);
 // SAFETY: as above; `WorkItem` is `#[repr(C)]` of integers only.
 unsafe impl DeviceCopy for DeviceWorkItem {}
 
-/// A fused NaN / max-abs check of one contiguous range of the slot table.
+/// A fused NaN / max-abs check of one contiguous range of the slot table: one kernel launch
+/// checks every bound buffer of the range, and [`NanChecker::report`] names the slots that
+/// tripped. It borrows the runtime (`'rt`) and launches on its stream. See the
+/// [module](super) for an example.
 pub struct NanChecker<'rt> {
     runtime: &'rt Adamant,
     /// Resolved once: the per-step path makes no module lookups.
@@ -62,7 +65,14 @@ impl<'rt> NanChecker<'rt> {
     /// Prepares a check of `range` (for example [`super::FUSED_RANGE`] or
     /// [`super::ALL_SLOTS`]). Every slot of the range must be bound; the first unbound one is an
     /// [`Error::UnboundSlot`] naming it. Uploads the metadata and work tables (synchronously:
-    /// this is setup, not the per-step path).
+    /// this is setup, not the per-step path). The bound buffers must stay allocated while the
+    /// checker runs checks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSlotRange`], [`Error::UnboundSlot`], [`Error::NanCheckTooLarge`] for a
+    /// range of more work items than one launch takes, [`Error::OutOfMemory`] or
+    /// [`Error::Cuda`] for the uploads.
     pub fn new(
         runtime: &'rt Adamant,
         range: RangeInclusive<usize>,
@@ -106,12 +116,13 @@ impl<'rt> NanChecker<'rt> {
         Ok(checker)
     }
 
-    /// The checked slots.
+    /// The checked slots (indices into the table, inclusive).
     pub fn range(&self) -> RangeInclusive<usize> {
         self.range.clone()
     }
 
-    /// Number of work items (chunks) one check covers.
+    /// Number of work items (chunks of [`CHUNK_ELEMENTS`](super::CHUNK_ELEMENTS) elements, or a
+    /// multiple of it for a large range) one check covers.
     pub fn work_items(&self) -> u32 {
         self.work_items
     }
@@ -120,6 +131,12 @@ impl<'rt> NanChecker<'rt> {
     /// launches the kernel once for the whole range. Does not wait for the GPU; call
     /// [`NanChecker::report`] to read the result. `q_abs_ref` is the ISV's current `Q_ABS_REF`
     /// (thresholds are `factor × max(Q_ABS_REF, 1.0)`).
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::InvalidQAbsRef`] for a negative or non-finite
+    /// `q_abs_ref`, [`Error::SlotThresholdOverflow`] if a slot's threshold overflows f32.
+    /// [`Error::Cuda`] if the driver refuses the memsets or the launch.
     pub fn enqueue(&mut self, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
         // Until this check is fully enqueued, `report` must not decode half-reset outputs.
@@ -173,7 +190,13 @@ impl<'rt> NanChecker<'rt> {
     }
 
     /// Waits for the runtime's stream, reads the last check's outputs and decodes them. The slow
-    /// path: call it when the loop needs the answer (every N steps, or before halting).
+    /// path: call it when the loop needs the answer (every N steps, or before halting). A
+    /// tripped slot is not an error here: see [`NanReport::ensure_quiet`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NanCheckNotEnqueued`] before the first [`NanChecker::enqueue`]; [`Error::Cuda`]
+    /// if the stream's work failed or a read-back fails.
     pub fn report(&self) -> Result<NanReport> {
         let q_abs_ref_eff = self
             .enqueued_q_abs_ref_eff

@@ -1,43 +1,64 @@
 //! The fused NaN / max-abs checker, driven by one slot table.
 //!
-//! - [`slots`]: the table, the only place a slot is declared (index, name, check, source).
-//! - [`bindings`]: which device buffer each slot watches.
-//! - [`layout`]: the per-slot metadata and the (slot, chunk) work table derived from both.
-//! - [`NanChecker`]: one range of slots; [`NanChecker::enqueue`] puts a check on the runtime's
-//!   stream without synchronising, [`NanChecker::report`] synchronises and decodes.
-//! - [`report`]: the decoded result, by slot name, as a log line.
-//! - [`mod@reference`]: the check's specification as CPU code, for tests.
-//! - [`audit_doc`]: the slot and kernel tables of `docs/audit.md` and `adamant audit`.
+//! - [`SLOTS`] (and a [`SlotId`] constant per slot in [`slot`]): the table, the only place a
+//!   slot is declared (index, name, check, source), in `slots.rs`.
+//! - [`SlotBindings`]: which device buffer each slot watches.
+//! - [`NanChecker`]: one range of slots, with the per-slot metadata and the (slot, chunk) work
+//!   table derived from the table and the bindings; [`NanChecker::enqueue`] puts a check on the
+//!   runtime's stream without synchronising, [`NanChecker::report`] synchronises and decodes.
+//! - [`NanReport`]: the decoded result, by slot name, as a log line.
 //!
-//! ```no_run
-//! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE};
-//! use adamant_runtime::{Adamant, GroupSizes, TrainingGroups};
-//! # fn main() -> adamant_runtime::Result<()> {
-//! # let activation = |_| -> &adamant_runtime::cust::memory::DeviceSlice<f32> { unimplemented!() };
-//! let adamant = Adamant::new()?;
+//! The check's specification as CPU code (`adamant::nan_check_reference`) and the tables of
+//! `docs/audit.md` (`adamant::audit_doc`) live in the `adamant` crate, beside the tests and the
+//! CLI that use them.
+//!
+//! ```
+//! use adamant_runtime::cust::memory::DeviceBuffer;
+//! use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, SlotId, FUSED_RANGE};
+//! use adamant_runtime::{GroupSizes, TrainingGroups};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let adamant = match adamant_runtime::Adamant::new() {
+//! #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+//! #     other => other?,
+//! # };
 //! let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, len| vec![0.0; len])?;
+//! // An activation buffer of the training step (which owns it).
+//! let grad_out = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+//!
 //! let mut bindings = SlotBindings::new();
 //! // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
 //! bindings.bind_training_groups(&groups)?;
-//! // Activations, one line each (the training step owns these buffers).
-//! bindings.bind(slot::iqn_trunk_grad_out, activation("grad_iqn @ W_iqn^T"));
-//! // ... the other activation slots of the range ...
+//! // Activations, one line each.
+//! bindings.bind(slot::iqn_trunk_grad_out, &grad_out);
+//! // ... the range's other activation slots (here all watch the same stand-in buffer).
+//! for id in FUSED_RANGE.filter_map(SlotId::new) {
+//!     if !bindings.is_bound(id) {
+//!         bindings.bind(id, &grad_out);
+//!     }
+//! }
+//!
 //! let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings)?;
 //! let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
 //! checker.enqueue(q_abs_ref)?; // after the step's kernels, same stream, no host sync
 //! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
-//! # Ok(()) }
+//! # Ok(())
+//! # }
 //! ```
-pub mod audit_doc;
-pub mod bindings;
+mod bindings;
 mod checker;
+// Public only for tests/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
+// work table the checker uploads (`build`, `chunk_for`, `work_items_for`, `validate_range`).
+// Hidden: not part of the API, and free to change with the checker. `CHUNK_ELEMENTS` is
+// re-exported below as the API's.
+#[doc(hidden)]
 pub mod layout;
-pub mod reference;
-pub mod report;
-pub mod slots;
+mod report;
+mod slots;
 
 pub use bindings::{DeviceRegion, SlotBindings};
-pub use checker::{NanChecker, CHECK_BLOCK_THREADS};
+pub use checker::NanChecker;
+pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{
     q_abs_ref_eff, slot, Check, SlotId, SlotSpec, Source, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT,

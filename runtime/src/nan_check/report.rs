@@ -8,11 +8,16 @@ use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_IN
 use super::slots::{Check, SlotId, SLOTS};
 use crate::error::{Error, Result};
 
-/// One slot's outcome.
+/// One slot's outcome in a [`NanReport`]. Its `Display` is the slot's part of the log line:
+/// `slot 48 iqn_weight_max: over-threshold (bits 0b10), max |x| 1.5e3 > threshold 1e3, first
+/// bad element 17 of 4096`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlotResult {
+    /// The slot's index in the table.
     pub index: usize,
+    /// The slot's name, e.g. `iqn_weight_max`.
     pub name: &'static str,
+    /// The slot's check, from the table.
     pub check: Check,
     /// Elements checked.
     pub len: usize,
@@ -28,7 +33,14 @@ pub struct SlotResult {
 }
 
 impl SlotResult {
-    /// Decodes the kernel's three words for slot `index`.
+    /// Decodes the kernel's three output words for slot `index` (its flag word, the bits of its
+    /// largest `|x|`, its first bad index or `NO_BAD_INDEX`) over `len` elements checked with
+    /// `max(Q_ABS_REF, 1.0) = q_abs_ref_eff`. [`NanChecker::report`](super::NanChecker::report)
+    /// calls it; it is public for host simulations of the kernel.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is not a slot of the table.
     pub fn decode(
         index: usize,
         len: usize,
@@ -50,19 +62,26 @@ impl SlotResult {
         }
     }
 
+    /// The slot as a [`SlotId`].
+    ///
+    /// # Panics
+    ///
+    /// If `index` was changed to one outside the table (a decoded result's never is).
     pub fn id(&self) -> SlotId {
         SlotId::new(self.index).expect("results are decoded from the table")
     }
 
-    /// Any flag set.
+    /// Whether the slot raised any flag: what should stop a training loop.
     pub fn tripped(&self) -> bool {
         self.flags != 0
     }
 
+    /// Whether some element was NaN or `±inf`.
     pub fn non_finite(&self) -> bool {
         self.flags & FLAG_NON_FINITE != 0
     }
 
+    /// Whether some finite element of a [`Check::MaxAbs`] slot exceeded its threshold.
     pub fn over_threshold(&self) -> bool {
         self.flags & FLAG_OVER_THRESHOLD != 0
     }
@@ -112,9 +131,31 @@ impl fmt::Display for SlotResult {
     }
 }
 
-/// The outcome of one check of a range.
+/// The outcome of one check of a range, from [`NanChecker::report`](super::NanChecker::report).
+/// Its `Display` is one log line naming every tripped slot, and
+/// [`NanReport::ensure_quiet`] turns a tripped report into an error for a training loop to stop
+/// on.
+///
+/// ```
+/// use adamant_kernels::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
+/// use adamant_runtime::nan_check::{slot, NanReport, SlotResult, FUSED_RANGE};
+///
+/// // As NanChecker::report decodes it: slot 48 saw a weight of 1500, over 1e3 × 1.0.
+/// let slots = FUSED_RANGE
+///     .map(|i| match i {
+///         48 => SlotResult::decode(i, 4096, FLAG_OVER_THRESHOLD, 1500f32.to_bits(), 17, 1.0),
+///         _ => SlotResult::decode(i, 100, 0, 0, NO_BAD_INDEX, 1.0),
+///     })
+///     .collect();
+/// let report = NanReport { range: FUSED_RANGE, q_abs_ref_eff: 1.0, slots };
+/// assert!(!report.is_quiet());
+/// assert!(report.slot(slot::iqn_weight_max).unwrap().over_threshold());
+/// let err = report.ensure_quiet().unwrap_err();
+/// assert!(err.to_string().contains("slot 48 iqn_weight_max: over-threshold"), "{err}");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct NanReport {
+    /// The checked slots (indices into the table, inclusive).
     pub range: RangeInclusive<usize>,
     /// `max(Q_ABS_REF, 1.0)` the thresholds were computed from.
     pub q_abs_ref_eff: f32,

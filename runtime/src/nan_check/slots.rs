@@ -20,7 +20,12 @@ pub enum Check {
     NonFinite,
     /// NaN and `±inf`, plus any finite `|x| > factor × q_abs_ref_eff`, where
     /// `q_abs_ref_eff = max(Q_ABS_REF, 1.0)`.
-    MaxAbs { factor: f32 },
+    MaxAbs {
+        /// How many `q_abs_ref_eff`s a value may reach (1e3 for the weight-max slots, ten times
+        /// the clamp bound's factor; 1e2 for the Q values); finite and `> 0`, checked when the
+        /// crate compiles.
+        factor: f32,
+    },
 }
 
 impl Check {
@@ -57,11 +62,16 @@ impl Check {
 pub enum Source {
     /// `buffer` of the [`crate::ParamGroup`] whose [`crate::ParamGroup::name`] is `group`.
     Group {
+        /// The group's name, as [`crate::TrainingGroups`] names it (`iqn_online`, ...).
         group: &'static str,
+        /// Which of its buffers.
         buffer: GroupBuffer,
     },
     /// An activation or other intermediate the training step owns, bound explicitly.
-    Activation { what: &'static str },
+    Activation {
+        /// What it is, in words (for `docs/audit.md`).
+        what: &'static str,
+    },
 }
 
 impl Source {
@@ -74,12 +84,16 @@ impl Source {
     }
 }
 
-/// One declared slot.
+/// One declared slot: a line of the table.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlotSpec {
+    /// Its index: its position in [`SLOTS`] and in a check's per-slot outputs.
     pub index: usize,
+    /// Its name, unique in the table (and the name of its constant in [`slot`]).
     pub name: &'static str,
+    /// What it checks.
     pub check: Check,
+    /// What it watches.
     pub source: Source,
 }
 
@@ -99,14 +113,17 @@ impl SlotId {
         SLOTS.iter().position(|s| s.name == name).map(SlotId)
     }
 
+    /// The slot's index in the table.
     pub fn index(self) -> usize {
         self.0
     }
 
+    /// The slot's line of the table.
     pub fn spec(self) -> &'static SlotSpec {
         &SLOTS[self.0]
     }
 
+    /// The slot's name, e.g. `iqn_weight_max`.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
@@ -145,7 +162,13 @@ macro_rules! slot_table {
         #[allow(non_upper_case_globals)]
         pub mod slot {
             use super::SlotId;
-            $(pub const $name: SlotId = SlotId($index);)*
+            $(
+                #[doc = concat!(
+                    "Slot ", stringify!($index), ": checks `", stringify!($check),
+                    "` of `", stringify!($source), "`."
+                )]
+                pub const $name: SlotId = SlotId($index);
+            )*
         }
     };
 }

@@ -1,10 +1,12 @@
-//! The checks every optimizer launch path runs (`adamant_runtime::launch_check`), on a machine
-//! without a GPU: buffers as `(address, len)` pairs, entries real and forged. Each error names the
-//! kernel and what was wrong, and nothing gets as far as a launch.
+//! The checks every optimizer launch path runs ([`super`]), on a machine without a GPU: buffers
+//! as `(address, len)` pairs, entries real and forged. Each error names the kernel and what was
+//! wrong, and nothing gets as far as a launch. Unit tests (they were `tests/launch_checks.rs`):
+//! the checks are the runtime's internals, not its API.
 use adamant_kernels::abi::{ArgValue, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole};
-use adamant_kernels::optimizers::{iql_adam_kernel, iqn_adam_kernel};
-use adamant_runtime::launch_check::{assemble, check_launch, check_tensors};
-use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error};
+use adamant_kernels::optimizers::{curiosity_adam_step, iql_adam_kernel, iqn_adam_kernel};
+
+use super::{assemble, check_launch, check_lengths, check_tensors};
+use crate::{adam_scalars, AdamHyper, ClampPolicy, Error};
 
 const F: u64 = 4; // bytes per f32
 
@@ -140,6 +142,52 @@ fn a_length_error_in_a_set_names_the_tensor() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn length_mismatch_names_kernel_buffer_and_sizes() {
+    let buffers = iqn_adam_kernel::Buffers {
+        p: vec![0.0f32; 10],
+        g: vec![0.0; 10],
+        m: vec![0.0; 10],
+        v: vec![0.0; 9],
+    };
+    match check_lengths::<iqn_adam_kernel::Entry, _>(&buffers, |b| b.len()) {
+        Err(Error::LengthMismatch {
+            kernel,
+            buffer,
+            found,
+            reference,
+            expected,
+        }) => {
+            assert_eq!(
+                (kernel, buffer, found, reference, expected),
+                ("iqn_adam_kernel", "v", 9, "p", 10)
+            );
+        }
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
+    let ok = curiosity_adam_step::Buffers {
+        p: vec![0.0f32; 7],
+        g: vec![0.0; 7],
+        m: vec![0.0; 7],
+        v: vec![0.0; 7],
+        v_max: vec![0.0; 7],
+    };
+    assert_eq!(
+        check_lengths::<curiosity_adam_step::Entry, _>(&ok, |b| b.len()).unwrap(),
+        7
+    );
+    let short_v_max = curiosity_adam_step::Buffers {
+        v_max: vec![0.0; 6],
+        ..ok
+    };
+    let err =
+        check_lengths::<curiosity_adam_step::Entry, _>(&short_v_max, |b| b.len()).unwrap_err();
+    assert!(
+        err.to_string().contains("curiosity_adam_step") && err.to_string().contains("v_max"),
+        "{err}"
+    );
 }
 
 #[test]

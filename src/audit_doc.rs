@@ -2,12 +2,14 @@
 //! `tests/audit_doc.rs`) and the `adamant audit` CLI print the same text, so neither can drift
 //! from the code. This replaces the seed's hand-edited audit document, whose "Mech 5" slot table
 //! and "Mech 9" kernel list had to be updated by hand with every new slot or kernel.
+//!
+//! It lives in this crate, beside the CLI and the test that use it, rather than in the runtime:
+//! it is documentation built from the runtime's public slot table and the kernel registry, and a
+//! program that only launches kernels does not need it.
 use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
-
-use super::layout::CHUNK_ELEMENTS;
-use super::slots::{Check, FUSED_RANGE, SLOTS, SLOT_COUNT};
+use adamant_runtime::nan_check::{Check, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT};
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
 pub const REGENERATE: &str = "ADAMANT_BLESS=1 cargo test --test audit_doc";
