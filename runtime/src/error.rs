@@ -164,8 +164,8 @@ pub enum Error {
         field: &'static str,
         /// The value given.
         value: f64,
-        /// The valid range, e.g. "in [0, 1)".
-        requirement: &'static str,
+        /// The valid range, e.g. "finite, >= 0, < 1" (from the kernel's `#[domain]`).
+        requirement: String,
     },
 
     /// The ISV's `Q_ABS_REF`, the bound derived from it, or a fixed bound is not usable

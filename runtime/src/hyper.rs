@@ -1,4 +1,6 @@
 //! Adam hyperparameters that validate themselves, and the per-launch bias corrections.
+use adamant_kernels::abi::{KernelDescriptor, ParamRole};
+
 use crate::error::{Error, Result};
 
 /// The hyperparameters shared by the five Adam kernels, for one step. Construct with
@@ -80,30 +82,23 @@ impl AdamHyper {
     /// [`Error::InvalidHyper`] naming the first field out of its range, with its value and the
     /// range.
     pub fn validate(&self) -> Result<()> {
-        let bad = |field, value: f32, requirement| Error::InvalidHyper {
-            field,
-            value: value as f64,
-            requirement,
-        };
-        if !(self.lr.is_finite() && self.lr >= 0.0) {
-            return Err(bad("lr", self.lr, "finite and >= 0"));
-        }
-        for (field, beta) in [("beta1", self.beta1), ("beta2", self.beta2)] {
-            if !(0.0..1.0).contains(&beta) {
-                return Err(bad(field, beta, "in [0, 1)"));
-            }
-        }
-        if !(self.eps.is_finite() && self.eps > 0.0) {
-            return Err(bad("eps", self.eps, "finite and > 0"));
-        }
-        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
-            return Err(bad("weight_decay", self.weight_decay, "finite and >= 0"));
+        // The ranges are the kernels' own `#[domain]`s (one contract): dqn_adam_update_kernel
+        // declares every field of AdamHyper under the same name.
+        let kernel = &adamant_kernels::optimizers::dqn_adam_update_kernel::DESCRIPTOR;
+        for (field, value) in [
+            ("lr", self.lr),
+            ("beta1", self.beta1),
+            ("beta2", self.beta2),
+            ("eps", self.eps),
+            ("weight_decay", self.weight_decay),
+        ] {
+            check_domain(kernel, field, value)?;
         }
         if self.step == 0 {
             return Err(Error::InvalidHyper {
                 field: "step",
                 value: 0.0,
-                requirement: ">= 1",
+                requirement: ">= 1".into(),
             });
         }
         Ok(())
@@ -120,15 +115,33 @@ impl AdamHyper {
     }
 }
 
-/// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0.
+/// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0 (the kernel's
+/// declared domain).
 pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
-    if grad_clip.is_finite() && grad_clip >= 0.0 {
+    check_domain(
+        &adamant_kernels::optimizers::iql_adam_kernel::DESCRIPTOR,
+        "grad_clip",
+        grad_clip,
+    )
+}
+
+/// `value` against the `#[domain]` that `kernel` declares for its scalar `field`.
+fn check_domain(kernel: &KernelDescriptor, field: &'static str, value: f32) -> Result<()> {
+    let domain = kernel
+        .params
+        .iter()
+        .find_map(|p| match p.role {
+            ParamRole::Scalar { domain } if p.name == field => Some(domain),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{} declares no scalar `{field}`", kernel.name));
+    if domain.contains(value as f64) {
         Ok(())
     } else {
         Err(Error::InvalidHyper {
-            field: "grad_clip",
-            value: grad_clip as f64,
-            requirement: "finite and >= 0 (0 = off)",
+            field,
+            value: value as f64,
+            requirement: domain.describe(),
         })
     }
 }

@@ -328,7 +328,7 @@ pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
         return Err(Error::InvalidHyper {
             field: "weight_decay",
             value: hyper.weight_decay as f64,
-            requirement: "0 for curiosity_adam_step (it applies no decay)",
+            requirement: "0 for curiosity_adam_step (it applies no decay)".into(),
         });
     }
     Ok(())
