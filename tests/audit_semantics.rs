@@ -49,6 +49,20 @@ fn run(clamp: &str) -> AuditReport {
     audit(&module(clamp), &[&TINY])
 }
 
+/// The clamp LLVM emits for `weight_clamp`: `|x| > b ? copysign(b, x) : x`, then `b > 0 ? .. : x`.
+const CANONICAL: &str = "\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;\n\
+     \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
+     \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;";
+
+/// The audit of [`CANONICAL`] with the line `from` replaced by `to` (which must be there).
+fn run_variant(from: &str, to: &str) -> AuditReport {
+    assert!(
+        CANONICAL.contains(from),
+        "no `{from}` in the canonical clamp"
+    );
+    run(&CANONICAL.replacen(from, to, 1))
+}
+
 /// The one failure of the entry's only store.
 fn failure(report: &AuditReport) -> &ClampFailure {
     match report.violations.as_slice() {
@@ -59,9 +73,7 @@ fn failure(report: &AuditReport) -> &ClampFailure {
 
 #[test]
 fn the_compilers_clamp_is_accepted() {
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;");
+    let report = run(CANONICAL);
     assert!(report.is_ok(), "{report}");
     assert!(report.entry("tiny").unwrap().clamp.unwrap().cases_evaluated > 1000);
 }
@@ -99,10 +111,9 @@ fn the_seeds_min_max_clamp_is_refused_at_nan() {
 #[test]
 fn an_integer_compare_of_float_bits_is_refused_at_nan() {
     // |x| > b as u32 bit patterns: right for every number, but NaN's bits are above +inf's.
-    let report = run(
-        "\tand.b32 \t%a, %x, 2147483647;\n\tsetp.gt.u32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;",
+    let report = run_variant(
+        "\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;",
+        "\tand.b32 \t%a, %x, 2147483647;\n\tsetp.gt.u32 \t%p1, %a, %b;",
     );
     match failure(&report) {
         ClampFailure::Wrong { x, got, bound, .. } => {
@@ -116,17 +127,13 @@ fn an_integer_compare_of_float_bits_is_refused_at_nan() {
 #[test]
 fn copysign_with_swapped_operands_is_refused() {
     // `copysign d, b, x` is |x| with b's sign: for x = -inf it stores +inf's magnitude... wrong.
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %b, %x;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;");
+    let report = run_variant("copysign.f32 \t%c, %x, %b;", "copysign.f32 \t%c, %b, %x;");
     assert!(matches!(failure(&report), ClampFailure::Wrong { .. }));
 }
 
 #[test]
 fn an_unordered_compare_is_refused_at_nan() {
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gtu.f32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;");
+    let report = run_variant("setp.gt.f32 \t%p1", "setp.gtu.f32 \t%p1");
     match failure(&report) {
         ClampFailure::Wrong { x, .. } => assert!(f32::from_bits(*x).is_nan()),
         other => panic!("{other:?}"),
@@ -137,9 +144,7 @@ fn an_unordered_compare_is_refused_at_nan() {
 fn a_flushed_compare_is_refused_at_a_subnormal() {
     // .ftz flushes a subnormal |x| to 0 before the compare: with a subnormal bound below it, the
     // weight is left unclamped.
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gt.ftz.f32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;");
+    let report = run_variant("setp.gt.f32 \t%p1", "setp.gt.ftz.f32 \t%p1");
     match failure(&report) {
         ClampFailure::Wrong { x, .. } => assert!(f32::from_bits(*x).is_subnormal()),
         other => panic!("{other:?}"),
@@ -149,18 +154,18 @@ fn a_flushed_compare_is_refused_at_a_subnormal() {
 #[test]
 fn a_value_that_depends_on_more_than_x_and_the_bound_is_unprovable() {
     // The thread index slipped into the clamp: it could clamp only some threads.
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;\n\
-         \tsetp.ne.u32 \t%p3, %r1, 7;\n\tand.pred \t%p4, %p1, %p3;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p4;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tselp.f32 \t%out, %s, %x, %p2;");
+    let report = run_variant(
+        "selp.f32 \t%s, %c, %x, %p1;",
+        "setp.ne.u32 \t%p3, %r1, 7;\n\tand.pred \t%p4, %p1, %p3;\n\tselp.f32 \t%s, %c, %x, %p4;",
+    );
     assert!(matches!(failure(&report), ClampFailure::Unprovable { .. }));
 }
 
 #[test]
 fn a_clamp_defined_under_a_guard_is_unprovable() {
-    let report = run("\tabs.f32 \t%a, %x;\n\tsetp.gt.f32 \t%p1, %a, %b;\n\
-         \tcopysign.f32 \t%c, %x, %b;\n\tselp.f32 \t%s, %c, %x, %p1;\n\
-         \tsetp.gt.f32 \t%p2, %b, 0f00000000;\n\tmov.b32 \t%out, %x;\n\
-         \t@%p2 mov.b32 \t%out, %s;");
+    let report = run_variant(
+        "selp.f32 \t%out, %s, %x, %p2;",
+        "mov.b32 \t%out, %x;\n\t@%p2 mov.b32 \t%out, %s;",
+    );
     assert!(matches!(failure(&report), ClampFailure::Unprovable { .. }));
 }
