@@ -107,6 +107,23 @@ impl ParamRole {
         )
     }
 
+    /// Whether this role is a pointer to buffers or tables (everything but the scalars, the
+    /// length, the chunk count, the bound and `#[uniform_ptr]`, which is read as a value).
+    pub fn is_pointer(self) -> bool {
+        matches!(
+            self,
+            ParamRole::ParamBuffer
+                | ParamRole::Input
+                | ParamRole::State
+                | ParamRole::ParamTable
+                | ParamRole::InputTable
+                | ParamRole::StateTable
+                | ParamRole::ChunkTable
+                | ParamRole::Output
+                | ParamRole::IndexTable
+        )
+    }
+
     /// Whether a store through a pointer with this role must be clamped.
     pub fn is_param(self) -> bool {
         matches!(self, ParamRole::ParamBuffer | ParamRole::ParamTable)

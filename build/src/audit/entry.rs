@@ -77,18 +77,7 @@ pub(super) fn audit_entry(
     }
 
     for p in descriptor.params {
-        let pointer_role = matches!(
-            p.role,
-            ParamRole::ParamBuffer
-                | ParamRole::Input
-                | ParamRole::State
-                | ParamRole::ParamTable
-                | ParamRole::InputTable
-                | ParamRole::StateTable
-                | ParamRole::ChunkTable
-                | ParamRole::Output
-                | ParamRole::IndexTable
-        );
+        let pointer_role = p.role.is_pointer();
         // A pointer must say what the entry does with it; a pointer-typed scalar would be
         // treated as an offset.
         let typed_right = pointer_role == (p.ty == ParamType::Ptr)
