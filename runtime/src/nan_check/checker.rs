@@ -109,9 +109,10 @@ impl<'rt> NanChecker<'rt> {
             first_bad: upload(&vec![NO_BAD_INDEX; n], "first-bad indices")?,
             enqueued_q_abs_ref_eff: None,
         };
-        // The uploads ran on the legacy default stream, which the runtime's non-blocking stream
-        // does not wait for, and a copy from pageable memory may return before its DMA lands.
-        // Setup is the place to pay for a full context synchronisation.
+        // The uploads ran on the legacy default stream, and a copy from pageable memory may
+        // return before its DMA lands. A full context synchronisation, paid once at setup, makes
+        // them complete whatever stream the check is later enqueued on (the runtime's is a
+        // blocking stream today, but a caller's stream need not be).
         CurrentContext::synchronize().during("synchronizing after the nan-check uploads")?;
         Ok(checker)
     }
