@@ -10,18 +10,18 @@ use syn::ext::IdentExt;
 
 use crate::kernels_crate::KernelsCrate;
 use crate::optimizer::{
-    kernel_param, uniform_descriptor_params, uniform_idents, uniform_loads, uniform_params,
+    kernel_param, uniform_descriptor_params, uniform_idents, uniform_loads, uniform_params, Flavor,
 };
 use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS};
 
-/// The multi-tensor entry's exported name.
-pub fn multi_name(k: &OptimizerFn) -> String {
-    format!("{}_multi", k.name().unraw())
+/// The multi-tensor entry's exported name: `<kernel>_multi` or `<kernel>_multi_stepped`.
+pub(crate) fn multi_name(k: &OptimizerFn, flavor: Flavor) -> String {
+    format!("{}_multi{}", k.name().unraw(), flavor.suffix())
 }
 
-/// The nvptx multi-tensor entry.
-pub fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
-    let multi = format_ident!("{}", multi_name(k));
+/// An nvptx multi-tensor entry.
+pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+    let multi = format_ident!("{}", multi_name(k, flavor));
     let bound = format_ident!("{}", BOUND);
     let chunks = format_ident!("{}", CHUNKS);
     let n_chunks = format_ident!("{}", N_CHUNKS);
@@ -41,9 +41,11 @@ pub fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         }
     });
     let buffer_idents = k.buffers().map(|a| &a.ident);
-    let uniform_params = uniform_params(k);
+    let uniform_params = uniform_params(k, flavor);
     let uniform_loads = uniform_loads(k);
     let uniforms = uniform_idents(k);
+    let last = flavor.last_arg(kernels);
+    let state_loads = flavor.state_loads(k);
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -52,8 +54,9 @@ pub fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             #chunks: *const #kernels::multi::Chunk,
             #n_chunks: u32,
             #(#uniform_params,)*
-            #bound: f32,
+            #last,
         ) {
+            #state_loads
             #(#uniform_loads)*
             let mut __adamant_c = #kernels::builtins::block_index();
             while __adamant_c < #n_chunks {
@@ -75,10 +78,16 @@ pub fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     }
 }
 
-/// Host items for the multi-tensor entry, inside the kernel's module: its descriptor (registered
-/// like every entry).
-pub fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
-    let name = multi_name(k);
+/// Host items for the multi-tensor entries, inside the kernel's module: their descriptors
+/// (registered like every entry).
+pub(crate) fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+    let plain = descriptor(k, kernels, Flavor::Plain);
+    let stepped = descriptor(k, kernels, Flavor::Stepped);
+    quote! { #plain #stepped }
+}
+
+fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+    let name = multi_name(k, flavor);
     let mut params: Vec<TokenStream> = k
         .buffers()
         .map(|a| {
@@ -102,17 +111,22 @@ pub fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         quote!(U32),
         quote!(ChunkCount),
     ));
-    params.extend(uniform_descriptor_params(k, kernels));
-    params.push(kernel_param(
-        kernels,
-        BOUND,
-        quote!(F32),
-        quote!(ClampBound),
-    ));
+    params.extend(uniform_descriptor_params(k, kernels, flavor));
+    params.push(flavor.last_param(kernels));
+    let (descriptor, register) = match flavor {
+        Flavor::Plain => (
+            format_ident!("MULTI_DESCRIPTOR"),
+            format_ident!("__ADAMANT_REGISTER_MULTI"),
+        ),
+        Flavor::Stepped => (
+            format_ident!("MULTI_STEPPED_DESCRIPTOR"),
+            format_ident!("__ADAMANT_REGISTER_MULTI_STEPPED"),
+        ),
+    };
     quote! {
-        /// The multi-tensor entry's parameters, in PTX order.
+        /// A multi-tensor entry's parameters, in PTX order.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub static MULTI_DESCRIPTOR: #kernels::abi::KernelDescriptor =
+        pub static #descriptor: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
                 name: #name,
                 kind: #kernels::abi::KernelKind::Optimizer,
@@ -122,7 +136,6 @@ pub fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
         #[linkme(crate = #kernels::__linkme)]
-        static __ADAMANT_REGISTER_MULTI: &#kernels::abi::KernelDescriptor =
-            &MULTI_DESCRIPTOR;
+        static #register: &#kernels::abi::KernelDescriptor = &#descriptor;
     }
 }

@@ -18,8 +18,71 @@ use syn::ext::IdentExt;
 use syn::{FnArg, Ident, Lit};
 
 use crate::kernels_crate::KernelsCrate;
-use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN};
+use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN, STEP_STATE};
 
+/// Which pair of entries: the plain ones take the bound and every scalar as arguments; the
+/// stepped ones take a `StepState` pointer last instead of the bound, and read the bound and the
+/// `#[step]` scalars from the record it points at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    Plain,
+    Stepped,
+}
+
+impl Flavor {
+    /// The exported name's suffix after the kernel's (and `_multi`).
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Flavor::Plain => "",
+            Flavor::Stepped => "_stepped",
+        }
+    }
+
+    /// The uniforms this flavor's entries take as arguments, in declared order.
+    pub(crate) fn uniforms(self, k: &OptimizerFn) -> Vec<&Arg> {
+        match self {
+            Flavor::Plain => k.uniforms().collect(),
+            Flavor::Stepped => k.step_uniforms().collect(),
+        }
+    }
+
+    /// The last parameter of this flavor's entries: the bound, or the step-state pointer.
+    pub(crate) fn last_param(self, kernels: &KernelsCrate) -> TokenStream {
+        match self {
+            Flavor::Plain => kernel_param(kernels, BOUND, quote!(F32), quote!(ClampBound)),
+            Flavor::Stepped => kernel_param(kernels, STEP_STATE, quote!(Ptr), quote!(StepState)),
+        }
+    }
+
+    /// The last parameter in the entry's Rust signature.
+    pub(crate) fn last_arg(self, kernels: &KernelsCrate) -> TokenStream {
+        let bound = format_ident!("{}", BOUND);
+        let state = format_ident!("{}", STEP_STATE);
+        match self {
+            Flavor::Plain => quote! { #bound: f32 },
+            Flavor::Stepped => quote! { #state: *const #kernels::step::StepState },
+        }
+    }
+
+    /// For the stepped entries, the loads of the bound and of the `#[step]` scalars from the
+    /// record, once per thread, under the names the sweep is called with.
+    pub(crate) fn state_loads(self, k: &OptimizerFn) -> TokenStream {
+        if self == Flavor::Plain {
+            return quote! {};
+        }
+        let bound = format_ident!("{}", BOUND);
+        let state = format_ident!("{}", STEP_STATE);
+        let fields = k.step_fields().map(|a| {
+            let ident = &a.ident;
+            let field = format_ident!("{}", a.ident.unraw().to_string());
+            quote! { let #ident: f32 = (*#state).#field; }
+        });
+        quote! {
+            let #bound: f32 = (*#state).bound;
+            #(#fields)*
+        }
+    }
+}
 /// The expansion of `#[optimizer_kernel]` on `item`, with every path into the device crate
 /// starting at `kernels`.
 pub fn expand(
@@ -30,8 +93,10 @@ pub fn expand(
     let kernel = signature::parse(attr, item)?;
     let module = module(&kernel, kernels);
     let sweep = sweep(&kernel, kernels);
-    let entry = device_entry(&kernel, kernels);
-    let multi_entry = crate::multi_tensor::device_entry(&kernel, kernels);
+    let entry = device_entry(&kernel, kernels, Flavor::Plain);
+    let stepped_entry = device_entry(&kernel, kernels, Flavor::Stepped);
+    let multi_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Plain);
+    let multi_stepped_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Stepped);
     // The device code sits in an anonymous const block: its items are exported by name
     // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
     // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
@@ -43,7 +108,9 @@ pub fn expand(
         const _: () = {
             #sweep
             #entry
+            #stepped_entry
             #multi_entry
+            #multi_stepped_entry
         };
     })
 }
@@ -120,24 +187,27 @@ fn lit_f32(lit: &Lit) -> TokenStream {
 
 fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let name_str = k.name().unraw().to_string();
-    let descriptor_params = descriptor_params(k, kernels);
+    let stepped_params = descriptor_params(k, kernels, Flavor::Stepped);
+    let descriptor_params = descriptor_params(k, kernels, Flavor::Plain);
     let buffer_fields: Vec<&Ident> = k.buffers().map(|a| &a.ident).collect();
     let buffer_names: Vec<String> = buffer_fields
         .iter()
         .map(|i| i.unraw().to_string())
         .collect();
-    let scalar_fields: Vec<TokenStream> = k
-        .uniforms()
-        .map(|a| {
-            let ident = &a.ident;
-            match a.role {
-                Role::UniformPtr(_) => quote! { pub #ident: #kernels::abi::UniformPtr },
-                Role::Scalar(ScalarType::U32) => quote! { pub #ident: u32 },
-                _ => quote! { pub #ident: f32 },
-            }
-        })
-        .collect();
-    let scalar_args = scalar_args(k, kernels);
+    let field = |a: &&Arg| {
+        let ident = &a.ident;
+        match a.role {
+            Role::UniformPtr(_) => quote! { pub #ident: #kernels::abi::UniformPtr },
+            Role::Scalar(ScalarType::U32) => quote! { pub #ident: u32 },
+            _ => quote! { pub #ident: f32 },
+        }
+    };
+    let scalar_fields: Vec<TokenStream> = Flavor::Plain.uniforms(k).iter().map(field).collect();
+    let step_scalar_fields: Vec<TokenStream> =
+        Flavor::Stepped.uniforms(k).iter().map(field).collect();
+    let step_scalar_args = scalar_args(k, kernels, Flavor::Stepped);
+    let scalar_args = scalar_args(k, kernels, Flavor::Plain);
+    let stepped_name = format!("{name_str}{}", Flavor::Stepped.suffix());
     quote! {
         /// The entry's parameters, in PTX order.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -152,6 +222,21 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
         #[linkme(crate = #kernels::__linkme)]
         static __ADAMANT_REGISTER: &#kernels::abi::KernelDescriptor = &DESCRIPTOR;
+
+        /// The stepped entry's parameters, in PTX order (the step-state pointer last).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static STEPPED_DESCRIPTOR: #kernels::abi::KernelDescriptor =
+            #kernels::abi::KernelDescriptor {
+                name: #stepped_name,
+                kind: #kernels::abi::KernelKind::Optimizer,
+                params: &[#(#stepped_params),*],
+            };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
+        #[linkme(crate = #kernels::__linkme)]
+        static __ADAMANT_REGISTER_STEPPED: &#kernels::abi::KernelDescriptor =
+            &STEPPED_DESCRIPTOR;
 
         /// The per-element buffers of one launch, in entry order.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -168,6 +253,14 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             #(#scalar_fields,)*
         }
 
+        /// The uniform arguments of one stepped launch: [`Scalars`] without the `#[step]`
+        /// scalars, which the stepped entries read from their step-state record.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Clone, Copy, Debug)]
+        pub struct StepScalars {
+            #(#step_scalar_fields,)*
+        }
+
         /// The typed host view of this entry.
         #[cfg(not(target_arch = "nvptx64"))]
         #[derive(Clone, Copy, Debug)]
@@ -182,8 +275,13 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             const DESCRIPTOR: &'static #kernels::abi::KernelDescriptor = &DESCRIPTOR;
             const MULTI_DESCRIPTOR: &'static #kernels::abi::KernelDescriptor =
                 &MULTI_DESCRIPTOR;
+            const STEPPED_DESCRIPTOR: &'static #kernels::abi::KernelDescriptor =
+                &STEPPED_DESCRIPTOR;
+            const MULTI_STEPPED_DESCRIPTOR: &'static #kernels::abi::KernelDescriptor =
+                &MULTI_STEPPED_DESCRIPTOR;
             type Buffers<T> = Buffers<T>;
             type Scalars = Scalars;
+            type StepScalars = StepScalars;
 
             fn named_buffers<T>(buffers: &Buffers<T>) -> Vec<(&'static str, &T)> {
                 vec![#((#buffer_names, &buffers.#buffer_fields)),*]
@@ -203,13 +301,24 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             fn scalar_values(scalars: &Scalars) -> Vec<#kernels::abi::ArgValue> {
                 vec![#(#scalar_args),*]
             }
+
+            fn step_scalar_values(scalars: &StepScalars) -> Vec<#kernels::abi::ArgValue> {
+                vec![#(#step_scalar_args),*]
+            }
         }
     }
 }
 
-/// The uniforms of a launch as `ArgValue`s, in entry order (read from a `scalars: &Scalars`).
-pub(crate) fn scalar_args(k: &OptimizerFn, kernels: &KernelsCrate) -> Vec<TokenStream> {
-    k.uniforms()
+/// The uniforms of a launch as `ArgValue`s, in entry order (read from a `scalars: &Scalars`, or
+/// `&StepScalars` for the stepped flavor).
+pub(crate) fn scalar_args(
+    k: &OptimizerFn,
+    kernels: &KernelsCrate,
+    flavor: Flavor,
+) -> Vec<TokenStream> {
+    flavor
+        .uniforms(k)
+        .into_iter()
         .map(|a| {
             let ident = &a.ident;
             match a.role {
@@ -241,12 +350,15 @@ pub(crate) fn kernel_param(
     }
 }
 
-/// The uniforms' `KernelParam`s, in entry order.
+/// The uniforms' `KernelParam`s, in the order of `flavor`'s entries.
 pub(crate) fn uniform_descriptor_params(
     k: &OptimizerFn,
     kernels: &KernelsCrate,
+    flavor: Flavor,
 ) -> Vec<TokenStream> {
-    k.uniforms()
+    flavor
+        .uniforms(k)
+        .into_iter()
         .map(|a| {
             let name = a.ident.unraw().to_string();
             match &a.role {
@@ -282,8 +394,8 @@ pub(crate) fn uniform_descriptor_params(
         .collect()
 }
 
-/// `KernelParam`s in PTX order: buffers, len, uniforms, bound.
-fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate) -> Vec<TokenStream> {
+/// `KernelParam`s in PTX order: buffers, len, uniforms, then the bound (or the step state).
+fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Vec<TokenStream> {
     let mut out: Vec<TokenStream> = k
         .buffers()
         .map(|a| {
@@ -296,13 +408,8 @@ fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate) -> Vec<TokenStream
         })
         .collect();
     out.push(kernel_param(kernels, LEN, quote!(Usize), quote!(Len)));
-    out.extend(uniform_descriptor_params(k, kernels));
-    out.push(kernel_param(
-        kernels,
-        BOUND,
-        quote!(F32),
-        quote!(ClampBound),
-    ));
+    out.extend(uniform_descriptor_params(k, kernels, flavor));
+    out.push(flavor.last_param(kernels));
     out
 }
 
@@ -377,9 +484,12 @@ pub(crate) fn pointer_params(k: &OptimizerFn) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The uniforms as entry parameters (a `#[uniform_ptr]` is a `*const f32`).
-pub(crate) fn uniform_params(k: &OptimizerFn) -> Vec<TokenStream> {
-    k.uniforms()
+/// The uniforms of `flavor`'s entries as entry parameters (a `#[uniform_ptr]` is a
+/// `*const f32`).
+pub(crate) fn uniform_params(k: &OptimizerFn, flavor: Flavor) -> Vec<TokenStream> {
+    flavor
+        .uniforms(k)
+        .into_iter()
         .map(|a| {
             let ident = &a.ident;
             match a.role {
@@ -412,14 +522,16 @@ pub(crate) fn uniform_idents(k: &OptimizerFn) -> Vec<&Ident> {
     k.uniforms().map(|a| &a.ident).collect()
 }
 
-/// The single-buffer nvptx entry: the whole grid sweeps the buffers.
-fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
-    let name = k.name();
+/// A single-buffer nvptx entry: the whole grid sweeps the buffers.
+fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+    let name = format_ident!("{}{}", k.name().unraw(), flavor.suffix());
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
     let ptr_params = pointer_params(k);
-    let uniform_params = uniform_params(k);
+    let uniform_params = uniform_params(k, flavor);
     let uniform_loads = uniform_loads(k);
+    let last = flavor.last_arg(kernels);
+    let state_loads = flavor.state_loads(k);
     let buffer_idents = k.buffers().map(|a| &a.ident);
     let uniforms = uniform_idents(k);
     quote! {
@@ -429,8 +541,9 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             #(#ptr_params,)*
             #len: usize,
             #(#uniform_params,)*
-            #bound: f32,
+            #last,
         ) {
+            #state_loads
             #(#uniform_loads)*
             __adamant_sweep(
                 #(#buffer_idents,)*

@@ -28,8 +28,20 @@ pub const LEN: &str = "len";
 /// The chunk table and its length in the multi-tensor entry.
 pub const CHUNKS: &str = "chunks";
 pub const N_CHUNKS: &str = "n_chunks";
+/// The step-state pointer the macro appends, in place of the bound, to the stepped entries.
+pub const STEP_STATE: &str = "step_state";
 /// Prefix of the macro's own local names; reserved so they can't shadow an argument.
 pub const RESERVED_PREFIX: &str = "__adamant";
+/// The fields of `adamant_kernels::step::StepState` a `#[step]` scalar may name: the values that
+/// change from step to step (the learning rate, the bias corrections) and the betas that the
+/// record's advance uses (so the entry and the advance cannot disagree on them).
+pub const STEP_FIELDS: [&str; 5] = [
+    "lr",
+    "beta1",
+    "beta2",
+    "bias_correction1",
+    "bias_correction2",
+];
 
 /// What one argument of the author's function is.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +77,9 @@ impl Role {
 pub struct Arg {
     pub ident: Ident,
     pub role: Role,
+    /// `#[step]`: an f32 scalar that the stepped entries read from the field of the same name in
+    /// their `StepState` record, instead of taking it as an argument.
+    pub step: bool,
 }
 
 /// A validated optimizer kernel definition.
@@ -84,6 +99,16 @@ impl OptimizerFn {
 
     pub fn uniforms(&self) -> impl Iterator<Item = &Arg> {
         self.args.iter().filter(|a| !a.role.is_buffer())
+    }
+
+    /// The uniforms a stepped entry takes as arguments (every uniform but the `#[step]` ones).
+    pub fn step_uniforms(&self) -> impl Iterator<Item = &Arg> {
+        self.uniforms().filter(|a| !a.step)
+    }
+
+    /// The `#[step]` scalars, read from the step-state record by the stepped entries.
+    pub fn step_fields(&self) -> impl Iterator<Item = &Arg> {
+        self.uniforms().filter(|a| a.step)
     }
 }
 
@@ -217,9 +242,49 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
         }
     };
     check_name(&ident)?;
-    let role = role_of(&typed.attrs, &typed.ty)?;
+    let (step_attrs, attrs): (Vec<&Attribute>, Vec<&Attribute>) =
+        typed.attrs.iter().partition(|a| a.path().is_ident("step"));
+    let attrs: Vec<Attribute> = attrs.into_iter().cloned().collect();
+    let role = role_of(&attrs, &typed.ty)?;
     check_type(&ident, &role, &typed.ty)?;
-    Ok(Arg { ident, role })
+    let step = match step_attrs.as_slice() {
+        [] => false,
+        [attr] => {
+            check_step(attr, &ident, &role)?;
+            true
+        }
+        [_, second, ..] => {
+            return Err(syn::Error::new_spanned(
+                second,
+                "#[step] is given more than once",
+            ))
+        }
+    };
+    Ok(Arg { ident, role, step })
+}
+
+/// `#[step]` marks an f32 scalar that changes from step to step: the stepped entries read it from
+/// the field of the same name in their `StepState` record, so a replayed graph sees each step's
+/// value. Only the record's fields can be named.
+fn check_step(attr: &Attribute, ident: &Ident, role: &Role) -> syn::Result<()> {
+    require_no_args(attr, "step")?;
+    if !matches!(role, Role::Scalar(ScalarType::F32(_))) {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "#[step] applies to a plain f32 scalar: the stepped entries read it from the              step-state record instead of taking it as an argument",
+        ));
+    }
+    let name = ident.unraw().to_string();
+    if !STEP_FIELDS.contains(&name.as_str()) {
+        return Err(syn::Error::new_spanned(
+            ident,
+            format!(
+                "#[step] reads the field of the same name from the step-state record, which has                  {}; `{name}` is not one of them",
+                STEP_FIELDS.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn check_name(ident: &Ident) -> syn::Result<()> {
@@ -233,7 +298,9 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
              given a default here",
         ));
     }
-    if [LEN, CHUNKS, N_CHUNKS].contains(&name.as_str()) || name.starts_with(RESERVED_PREFIX) {
+    if [LEN, CHUNKS, N_CHUNKS, STEP_STATE].contains(&name.as_str())
+        || name.starts_with(RESERVED_PREFIX)
+    {
         return Err(syn::Error::new_spanned(
             ident,
             format!("`{name}` is reserved by #[optimizer_kernel] (the generated entry uses it)"),
@@ -271,7 +338,7 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
             return Err(syn::Error::new_spanned(
                 attr,
                 "unknown argument attribute: use #[param], #[input], #[state] or \
-                 #[uniform_ptr(default = ..)], and #[domain(..)] on a plain f32 scalar",
+                 #[uniform_ptr(default = ..)], and #[domain(..)] or #[step] on a plain f32 scalar",
             ));
         };
         if role.is_some() {

@@ -71,8 +71,13 @@ pub enum ParamRole {
     Len,
     /// A plain scalar argument, with the values a launch may pass.
     Scalar { domain: Domain },
-    /// `weight_clamp_max_abs`, always last in an optimizer entry.
+    /// `weight_clamp_max_abs`, always last in a plain optimizer entry.
     ClampBound,
+    /// `step_state`, always last in a stepped optimizer entry (`<kernel>_stepped`,
+    /// `<kernel>_multi_stepped`) in place of the bound: a read-only pointer to the launch's
+    /// [`crate::step::StepState`] record, from which the entry reads the clamp bound (at
+    /// [`crate::step::BOUND_OFFSET`]) and its `#[step]` scalars.
+    StepState,
     /// Multi-tensor entries: a device array of parameter-buffer pointers, one per tensor. Every
     /// pointer loaded from it is a parameter buffer (written only through the clamp).
     ParamTable,
@@ -121,6 +126,7 @@ impl ParamRole {
                 | ParamRole::ChunkTable
                 | ParamRole::Output
                 | ParamRole::IndexTable
+                | ParamRole::StepState
         )
     }
 
@@ -255,11 +261,25 @@ impl KernelDescriptor {
         self.params.iter().any(|p| p.role == ParamRole::ChunkTable)
     }
 
-    /// Index of the clamp bound (optimizer kernels only; always the last parameter).
+    /// Index of the clamp bound (plain optimizer entries only; always the last parameter).
     pub fn clamp_bound_index(&self) -> Option<usize> {
         self.params
             .iter()
             .position(|p| p.role == ParamRole::ClampBound)
+    }
+
+    /// Index of the step-state pointer (stepped optimizer entries only; always the last
+    /// parameter).
+    pub fn step_state_index(&self) -> Option<usize> {
+        self.params
+            .iter()
+            .position(|p| p.role == ParamRole::StepState)
+    }
+
+    /// Whether this is a stepped entry (its bound and `#[step]` scalars come from a
+    /// [`crate::step::StepState`] record).
+    pub fn is_stepped(&self) -> bool {
+        self.step_state_index().is_some()
     }
 }
 
@@ -300,10 +320,18 @@ pub trait OptimizerEntry: GeneratedEntry {
     const DESCRIPTOR: &'static KernelDescriptor;
     /// The multi-tensor entry of the same kernel (`<name>_multi`).
     const MULTI_DESCRIPTOR: &'static KernelDescriptor;
+    /// The stepped entry (`<name>_stepped`): the bound and the `#[step]` scalars come from a
+    /// [`crate::step::StepState`] record, its last parameter.
+    const STEPPED_DESCRIPTOR: &'static KernelDescriptor;
+    /// The stepped multi-tensor entry (`<name>_multi_stepped`).
+    const MULTI_STEPPED_DESCRIPTOR: &'static KernelDescriptor;
     /// The per-element buffers, one field per `#[param]`/`#[input]`/`#[state]` argument.
     type Buffers<T>;
     /// The uniform arguments (plain scalars and `#[uniform_ptr]`s), one field each.
     type Scalars: Copy;
+    /// The uniforms of a stepped launch: [`OptimizerEntry::Scalars`] without the `#[step]`
+    /// scalars, which the entry reads from its step-state record.
+    type StepScalars: Copy;
 
     /// The buffers with their names, in entry order.
     fn named_buffers<T>(buffers: &Self::Buffers<T>) -> Vec<(&'static str, &T)>;
@@ -317,4 +345,6 @@ pub trait OptimizerEntry: GeneratedEntry {
     /// The uniforms (plain scalars and `#[uniform_ptr]`s) as values, in entry order: everything
     /// between the length (or chunk count) and the clamp bound.
     fn scalar_values(scalars: &Self::Scalars) -> Vec<ArgValue>;
+    /// The uniforms of a stepped launch as values, in the stepped entry's order.
+    fn step_scalar_values(scalars: &Self::StepScalars) -> Vec<ArgValue>;
 }

@@ -43,6 +43,7 @@ pub mod nan_check;
 pub mod optimizers;
 pub mod prelude;
 pub mod soft_update;
+pub mod step;
 pub mod vector;
 
 #[cfg(target_arch = "nvptx64")]

@@ -21,13 +21,23 @@ pub fn dqn_adam_update_kernel(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[uniform_ptr(default = 1.0)] grad_scale: f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[step]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta1: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta2: f32,
     #[domain(gt = 0.0)] eps: f32,
     #[domain(ge = 0.0)] weight_decay: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction1: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -48,13 +58,23 @@ pub fn iqn_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[step]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta1: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta2: f32,
     #[domain(gt = 0.0)] eps: f32,
     #[domain(ge = 0.0)] weight_decay: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction1: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -76,14 +96,24 @@ pub fn iql_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[step]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta1: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta2: f32,
     #[domain(gt = 0.0)] eps: f32,
     #[domain(ge = 0.0)] weight_decay: f32,
     #[domain(ge = 0.0)] grad_clip: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction1: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -105,13 +135,23 @@ pub fn attn_adam_kernel(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[step]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta1: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta2: f32,
     #[domain(gt = 0.0)] eps: f32,
     #[domain(ge = 0.0)] weight_decay: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction1: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,
@@ -133,12 +173,22 @@ pub fn curiosity_adam_step(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[state] v_max: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, lt = 1.0)] beta2: f32,
+    #[step]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta1: f32,
+    #[step]
+    #[domain(ge = 0.0, lt = 1.0)]
+    beta2: f32,
     #[domain(gt = 0.0)] eps: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction1: f32,
+    #[step]
+    #[domain(gt = 0.0, le = 1.0)]
+    bias_correction2: f32,
 ) -> f32 {
     let s = AdamScalars {
         lr,

@@ -217,6 +217,42 @@ pub enum Error {
         operation: String,
     },
 
+    /// A step-state record index past the end of its [`StepStates`](crate::StepStates).
+    #[error("step state: record {index} does not exist ({len} records; nothing was launched)")]
+    StepIndex {
+        /// The index given.
+        index: usize,
+        /// How many records there are.
+        len: usize,
+    },
+
+    /// A stepped launch on records that no [`StepStates::advance`](crate::StepStates::advance)
+    /// was enqueued (or recorded) for: their step is 0 and their bias corrections 0, which would
+    /// divide by zero.
+    #[error(
+        "{kernel}: its step-state records were never advanced (step 0 would give a bias          correction of 0); enqueue StepStates::advance before the first stepped launch          (nothing was launched)"
+    )]
+    NotAdvanced {
+        /// The entry launched.
+        kernel: &'static str,
+    },
+
+    /// A host write that only an owned `Q_ABS_REF` accepts, on records that read a slot of the
+    /// caller's buffer ([`QAbsRef::Slot`](crate::QAbsRef::Slot)).
+    #[error(
+        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot          instead (nothing was written)"
+    )]
+    QAbsRefNotOwned,
+
+    /// A raw driver call (one cust does not wrap) failed.
+    #[error("CUDA error during {operation}: {status}")]
+    Driver {
+        /// What the runtime was doing.
+        operation: String,
+        /// The driver's status code.
+        status: String,
+    },
+
     /// Any other driver error, with the operation that raised it.
     #[error("CUDA error during {operation}")]
     Cuda {

@@ -1,5 +1,5 @@
 //! Adam hyperparameters that validate themselves, and the per-launch bias corrections.
-use adamant_kernels::abi::{KernelDescriptor, ParamRole};
+use adamant_kernels::abi::{Domain, KernelDescriptor, ParamRole};
 
 use crate::error::{Error, Result};
 
@@ -82,6 +82,19 @@ impl AdamHyper {
     /// [`Error::InvalidHyper`] naming the first field out of its range, with its value and the
     /// range.
     pub fn validate(&self) -> Result<()> {
+        self.validate_rates()?;
+        if self.step == 0 {
+            return Err(Error::InvalidHyper {
+                field: "step",
+                value: 0.0,
+                requirement: ">= 1".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every field but `step` against its range: what a step-state record takes.
+    pub(crate) fn validate_rates(&self) -> Result<()> {
         // The ranges are the kernels' own `#[domain]`s (one contract): dqn_adam_update_kernel
         // declares every field of AdamHyper under the same name.
         let kernel = &adamant_kernels::optimizers::dqn_adam_update_kernel::DESCRIPTOR;
@@ -94,23 +107,18 @@ impl AdamHyper {
         ] {
             check_domain(kernel, field, value)?;
         }
-        if self.step == 0 {
-            return Err(Error::InvalidHyper {
-                field: "step",
-                value: 0.0,
-                requirement: ">= 1".into(),
-            });
-        }
         Ok(())
     }
 
     /// `(1 − β1^t, 1 − β2^t)` for `t = step`, the values the kernels' `bias_correction1` and
     /// `bias_correction2` take: computed in f64 and rounded once to f32 (at large `t` and β close
-    /// to 1, computing them in f32 would lose most digits). Steps past `i32::MAX` count as
-    /// `i32::MAX`, where both are 1 for any β < 1 that f32 holds.
+    /// to 1, computing them in f32 would lose most digits), by the same function the device's
+    /// step advance runs ([`adamant_kernels::step::bias_correction`]), so a plain launch at step
+    /// `t` and a stepped one at `t` get the same bits. Steps past `u32::MAX` count as `u32::MAX`,
+    /// where both are 1 for any β < 1 that f32 holds.
     pub fn bias_corrections(&self) -> (f32, f32) {
-        let t = self.step.min(i32::MAX as u64) as i32;
-        let bc = |beta: f32| (1.0 - (beta as f64).powi(t)) as f32;
+        let t = self.step.min(u32::MAX as u64) as u32;
+        let bc = |beta: f32| adamant_kernels::step::bias_correction(beta, t);
         (bc(self.beta1), bc(self.beta2))
     }
 }
@@ -125,15 +133,17 @@ pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
     )
 }
 
+/// The `#[domain]` that `kernel` declares for its scalar `field`, if it has one.
+pub(crate) fn scalar_domain(kernel: &KernelDescriptor, field: &str) -> Option<Domain> {
+    kernel.params.iter().find_map(|p| match p.role {
+        ParamRole::Scalar { domain } if p.name == field => Some(domain),
+        _ => None,
+    })
+}
+
 /// `value` against the `#[domain]` that `kernel` declares for its scalar `field`.
 fn check_domain(kernel: &KernelDescriptor, field: &'static str, value: f32) -> Result<()> {
-    let domain = kernel
-        .params
-        .iter()
-        .find_map(|p| match p.role {
-            ParamRole::Scalar { domain } if p.name == field => Some(domain),
-            _ => None,
-        })
+    let domain = scalar_domain(kernel, field)
         .unwrap_or_else(|| panic!("{} declares no scalar `{field}`", kernel.name));
     if domain.contains(value as f64) {
         Ok(())

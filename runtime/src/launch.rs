@@ -12,7 +12,8 @@ use crate::device::Adamant;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{CudaContext, Result};
-use crate::launch_check::{assemble, check_launch, check_tensors};
+use crate::launch_check::{assemble, check_tensors, Uniforms};
+use crate::step::StepStates;
 
 /// Threads per block for the optimizer kernels.
 pub const BLOCK_THREADS: u32 = 256;
@@ -28,7 +29,8 @@ pub struct LaunchInfo {
     /// Elements updated: the parameter buffer's length, or the sum over a multi-tensor set. 0
     /// means nothing was enqueued.
     pub elements: usize,
-    /// The `weight_clamp_max_abs` that was passed (0.0 = disabled).
+    /// The `weight_clamp_max_abs` that was passed (0.0 = disabled); NaN for a stepped launch,
+    /// whose entry reads the bound from its step-state record on the device.
     pub bound: f32,
     /// Blocks in the grid.
     pub grid: u32,
@@ -102,9 +104,80 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        let descriptor = E::DESCRIPTOR;
+        self.launch_single::<E>(stream, buffers, Uniforms::Plain { scalars, policy })
+    }
+
+    /// Launches `E`'s stepped entry (`<kernel>_stepped`) on `stream`: as
+    /// [`Adamant::launch_optimizer`], but the bound and the `#[step]` scalars (the learning rate,
+    /// the betas, the bias corrections) are read on the device from record `index` of `states`,
+    /// so a graph that records this launch after [`StepStates::advance`] trains at every replay.
+    /// `scalars` holds the other uniforms (`E::StepScalars`). [`LaunchInfo::bound`] is NaN: the
+    /// device reads the bound.
+    ///
+    /// Before anything is enqueued it runs the checks of every launch, and: the record exists,
+    /// an advance was enqueued (or recorded) before it, and the record's lr and betas lie in the
+    /// entry's domains.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::iqn_adam_kernel;
+    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+    /// use adamant_runtime::{AdamHyper, QAbsRef, StepBound, StepSpec, StepStates};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let n = 1024;
+    /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
+    /// let (mut p, mut g, mut m, mut v) = (filled(0.5)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
+    /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?;
+    /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.001 })?; // bound 100
+    /// let scalars = iqn_adam_kernel::StepScalars { eps: 1e-8, weight_decay: 0.0 };
+    /// for _ in 0..3 {
+    ///     states.advance(&rt, rt.stream())?; // t += 1 on the device
+    ///     let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    ///     rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, &states, 0)?;
+    /// }
+    /// rt.synchronize()?;
+    /// assert_eq!(states.read()?[0].step, 3);
+    /// let mut host = vec![0.0f32; n];
+    /// p.copy_to(&mut host[..])?;
+    /// assert!((host[0] - (0.5 - 3.0 * 1e-3)).abs() < 1e-5); // three Adam steps of ~lr each
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::launch_optimizer`] (the policy's errors aside), and
+    /// [`Error::StepIndex`], [`Error::NotAdvanced`], [`Error::InvalidScalar`] for a record's lr
+    /// or betas outside the entry's domains.
+    pub fn launch_stepped<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
+        scalars: &E::StepScalars,
+        states: &StepStates<'_>,
+        index: usize,
+    ) -> Result<LaunchInfo> {
+        let uniforms = Uniforms::Stepped {
+            scalars,
+            states,
+            index,
+        };
+        self.launch_single::<E>(stream, buffers, uniforms)
+    }
+
+    /// The one single-buffer launch path, plain or stepped.
+    fn launch_single<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
+        uniforms: Uniforms<'_, E>,
+    ) -> Result<LaunchInfo> {
+        let (descriptor, checked) = uniforms.check(false)?;
         let kernel = descriptor.name;
-        let checked = check_launch::<E>(descriptor, scalars, policy)?;
         let signature = check_tensors::<E, _>(std::slice::from_ref(buffers))?;
         let len = signature[0].first().map_or(0, |b| b.len);
         let function = self.function(kernel)?;
@@ -112,7 +185,7 @@ impl Adamant {
         let info = LaunchInfo {
             kernel,
             elements: len,
-            bound: checked.bound.value(),
+            bound: checked.bound_value(),
             grid,
             block,
         };
@@ -131,7 +204,7 @@ impl Adamant {
         // parameter, in the registered descriptor's order (assembled from it), each pointing
         // into `values`, which outlives the call. Every buffer has `len` elements and no written
         // buffer overlaps another (checked), and the `&mut` borrows keep them alive until the
-        // caller's next use.
+        // caller's next use; a step-state record lives as long as its `StepStates`.
         unsafe { stream.launch(&function, grid, block, 0, &params) }
             .during(&format!("launching {kernel} ({len} elements)"))?;
         Ok(info)

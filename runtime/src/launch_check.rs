@@ -3,8 +3,9 @@
 //!
 //! Every argument of an optimizer launch is derived here from the *registered* descriptor of the
 //! entry and from validated values: the buffer pointers (or pointer tables) by name, the length
-//! (or chunk table), the uniforms checked against their declared types and domains, and the
-//! clamp bound from [`ClampPolicy::validated`], always last. An `OptimizerEntry` impl contributes
+//! (or chunk table), the uniforms checked against their declared types and domains, and last
+//! the clamp bound from [`ClampPolicy::validated`] or, for a stepped entry, the address of a
+//! step-state record that [`StepStates`] checked. An `OptimizerEntry` impl contributes
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
 use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole, ParamType};
@@ -15,6 +16,7 @@ use cust::memory::DeviceSlice;
 
 use crate::clamp_policy::{ClampPolicy, ValidBound};
 use crate::error::{Error, Result};
+use crate::step::StepStates;
 
 /// A device buffer as the launch checks see it: its address and its length in `f32` elements.
 /// Implemented for cust's device slices and for `(address, len)` pairs (the unit tests check
@@ -55,11 +57,95 @@ pub struct BufferRange {
 /// Per tensor, its buffers in entry order.
 pub type Signature = Vec<Vec<BufferRange>>;
 
-/// What a validated launch passes on: the bound and the uniforms' values, in entry order.
+/// What a validated launch passes last: the bound (plain entries) or the address of the
+/// step-state record (stepped entries).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LastArg {
+    Bound(ValidBound),
+    StepState(u64),
+}
+
+/// What a validated launch passes on: its last argument and the uniforms' values, in entry order.
 #[derive(Debug)]
 pub struct CheckedArgs {
-    pub bound: ValidBound,
+    pub last: LastArg,
     pub scalars: Vec<ArgValue>,
+}
+
+impl CheckedArgs {
+    /// The bound for [`crate::LaunchInfo`]: the value passed, or NaN for a stepped launch (the
+    /// device reads it from the record).
+    pub fn bound_value(&self) -> f32 {
+        match self.last {
+            LastArg::Bound(b) => b.value(),
+            LastArg::StepState(_) => f32::NAN,
+        }
+    }
+}
+
+/// The uniforms of one launch and where its bound comes from: a plain launch's `Scalars` and
+/// clamp policy, or a stepped launch's `StepScalars` and step-state record. Every launch path
+/// (single, multi-tensor; plain, stepped) validates through [`Uniforms::check`].
+pub enum Uniforms<'s, E: OptimizerEntry> {
+    Plain {
+        scalars: &'s E::Scalars,
+        policy: ClampPolicy,
+    },
+    Stepped {
+        scalars: &'s E::StepScalars,
+        states: &'s StepStates<'s>,
+        index: usize,
+    },
+}
+
+impl<E: OptimizerEntry> Uniforms<'_, E> {
+    /// The entry this launch uses (single or multi-tensor, plain or stepped) and its checked
+    /// arguments.
+    pub fn check(&self, multi: bool) -> Result<(&'static KernelDescriptor, CheckedArgs)> {
+        match self {
+            Uniforms::Plain { scalars, policy } => {
+                let d = if multi {
+                    E::MULTI_DESCRIPTOR
+                } else {
+                    E::DESCRIPTOR
+                };
+                Ok((d, check_launch::<E>(d, scalars, *policy)?))
+            }
+            Uniforms::Stepped {
+                scalars,
+                states,
+                index,
+            } => {
+                let d = if multi {
+                    E::MULTI_STEPPED_DESCRIPTOR
+                } else {
+                    E::STEPPED_DESCRIPTOR
+                };
+                let descriptor = registered_entry::<E>(d)?;
+                let address = states.check_launch(descriptor, E::DESCRIPTOR, *index)?;
+                let scalars = check_uniforms(descriptor, E::step_scalar_values(scalars))?;
+                Ok((
+                    descriptor,
+                    CheckedArgs {
+                        last: LastArg::StepState(address),
+                        scalars,
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// `descriptor` is registered, and so are all four of `E`'s entries.
+fn registered_entry<E: OptimizerEntry>(
+    descriptor: &'static KernelDescriptor,
+) -> Result<&'static KernelDescriptor> {
+    let descriptor = registered(descriptor)?;
+    registered(E::DESCRIPTOR)?;
+    registered(E::MULTI_DESCRIPTOR)?;
+    registered(E::STEPPED_DESCRIPTOR)?;
+    registered(E::MULTI_STEPPED_DESCRIPTOR)?;
+    Ok(descriptor)
 }
 
 /// The registered descriptor called like `descriptor`, which must equal it field for field: an
@@ -94,11 +180,20 @@ pub fn check_launch<E: OptimizerEntry>(
     scalars: &E::Scalars,
     policy: ClampPolicy,
 ) -> Result<CheckedArgs> {
-    let descriptor = registered(descriptor)?;
-    registered(E::DESCRIPTOR)?;
-    registered(E::MULTI_DESCRIPTOR)?;
+    let descriptor = registered_entry::<E>(descriptor)?;
     let bound = policy.validated()?;
-    let values = E::scalar_values(scalars);
+    let scalars = check_uniforms(descriptor, E::scalar_values(scalars))?;
+    Ok(CheckedArgs {
+        last: LastArg::Bound(bound),
+        scalars,
+    })
+}
+
+/// Every uniform has the declared type and lies in its declared domain.
+fn check_uniforms(
+    descriptor: &'static KernelDescriptor,
+    values: Vec<ArgValue>,
+) -> Result<Vec<ArgValue>> {
     let uniforms: Vec<_> = descriptor
         .params
         .iter()
@@ -148,10 +243,7 @@ pub fn check_launch<E: OptimizerEntry>(
             }
         }
     }
-    Ok(CheckedArgs {
-        bound,
-        scalars: values,
-    })
+    Ok(values)
 }
 
 /// The checks of a launch's buffers: within each tensor every buffer has the parameter buffer's
@@ -325,8 +417,18 @@ pub fn assemble(
             ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. } => {
                 *scalars.next().ok_or_else(bad)?
             }
-            ParamRole::ClampBound if i == last => ArgValue::F32(checked.bound.value()),
-            ParamRole::ClampBound | ParamRole::Output | ParamRole::IndexTable => return Err(bad()),
+            ParamRole::ClampBound if i == last => match checked.last {
+                LastArg::Bound(b) => ArgValue::F32(b.value()),
+                LastArg::StepState(_) => return Err(bad()),
+            },
+            ParamRole::StepState if i == last => match checked.last {
+                LastArg::StepState(address) => ArgValue::Ptr(address),
+                LastArg::Bound(_) => return Err(bad()),
+            },
+            ParamRole::ClampBound
+            | ParamRole::StepState
+            | ParamRole::Output
+            | ParamRole::IndexTable => return Err(bad()),
         };
         out.push(value);
     }

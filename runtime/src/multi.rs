@@ -10,7 +10,8 @@ use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
-use crate::launch_check::{assemble, check_launch, check_tensors, Signature};
+use crate::launch_check::{assemble, check_tensors, Signature, Uniforms};
+use crate::step::StepStates;
 
 /// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
@@ -231,9 +232,43 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        let descriptor = E::MULTI_DESCRIPTOR;
+        self.launch_set::<E>(stream, set, tensors, Uniforms::Plain { scalars, policy })
+    }
+
+    /// One launch of `E`'s stepped multi-tensor entry (`<kernel>_multi_stepped`): as
+    /// [`Adamant::launch_multi`], with the bound and the `#[step]` scalars read on the device
+    /// from record `index` of `states`, as [`Adamant::launch_stepped`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::launch_multi`] (the policy's errors aside) and [`Adamant::launch_stepped`].
+    pub fn launch_multi_stepped<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+        scalars: &E::StepScalars,
+        states: &StepStates<'_>,
+        index: usize,
+    ) -> Result<LaunchInfo> {
+        let uniforms = Uniforms::Stepped {
+            scalars,
+            states,
+            index,
+        };
+        self.launch_set::<E>(stream, set, tensors, uniforms)
+    }
+
+    /// The one multi-tensor launch path, plain or stepped.
+    fn launch_set<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+        uniforms: Uniforms<'_, E>,
+    ) -> Result<LaunchInfo> {
+        let (descriptor, checked) = uniforms.check(true)?;
         let kernel = descriptor.name;
-        let checked = check_launch::<E>(descriptor, scalars, policy)?;
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes::<E>(tensors) {
             if crate::graph::is_capturing(stream)? {
@@ -253,7 +288,7 @@ impl Adamant {
         let info = LaunchInfo {
             kernel,
             elements: set.elements,
-            bound: checked.bound.value(),
+            bound: checked.bound_value(),
             grid,
             block: BLOCK_THREADS,
         };

@@ -1,6 +1,5 @@
 //! The clamp's semantics, proven from the PTX: for a value stored to a parameter buffer, the
-//! audit extracts the instructions between the bound (the `ld.param` of the entry's last
-//! parameter) and the stored register, finds the one value `x` they clamp, and runs them on a
+//! audit extracts the instructions between the bound and the stored register, finds the one value `x` they clamp, and runs them on a
 //! table of `(x, bound)` pairs against the contract:
 //!
 //! `stored = bound > 0 && |x| > bound ? copysign(bound, x) : x`, bit for bit,
@@ -11,10 +10,20 @@
 //! a stored value that does not depend on the bound, one that depends on anything besides `x`
 //! and the bound, a register with several definitions or a guarded definition on the way, an
 //! instruction the interpreter does not know.
+//!
+//! The bound is one of two loads, both of the entry's last parameter ([`BoundSource`]):
+//! - plain entries: the `ld.param` of `weight_clamp_max_abs`;
+//! - stepped entries: the 32-bit element at byte [`BOUND_OFFSET`] of the record the `step_state`
+//!   pointer points at, loaded through a pointer computed from that parameter by `cvta`, `mov`
+//!   and the addition of constants only (a vector load counts for the element at that offset).
+//!   Any other load, an offset that is not a constant, or a pointer from anywhere else is not the
+//!   bound, so a value clamped with it is not proven.
 use std::collections::{HashMap, HashSet};
 
+use adamant_kernels::step::BOUND_OFFSET;
+
 use super::eval;
-use super::opcodes::{address, sources};
+use super::opcodes::{address, destinations, sources};
 use super::provenance::Provenance;
 use crate::ptx::{Instruction, Operand};
 
@@ -151,11 +160,21 @@ pub fn cases() -> Vec<(u32, u32)> {
     out
 }
 
+/// Where an optimizer entry reads its clamp bound: always through its last parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BoundSource {
+    /// A plain entry: parameter `i` is the bound itself (`ld.param`).
+    Param(usize),
+    /// A stepped entry: parameter `i` points at a `StepState` record, whose `f32` at
+    /// [`BOUND_OFFSET`] is the bound.
+    StepState(usize),
+}
+
 /// One entry's clamp prover: the registers that depend on the bound, computed once.
 pub(super) struct ClampProver<'a> {
     flow: &'a Provenance<'a>,
     instructions: &'a [Instruction],
-    bound_param: usize,
+    source: BoundSource,
     bound_dependent: HashSet<&'a str>,
 }
 
@@ -172,12 +191,12 @@ impl<'a> ClampProver<'a> {
     pub(super) fn new(
         flow: &'a Provenance<'a>,
         instructions: &'a [Instruction],
-        bound_param: usize,
+        source: BoundSource,
     ) -> Self {
         let mut prover = ClampProver {
             flow,
             instructions,
-            bound_param,
+            source,
             bound_dependent: HashSet::new(),
         };
         // Forward fixpoint: a register depends on the bound if one of its definitions reads
@@ -189,12 +208,15 @@ impl<'a> ClampProver<'a> {
                 if dests.is_empty() {
                     continue;
                 }
-                let reads = prover.is_bound_load(inst)
-                    || sources(inst).iter().any(|s| {
-                        s.registers()
-                            .iter()
-                            .any(|r| prover.bound_dependent.contains(r))
-                    });
+                if let Some(bound) = prover.bound_register(inst) {
+                    changed |= prover.bound_dependent.insert(bound);
+                    continue;
+                }
+                let reads = sources(inst).iter().any(|s| {
+                    s.registers()
+                        .iter()
+                        .any(|r| prover.bound_dependent.contains(r))
+                });
                 if reads {
                     for d in dests {
                         changed |= prover.bound_dependent.insert(d);
@@ -208,9 +230,76 @@ impl<'a> ClampProver<'a> {
         prover
     }
 
-    fn is_bound_load(&self, inst: &Instruction) -> bool {
-        Provenance::is_param_load(inst)
-            && address(inst).and_then(|a| self.flow.param_of(a)) == Some(self.bound_param)
+    /// The register that `inst` loads the bound into, if `inst` is the bound's load.
+    fn bound_register(&self, inst: &'a Instruction) -> Option<&'a str> {
+        let dests = destinations(inst);
+        match self.source {
+            BoundSource::Param(i) => {
+                let loads = Provenance::is_param_load(inst)
+                    && address(inst).and_then(|a| self.flow.param_of(a)) == Some(i);
+                match dests.as_slice() {
+                    [d] if loads => Some(*d),
+                    _ => None,
+                }
+            }
+            BoundSource::StepState(i) => {
+                if inst.op() != "ld"
+                    || inst.guard.is_some()
+                    || ["param", "shared", "local", "const"]
+                        .iter()
+                        .any(|s| inst.has_modifier(s))
+                    || !["b32", "f32", "u32", "s32"]
+                        .iter()
+                        .any(|t| inst.has_modifier(t))
+                {
+                    return None;
+                }
+                let Some(Operand::Address { base, offset }) = address(inst) else {
+                    return None;
+                };
+                let Operand::Register(base) = base.as_ref() else {
+                    return None;
+                };
+                let start = self.offset_from_param(base, i, 0)?.checked_add(*offset)?;
+                let element = (BOUND_OFFSET as i64).checked_sub(start)?;
+                if element % 4 != 0 {
+                    return None;
+                }
+                dests.get(usize::try_from(element / 4).ok()?).copied()
+            }
+        }
+    }
+
+    /// The constant byte offset of pointer register `reg` from the value of pointer parameter
+    /// `param`, if `reg` is computed from it by unguarded single definitions of `ld.param`,
+    /// `cvta`, `mov` and `add` of an immediate only.
+    fn offset_from_param(&self, reg: &str, param: usize, depth: usize) -> Option<i64> {
+        if depth > 16 {
+            return None;
+        }
+        let [i] = self.flow.defs.get(reg)?.as_slice() else {
+            return None;
+        };
+        let inst = &self.instructions[*i];
+        if inst.guard.is_some() {
+            return None;
+        }
+        let srcs = sources(inst);
+        match (inst.op(), srcs) {
+            ("ld", [a]) if Provenance::is_param_load(inst) => {
+                (self.flow.param_of(a) == Some(param)).then_some(0)
+            }
+            ("cvta" | "mov", [Operand::Register(r)]) => self.offset_from_param(r, param, depth + 1),
+            ("add", [Operand::Register(r), Operand::Immediate(imm)])
+            | ("add", [Operand::Immediate(imm), Operand::Register(r)])
+                if ["s64", "u64", "b64"].iter().any(|t| inst.has_modifier(t)) =>
+            {
+                let imm = crate::ptx::parse_integer(imm)?;
+                self.offset_from_param(r, param, depth + 1)?
+                    .checked_add(imm)
+            }
+            _ => None,
+        }
     }
 
     /// The one definition of `reg`, unguarded, or why there is none.
@@ -282,7 +371,7 @@ impl<'a> ClampProver<'a> {
             }
             let i = self.single_def(reg).map_err(unprovable)?;
             let inst = &self.instructions[i];
-            if self.is_bound_load(inst) {
+            if self.bound_register(inst) == Some(reg) {
                 if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
                     return Err(unprovable(format!(
                         "the bound is read as `{}`, not as a 32-bit float",

@@ -112,25 +112,29 @@ pub(super) fn audit_entry(
     audit
 }
 
-/// An optimizer entry: the bound is its last parameter, and it has a pointer parameter buffer
-/// (or table).
+/// An optimizer entry: the bound (a plain entry's `f32`, or a stepped entry's step-state pointer,
+/// exactly one of them) is its last parameter, and it has a pointer parameter buffer (or table).
 fn optimizer_shape(
     entry: &PtxEntry,
     descriptor: &KernelDescriptor,
     violations: &mut Vec<Violation>,
 ) {
     let name = &entry.name;
-    let bound_index = descriptor.clamp_bound_index();
+    let bound_index = descriptor
+        .clamp_bound_index()
+        .or(descriptor.step_state_index());
     let bounds = descriptor
         .params
         .iter()
-        .filter(|p| p.role == ParamRole::ClampBound)
+        .filter(|p| matches!(p.role, ParamRole::ClampBound | ParamRole::StepState))
         .count();
-    let last_is_f32_bound = descriptor
-        .params
-        .last()
-        .is_some_and(|p| p.role == ParamRole::ClampBound && p.ty == ParamType::F32);
-    if bounds != 1 || !last_is_f32_bound {
+    let last_is_bound = descriptor.params.last().is_some_and(|p| {
+        matches!(
+            (p.role, p.ty),
+            (ParamRole::ClampBound, ParamType::F32) | (ParamRole::StepState, ParamType::Ptr)
+        )
+    });
+    if bounds != 1 || !last_is_bound {
         violations.push(Violation::BoundNotLast {
             entry: name.clone(),
             bound_index,

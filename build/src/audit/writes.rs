@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adamant_kernels::abi::{KernelDescriptor, KernelKind};
 
-use super::clamp::ClampProver;
+use super::clamp::{BoundSource, ClampProver};
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
 use super::{ClampAudit, Violation, WriteAudit};
@@ -39,9 +39,15 @@ pub(super) fn audit_writes(
     let instructions = entry.instructions();
     let flow = Provenance::new(entry, descriptor, &instructions);
     let is_optimizer = descriptor.kind == KernelKind::Optimizer;
-    let bound = descriptor
-        .clamp_bound_index()
-        .filter(|&i| i + 1 == descriptor.params.len() && i < entry.params.len());
+    let last = |i: &usize| i + 1 == descriptor.params.len() && *i < entry.params.len();
+    let bound = match (
+        descriptor.clamp_bound_index(),
+        descriptor.step_state_index(),
+    ) {
+        (Some(i), None) if last(&i) => Some(BoundSource::Param(i)),
+        (None, Some(i)) if last(&i) => Some(BoundSource::StepState(i)),
+        _ => None,
+    };
     let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
@@ -150,7 +156,9 @@ pub(super) fn audit_writes(
             let verdict = match &prover {
                 Some(p) => p.prove(value),
                 None => Err(super::ClampFailure::Unprovable {
-                    reason: "the entry declares no clamp bound as its last parameter".into(),
+                    reason:
+                        "the entry declares no clamp bound (or step state) as its last parameter"
+                            .into(),
                 }),
             };
             match verdict {

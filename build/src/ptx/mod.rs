@@ -29,7 +29,7 @@ pub use instruction::{instructions, Instruction};
 pub use module::{
     entries, functions, parse, variables, PtxAlias, PtxEntry, PtxFunction, PtxModule, PtxParam,
 };
-pub use operand::Operand;
+pub use operand::{parse_integer, Operand};
 pub use variable::{Linkage, PtxVariable, StateSpace};
 
 #[cfg(test)]

@@ -217,6 +217,15 @@ fn offset_of(tokens: &[Token<'_>]) -> Option<i64> {
     })
 }
 
+/// An immediate operand's integer value: an optional `-`, then a PTX integer literal (None for
+/// anything else, a float literal among them).
+pub fn parse_integer(text: &str) -> Option<i64> {
+    match text.strip_prefix('-') {
+        Some(rest) => parse_int(rest)?.checked_neg(),
+        None => parse_int(text),
+    }
+}
+
 /// A PTX integer literal as a signed value (hex literals past `i64::MAX` wrap, as in PTX's
 /// 64-bit arithmetic).
 pub(super) fn parse_int(text: &str) -> Option<i64> {

@@ -1,0 +1,468 @@
+//! Device-resident step state on the host side: [`StepStates`] owns an array of
+//! [`StepState`] records (one per set of tensors), advances them on the device, and takes the
+//! host's between-step writes (a learning-rate schedule, the owned `Q_ABS_REF`) as stream-ordered
+//! writes of one word, validated first. The stepped launches
+//! ([`Adamant::launch_stepped`](crate::Adamant::launch_stepped),
+//! [`Adamant::launch_multi_stepped`](crate::Adamant::launch_multi_stepped)) read their bound, lr,
+//! betas and bias corrections from a record, so a replayed graph trains.
+use std::marker::PhantomData;
+use std::mem::{offset_of, size_of};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use adamant_kernels::abi::{ArgValue, KernelDescriptor};
+use adamant_kernels::step::{
+    step_advance_kernel, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, INITIAL_Q_ABS_REF_EFF,
+};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::stream::Stream;
+
+use crate::clamp_policy::{ClampPolicy, BOUND_FACTOR};
+use crate::device::Adamant;
+use crate::error::{CudaContext, Error, Result};
+use crate::hyper::{scalar_domain, AdamHyper};
+use crate::launch::arg_pointers;
+
+/// `StepState` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
+/// cust; this wrapper carries cust's `DeviceCopy` for it.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct DeviceStepState(pub(crate) StepState);
+// SAFETY: `StepState` is `#[repr(C)]` of integers and floats only (its `q_abs_ref` is a device
+// address held as a `u64`), valid for any bit pattern.
+unsafe impl DeviceCopy for DeviceStepState {}
+
+/// Where a record's clamp bound comes from, for the whole run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepBound {
+    /// `100 × max(Q_ABS_REF, 1)`, recomputed on the device by every advance from the device
+    /// `Q_ABS_REF` of the [`StepStates`]. A NaN, infinite or negative value there keeps the
+    /// previous step's bound (100 before any valid value), raises
+    /// [`FLAG_BAD_Q_ABS_REF`](adamant_kernels::step::FLAG_BAD_Q_ABS_REF) and is counted.
+    FromQAbsRef,
+    /// A bound fixed for the run by a host policy (validated as every launch's is):
+    /// [`ClampPolicy::Fixed`], [`ClampPolicy::Disabled`] with its reason, or
+    /// [`ClampPolicy::FromIsv`] evaluated once.
+    Policy(ClampPolicy),
+}
+
+/// What one record starts from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepSpec {
+    /// The learning rate of the first step (change it between steps with
+    /// [`StepStates::set_lr`]).
+    pub lr: f32,
+    /// β1, for the entries and for the bias correction.
+    pub beta1: f32,
+    /// β2.
+    pub beta2: f32,
+    /// Steps already taken: 0 for a fresh run, a checkpoint's step count to resume one. The
+    /// first advance makes it `steps_taken + 1`.
+    pub steps_taken: u32,
+    /// Where the bound comes from.
+    pub bound: StepBound,
+}
+
+impl StepSpec {
+    /// A record for `hyper`'s lr and betas whose first step is `hyper.step` (1 for a fresh run).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] for a field out of its range (`step == 0` included) or a step past
+    /// `u32::MAX`.
+    pub fn adam(hyper: &AdamHyper, bound: StepBound) -> Result<StepSpec> {
+        hyper.validate()?;
+        let steps_taken = u32::try_from(hyper.step - 1).map_err(|_| Error::InvalidHyper {
+            field: "step",
+            value: hyper.step as f64,
+            requirement: format!("<= {}", u32::MAX as u64 + 1),
+        })?;
+        Ok(StepSpec {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            steps_taken,
+            bound,
+        })
+    }
+}
+
+/// The device `Q_ABS_REF` that [`StepBound::FromQAbsRef`] records read.
+#[derive(Clone, Copy, Debug)]
+pub enum QAbsRef<'q> {
+    /// One `f32` owned by the [`StepStates`], starting at `initial`, written by
+    /// [`StepStates::set_q_abs_ref`].
+    Owned {
+        /// Its value before the first write.
+        initial: f32,
+    },
+    /// Element `index` of the caller's buffer (the seed's ISV vector, say), which whatever
+    /// computes it writes on the device. Borrowed for the life of the [`StepStates`].
+    Slot {
+        /// The buffer.
+        buffer: &'q DeviceSlice<f32>,
+        /// The element holding `Q_ABS_REF`.
+        index: usize,
+    },
+}
+
+/// What the host knows of one record: the values it validated and wrote, and the entries that
+/// launched with it (a new lr must lie in each one's domain).
+#[derive(Clone, Debug)]
+struct Mirror {
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    users: Vec<&'static KernelDescriptor>,
+}
+
+/// An array of device-resident [`StepState`] records, one per set of tensors that steps
+/// together (each may have its own lr, betas and bound), and the device `Q_ABS_REF` they read.
+///
+/// One step is: [`StepStates::advance`] (one launch: `t += 1`, the bias corrections, the bound
+/// from `Q_ABS_REF`), then the stepped launches that read the records. Recorded into a graph,
+/// every replay advances the records itself. Between steps the host sets the next lr
+/// ([`StepStates::set_lr`]) or the owned `Q_ABS_REF` ([`StepStates::set_q_abs_ref`]) with one
+/// stream-ordered write each, and reads the records back ([`StepStates::read`]).
+pub struct StepStates<'q> {
+    records: DeviceBuffer<DeviceStepState>,
+    /// The owned `Q_ABS_REF` word ([`QAbsRef::Owned`]), else None.
+    owned_q: Option<DeviceBuffer<f32>>,
+    q_abs_ref_ptr: u64,
+    mirror: Mutex<Vec<Mirror>>,
+    /// Whether an advance was enqueued or recorded: a stepped launch needs one before it.
+    advanced: AtomicBool,
+    _slot: PhantomData<&'q DeviceSlice<f32>>,
+}
+
+fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
+    DeviceBuffer::from_slice(data).map_err(|source| match source {
+        cust::error::CudaError::OutOfMemory => Error::OutOfMemory {
+            what: what.to_string(),
+            bytes: std::mem::size_of_val(data),
+        },
+        other => Error::cuda(format!("uploading {what}"), other),
+    })
+}
+
+impl<'q> StepStates<'q> {
+    /// One record per spec, uploaded (synchronously: this is setup). Needs a current context
+    /// (an [`Adamant`] alive).
+    ///
+    /// # Errors
+    ///
+    /// Before anything is allocated: [`Error::InvalidHyper`] for an lr or beta out of the Adam
+    /// kernels' domains, the policy's errors ([`ClampPolicy::bound`]), and for a
+    /// [`QAbsRef::Slot`] past the end of its buffer [`Error::StepIndex`]. [`Error::OutOfMemory`]
+    /// or [`Error::Cuda`] for the upload.
+    pub fn new(specs: &[StepSpec], q_abs_ref: QAbsRef<'q>) -> Result<Self> {
+        let mut records = Vec::with_capacity(specs.len());
+        let mut mirror = Vec::with_capacity(specs.len());
+        for spec in specs {
+            AdamHyper {
+                lr: spec.lr,
+                beta1: spec.beta1,
+                beta2: spec.beta2,
+                eps: 1.0,
+                weight_decay: 0.0,
+                step: 1,
+            }
+            .validate_rates()?;
+            let (bound_mode, bound) = match spec.bound {
+                StepBound::FromQAbsRef => (BOUND_FROM_Q_ABS_REF, BOUND_FACTOR),
+                StepBound::Policy(policy) => (BOUND_FIXED, policy.bound()?),
+            };
+            let mut record = StepState {
+                lr: spec.lr,
+                bias_correction1: 0.0,
+                bias_correction2: 0.0,
+                bound,
+                beta1: spec.beta1,
+                beta2: spec.beta2,
+                step: spec.steps_taken,
+                bound_mode,
+                q_abs_ref: 0,
+                bound_factor: BOUND_FACTOR,
+                q_abs_ref_eff: INITIAL_Q_ABS_REF_EFF,
+                flags: 0,
+                bad_q_abs_ref_steps: 0,
+                last_bad_q_abs_ref_bits: 0,
+                last_bad_q_abs_ref_step: 0,
+            };
+            let t = spec.steps_taken;
+            record.bias_correction1 = adamant_kernels::step::bias_correction(spec.beta1, t);
+            record.bias_correction2 = adamant_kernels::step::bias_correction(spec.beta2, t);
+            records.push(record);
+            mirror.push(Mirror {
+                lr: spec.lr,
+                beta1: spec.beta1,
+                beta2: spec.beta2,
+                users: Vec::new(),
+            });
+        }
+        let (owned_q, q_abs_ref_ptr) = match q_abs_ref {
+            QAbsRef::Owned { initial } => {
+                let word = upload(&[initial], "the step state's Q_ABS_REF")?;
+                let ptr = word.as_device_ptr().as_raw();
+                (Some(word), ptr)
+            }
+            QAbsRef::Slot { buffer, index } => {
+                if index >= buffer.len() {
+                    return Err(Error::StepIndex {
+                        index,
+                        len: buffer.len(),
+                    });
+                }
+                let ptr = buffer.as_device_ptr().as_raw() + (index * size_of::<f32>()) as u64;
+                (None, ptr)
+            }
+        };
+        for r in &mut records {
+            if r.bound_mode == BOUND_FROM_Q_ABS_REF {
+                r.q_abs_ref = q_abs_ref_ptr;
+            }
+        }
+        let device: Vec<DeviceStepState> = records.into_iter().map(DeviceStepState).collect();
+        let records = upload(&device, "the step-state records")?;
+        // The upload ran on the legacy default stream from pageable memory; make it land before
+        // any stream (blocking or not) reads the records. Setup only.
+        cust::context::CurrentContext::synchronize()
+            .during("synchronizing after the step-state upload")?;
+        Ok(StepStates {
+            records,
+            owned_q,
+            q_abs_ref_ptr,
+            mirror: Mutex::new(mirror),
+            advanced: AtomicBool::new(false),
+            _slot: PhantomData,
+        })
+    }
+
+    /// How many records.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.records.len() == 0
+    }
+
+    /// Device address of record `index` (what a stepped entry's `step_state` receives).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] past the end.
+    pub fn record_ptr(&self, index: usize) -> Result<u64> {
+        if index >= self.len() {
+            return Err(Error::StepIndex {
+                index,
+                len: self.len(),
+            });
+        }
+        Ok(self.records.as_device_ptr().as_raw() + (index * size_of::<StepState>()) as u64)
+    }
+
+    /// Device address of record `index`'s `q_abs_ref_eff`, the `max(Q_ABS_REF, 1)` its last
+    /// advance accepted: what the NaN checker's thresholds read in a session.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] past the end.
+    pub fn q_abs_ref_eff_ptr(&self, index: usize) -> Result<u64> {
+        Ok(self.record_ptr(index)? + offset_of!(StepState, q_abs_ref_eff) as u64)
+    }
+
+    /// Device address of the `Q_ABS_REF` the [`StepBound::FromQAbsRef`] records read.
+    pub fn q_abs_ref_ptr(&self) -> u64 {
+        self.q_abs_ref_ptr
+    }
+
+    /// Enqueues one advance of every record on `stream` (one launch of `step_advance_kernel`):
+    /// `t += 1`, the bias corrections from the new `t`, and each
+    /// [`StepBound::FromQAbsRef`] record's bound from the device `Q_ABS_REF` as it is when the
+    /// advance runs. Recorded into a graph, every replay advances.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingKernel`] if the module lacks the entry; [`Error::Cuda`] if the driver
+    /// refuses the launch.
+    pub fn advance(&self, rt: &Adamant, stream: &Stream) -> Result<()> {
+        let kernel = step_advance_kernel::DESCRIPTOR.name;
+        let n = self.len() as u32;
+        self.advanced.store(true, Ordering::Release);
+        if n == 0 {
+            return Ok(());
+        }
+        let function = rt.function(kernel)?;
+        let mut values = [
+            ArgValue::Ptr(self.records.as_device_ptr().as_raw()),
+            ArgValue::U32(n),
+        ];
+        let params = arg_pointers(&mut values);
+        const THREADS: u32 = 32;
+        // SAFETY: the entry's two parameters (checked against its descriptor by the CPU tests),
+        // the records array we own with `n` records.
+        unsafe { stream.launch(&function, n.div_ceil(THREADS), THREADS, 0, &params) }
+            .during(&format!("launching {kernel} ({n} records)"))
+    }
+
+    /// Sets record `index`'s learning rate for the steps that follow on `stream`: one
+    /// stream-ordered write of one word (no synchronisation), so a replayed graph picks it up at
+    /// its next replay. Refused while `stream` is being captured: a write recorded into the graph
+    /// would replay the same value every step.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is written: [`Error::StepIndex`]; [`Error::InvalidHyper`] for an lr that
+    /// is not finite and `>= 0`; [`Error::InvalidScalar`] for one outside the `lr` domain of an
+    /// entry that has launched with this record; [`Error::Capture`] during a capture.
+    /// [`Error::Cuda`] if the driver refuses the write.
+    pub fn set_lr(&self, stream: &Stream, index: usize, lr: f32) -> Result<()> {
+        let address = self.record_ptr(index)? + offset_of!(StepState, lr) as u64;
+        AdamHyper {
+            lr,
+            beta1: 0.0,
+            beta2: 0.0,
+            eps: 1.0,
+            weight_decay: 0.0,
+            step: 1,
+        }
+        .validate_rates()?;
+        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        for user in &mirror[index].users {
+            check_field(user, "lr", lr)?;
+        }
+        refuse_capture(stream, "StepStates::set_lr")?;
+        write_word(address, lr.to_bits(), stream, "writing a step state's lr")?;
+        mirror[index].lr = lr;
+        Ok(())
+    }
+
+    /// The learning rate record `index` was last given (by its spec or [`StepStates::set_lr`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] past the end.
+    pub fn lr(&self, index: usize) -> Result<f32> {
+        self.record_ptr(index)?;
+        Ok(self.mirror.lock().unwrap_or_else(|e| e.into_inner())[index].lr)
+    }
+
+    /// Writes the owned `Q_ABS_REF` ([`QAbsRef::Owned`]) for the advances that follow on
+    /// `stream`: one stream-ordered write. Any value is accepted, as the device would accept
+    /// whatever the ISV computes: a NaN, infinite or negative one is handled by the advance
+    /// (previous bound kept, flag raised, counted) and shows in [`StepStates::read`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::QAbsRefNotOwned`] for records that read a slot of the caller's buffer;
+    /// [`Error::Capture`] during a capture; [`Error::Cuda`] if the driver refuses the write.
+    pub fn set_q_abs_ref(&self, stream: &Stream, value: f32) -> Result<()> {
+        if self.owned_q.is_none() {
+            return Err(Error::QAbsRefNotOwned);
+        }
+        refuse_capture(stream, "StepStates::set_q_abs_ref")?;
+        write_word(
+            self.q_abs_ref_ptr,
+            value.to_bits(),
+            stream,
+            "writing the step state's Q_ABS_REF",
+        )
+    }
+
+    /// Every record as the device holds it, read with cust's synchronous copy (which waits for
+    /// the work enqueued before it on the runtime's blocking stream). For a report without that
+    /// wait, see [`TrainingSession::report`](crate::TrainingSession::report).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] if the copy fails.
+    pub fn read(&self) -> Result<Vec<StepState>> {
+        let mut host = vec![DeviceStepState(StepState::default()); self.len()];
+        self.records
+            .copy_to(&mut host[..])
+            .during("reading the step-state records")?;
+        Ok(host.into_iter().map(|r| r.0).collect())
+    }
+
+    /// The records' device memory, for the session's asynchronous read-back.
+    pub(crate) fn records(&self) -> &DeviceSlice<DeviceStepState> {
+        &self.records
+    }
+
+    /// The validation a stepped launch of `plain`'s entry with record `index` runs: the record
+    /// exists, an advance precedes the launch, and the record's lr and betas lie in the entry's
+    /// domains for them. Registers the entry as a user of the record (so a later lr is checked
+    /// against its domain too). Returns the record's address.
+    pub(crate) fn check_launch(
+        &self,
+        stepped: &'static KernelDescriptor,
+        plain: &'static KernelDescriptor,
+        index: usize,
+    ) -> Result<u64> {
+        let address = self.record_ptr(index)?;
+        if !self.advanced.load(Ordering::Acquire) {
+            return Err(Error::NotAdvanced {
+                kernel: stepped.name,
+            });
+        }
+        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        let record = &mut mirror[index];
+        for (field, value) in [
+            ("lr", record.lr),
+            ("beta1", record.beta1),
+            ("beta2", record.beta2),
+        ] {
+            check_field(plain, field, value)?;
+        }
+        if !record.users.iter().any(|u| std::ptr::eq(*u, plain)) {
+            record.users.push(plain);
+        }
+        Ok(address)
+    }
+}
+
+/// `value` against `kernel`'s declared domain for its `#[step]` scalar `field`, if it has one (an
+/// entry that does not read `beta2`, say, accepts any).
+fn check_field(kernel: &'static KernelDescriptor, field: &'static str, value: f32) -> Result<()> {
+    match scalar_domain(kernel, field) {
+        Some(domain) if !domain.contains(value as f64) => Err(Error::InvalidScalar {
+            kernel: kernel.name,
+            name: field,
+            value: value as f64,
+            requirement: domain.describe(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
+    if crate::graph::is_capturing(stream)? {
+        return Err(Error::Capture {
+            operation: format!(
+                "{what} is a host write between steps; recorded into a graph it would write the \
+                 same value at every replay (call it between replays)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// One 32-bit word at `address`, written on `stream` (a memset node of one element: no host
+/// buffer has to outlive the call).
+fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()> {
+    // SAFETY: `address` is a 4-byte aligned word inside an allocation the caller owns (a record
+    // field or the owned Q_ABS_REF), and nothing else writes it concurrently on the device.
+    let status = unsafe {
+        cust::sys::cuMemsetD32Async(address, bits, 1, stream.as_inner() as cust::sys::CUstream)
+    };
+    if status == cust::sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver {
+            operation: what.to_string(),
+            status: format!("{status:?}"),
+        })
+    }
+}
