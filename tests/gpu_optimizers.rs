@@ -110,11 +110,11 @@ fn launch(
     policy: ClampPolicy,
 ) -> Result<LaunchInfo, Error> {
     match kernel {
-        KernelRef::Dqn => rt.dqn_adam_update(group, hyper, grad_scale, policy),
-        KernelRef::Iqn => rt.iqn_adam(group, hyper, policy),
-        KernelRef::Iql => rt.iql_adam(group, hyper, grad_clip, policy),
-        KernelRef::Attn => rt.attn_adam(group, hyper, policy),
-        KernelRef::Curiosity => rt.curiosity_adam(group, hyper, policy),
+        KernelRef::Dqn => rt.dqn_adam_update(rt.stream(), group, hyper, grad_scale, policy),
+        KernelRef::Iqn => rt.iqn_adam(rt.stream(), group, hyper, policy),
+        KernelRef::Iql => rt.iql_adam(rt.stream(), group, hyper, grad_clip, policy),
+        KernelRef::Attn => rt.attn_adam(rt.stream(), group, hyper, policy),
+        KernelRef::Curiosity => rt.curiosity_adam(rt.stream(), group, hyper, policy),
     }
 }
 
@@ -648,7 +648,7 @@ fn soft_update_matches_the_f64_reference() {
             }
             let mut d_target = DeviceBuffer::from_slice(&target).unwrap();
             let d_online = DeviceBuffer::from_slice(&online).unwrap();
-            rt.soft_update(&mut d_target, &d_online, tau, ClampPolicy::Fixed { bound })
+            rt.soft_update(rt.stream(), &mut d_target, &d_online, tau, ClampPolicy::Fixed { bound })
                 .unwrap();
             rt.synchronize().unwrap();
             let mut got = vec![0.0f32; n];
@@ -693,7 +693,7 @@ fn soft_update_matches_the_f64_reference() {
     let mut target = big.index(0..n);
     let online = big.index(n..2 * n);
     for tau in [-0.1f32, 1.5, f32::NAN] {
-        match rt.soft_update(&mut target, &online, tau, ClampPolicy::Fixed { bound }) {
+        match rt.soft_update(rt.stream(), &mut target, &online, tau, ClampPolicy::Fixed { bound }) {
             Err(Error::InvalidScalar { kernel, name, .. }) => {
                 assert_eq!((kernel, name), ("soft_update_kernel", "tau"))
             }
@@ -702,7 +702,7 @@ fn soft_update_matches_the_f64_reference() {
     }
     let overlapping = big.index(n / 2..n / 2 + n);
     assert!(matches!(
-        rt.soft_update(&mut target, &overlapping, 0.5, ClampPolicy::Fixed { bound }),
+        rt.soft_update(rt.stream(), &mut target, &overlapping, 0.5, ClampPolicy::Fixed { bound }),
         Err(Error::Overlap { .. })
     ));
     rt.synchronize().unwrap();

@@ -37,7 +37,7 @@ pub struct SlotMeta {
     pub ptr: u64,
     /// Number of elements. The kernel never reads past it, whatever the work table says.
     pub len: u64,
-    /// The threshold is `factor × q_abs_ref_eff` (a kernel argument, so a new `Q_ABS_REF` needs
+    /// The threshold is `factor × q_abs_ref_eff` (read from device memory, so a new `Q_ABS_REF` needs
     /// no re-upload); [`NON_FINITE_ONLY`] for slots without a max-abs check.
     pub factor: f32,
     /// Keeps the size a multiple of the alignment, spelled out so host and device agree.
@@ -135,6 +135,7 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
 /// The checker entry. One launch covers the whole range; see the module comment for the layout.
 ///
 /// - `slots[0..n_slots]`: the range's slots; `work[0..n_work]`: the chunks.
+/// - `q_abs_ref_eff`: one `f32`, `max(Q_ABS_REF, 1)`, by which the slots' factors are multiplied.
 /// - `flags`, `max_abs_bits` (zeroed) and `first_bad` (filled with [`NO_BAD_INDEX`]) have
 ///   `n_slots` entries each and are prepared on the launch's stream before it.
 /// - Launch with a 1-D block of any size and `block_dim × SHARED_BYTES_PER_THREAD` bytes of
@@ -150,7 +151,7 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
     n_slots: u32,
     #[index] work: *const WorkItem,
     n_work: u32,
-    q_abs_ref_eff: f32,
+    #[input] q_abs_ref_eff: *const f32,
     #[output] flags: *mut u32,
     #[output] max_abs_bits: *mut u32,
     #[output] first_bad: *mut u64,
@@ -162,6 +163,9 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
 
     use crate::vector::F4;
 
+    // One f32 in device memory, not an argument: a replayed graph reads the value of its step
+    // (a step-state record's, or the word the host wrote for an eager check).
+    let q_abs_ref_eff: f32 = *q_abs_ref_eff;
     let tid = thread_index();
     let threads = block_dim();
     // Shared layout: [u64; threads] first-bad, then [u32; threads] flags, [u32; threads] max.

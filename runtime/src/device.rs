@@ -31,7 +31,7 @@ use crate::error::{CudaContext, Error, Result};
 ///
 /// // One Adam step at t = 1, clamped to 100 × max(Q_ABS_REF, 1.0) = 100.
 /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
-/// let info = rt.iqn_adam(&mut iqn, &hyper, ClampPolicy::from_isv(1.0))?;
+/// let info = rt.iqn_adam(rt.stream(), &mut iqn, &hyper, ClampPolicy::from_isv(1.0))?;
 /// assert_eq!((info.kernel, info.elements, info.bound), ("iqn_adam_kernel", 4096, 100.0));
 ///
 /// rt.synchronize()?; // launches are asynchronous
@@ -107,7 +107,8 @@ impl Adamant {
         })
     }
 
-    /// The runtime's stream, on which the typed launchers and the NaN checker enqueue. It is a
+    /// The runtime's stream: the one to pass to the launchers and the NaN checker when you have
+    /// no stream of your own, and the one a [`TrainingSession`](crate::TrainingSession) uses. It is a
     /// blocking stream: it orders with the legacy default stream that cust's synchronous copies
     /// use, so a [`ParamGroup::upload`](crate::ParamGroup::upload) lands before a later launch
     /// reads it. Pass it, or a stream of your own, to [`Adamant::launch_optimizer`] and

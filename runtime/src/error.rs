@@ -244,6 +244,13 @@ pub enum Error {
     )]
     QAbsRefNotOwned,
 
+    /// A training session has no group of this name.
+    #[error("training session: no parameter group named `{group}` (nothing was written)")]
+    UnknownGroup {
+        /// The name given.
+        group: String,
+    },
+
     /// A raw driver call (one cust does not wrap) failed.
     #[error("CUDA error during {operation}: {status}")]
     Driver {

@@ -58,12 +58,13 @@ impl Adamant {
     /// own, forked from and joined back into the runtime's stream, so independent launches
     /// (different kernels' multi-tensor steps, say) can overlap on replay.
     ///
-    /// Launch on the stream a branch is given, with [`Adamant::launch_optimizer`] or
-    /// [`Adamant::launch_multi`] (the typed launchers always enqueue on [`Adamant::stream`]).
+    /// Launch on the stream a branch is given: every launcher and the NaN checker take it.
     /// Nothing in a branch may synchronise or allocate: build every [`TensorSet`](crate::TensorSet)
     /// before capturing. Every launch's validation runs as it is recorded. A replay uses the
-    /// recorded arguments: scalars that change from step to step (Adam's bias corrections)
-    /// need a new capture, or a launch outside the graph.
+    /// recorded arguments: for values that change from step to step (the bias corrections, the
+    /// lr, the bound), record the stepped launches ([`Adamant::launch_stepped`]) after a
+    /// [`StepStates::advance`](crate::StepStates::advance), which read them from device memory
+    /// that every replay advances, or use a [`TrainingSession`](crate::TrainingSession).
     ///
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
@@ -117,6 +118,25 @@ impl Adamant {
     /// for work that cannot be captured; [`Error::Cuda`] for the streams and events of the fork
     /// and join.
     pub fn capture<'a>(&self, branches: Vec<Branch<'a>>) -> Result<StepGraph<'a>> {
+        let nothing = || -> Branch<'a> { Box::new(|_: &Stream| Ok(())) };
+        self.capture_step(nothing(), branches, nothing())
+    }
+
+    /// As [`Adamant::capture`], with a `before` and an `after` on the runtime's stream: `before`
+    /// runs first (a [`StepStates::advance`](crate::StepStates::advance), say), then the
+    /// branches, which may overlap one another, then `after` once all of them are done (the NaN
+    /// check of what they wrote). A [`TrainingSession`](crate::TrainingSession) records its step
+    /// this way.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::capture`].
+    pub fn capture_step<'a>(
+        &self,
+        before: Branch<'a>,
+        branches: Vec<Branch<'a>>,
+        after: Branch<'a>,
+    ) -> Result<StepGraph<'a>> {
         let main = self.stream();
         let streams = (0..branches.len())
             .map(|_| {
@@ -133,7 +153,9 @@ impl Adamant {
             },
             "cuStreamBeginCapture",
         )?;
-        let recorded = record_branches(main, &streams, branches);
+        let recorded = before(main)
+            .and_then(|()| record_branches(main, &streams, branches))
+            .and_then(|()| after(main));
         let mut graph: CUgraph = ptr::null_mut();
         // SAFETY: ends the capture begun above; `graph` receives the result (or stays null).
         let ended = check(
@@ -196,6 +218,23 @@ fn record_branches(main: &Stream, streams: &[Stream], branches: Vec<Branch<'_>>)
 }
 
 impl StepGraph<'_> {
+    /// The same graph without the borrow, for a type that owns the buffers the graph uses and
+    /// drops the graph first (the [`TrainingSession`](crate::TrainingSession)).
+    ///
+    /// # Safety
+    ///
+    /// Every buffer the recording used must stay allocated, at the same address, until the
+    /// returned graph is dropped.
+    pub(crate) unsafe fn detach(self) -> StepGraph<'static> {
+        let me = std::mem::ManuallyDrop::new(self);
+        StepGraph {
+            graph: me.graph,
+            exec: me.exec,
+            nodes: me.nodes,
+            _borrows: PhantomData,
+        }
+    }
+
     /// Enqueues one replay of the whole graph on `stream`, without waiting for it: the recorded
     /// launches run with the buffers and arguments they were recorded with, one graph launch
     /// instead of one launch each. Replays on one stream run one after another. See

@@ -47,6 +47,7 @@ mod launch_check;
 mod multi;
 pub mod nan_check;
 mod optimizers;
+mod session;
 mod step;
 mod training;
 
@@ -60,6 +61,7 @@ pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
+pub use session::{SessionConfig, SessionReport, TrainingSession};
 pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers

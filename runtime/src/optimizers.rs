@@ -7,6 +7,7 @@ use adamant_kernels::optimizers::{
 };
 use adamant_kernels::soft_update::soft_update_kernel;
 use cust::memory::{DeviceBox, DeviceSlice};
+use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
@@ -74,7 +75,7 @@ macro_rules! group_buffers {
 }
 
 impl Adamant {
-    /// One step of `dqn_adam_update_kernel` on `group`, on the runtime's stream: AdamW
+    /// One step of `dqn_adam_update_kernel` on `group`, on `stream`: AdamW
     /// (decoupled weight decay `p *= 1 − lr·wd`) for the DQN trunk or heads, then the clamp.
     /// The gradient is multiplied by `*grad_scale` first: the global-norm clip coefficient,
     /// left on the device by whatever computed it and read there (no host round trip), or 1.0
@@ -96,12 +97,12 @@ impl Adamant {
     /// let clip = DeviceBox::new(&0.25f32)?;
     /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
     /// let policy = ClampPolicy::from_isv(1.0);
-    /// rt.dqn_adam_update(&mut trunk, &hyper, Some(&clip), policy)?;
+    /// rt.dqn_adam_update(rt.stream(), &mut trunk, &hyper, Some(&clip), policy)?;
     /// rt.synchronize()?;
     /// // m = (1 − β1)·(0.25 × 2.0)
     /// assert!((trunk.download(GroupBuffer::M)?[0] - 0.05).abs() < 1e-6);
     /// // No coefficient: the gradients as they are.
-    /// rt.dqn_adam_update(&mut trunk, &AdamHyper { step: 2, ..hyper }, None, policy)?;
+    /// rt.dqn_adam_update(rt.stream(), &mut trunk, &AdamHyper { step: 2, ..hyper }, None, policy)?;
     /// # rt.synchronize()?;
     /// # Ok(())
     /// # }
@@ -114,6 +115,7 @@ impl Adamant {
     /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn dqn_adam_update(
         &self,
+        stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         grad_scale: Option<&DeviceBox<f32>>,
@@ -127,14 +129,14 @@ impl Adamant {
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
         self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
-            self.stream(),
+            stream,
             &buffers,
             &scalars,
             policy,
         )
     }
 
-    /// One step of `iqn_adam_kernel` on `group`, on the runtime's stream: Adam with L2 decay
+    /// One step of `iqn_adam_kernel` on `group`, on `stream`: Adam with L2 decay
     /// (`g += wd·p`) on the IQN head's own (online) parameters, then the clamp: the update whose
     /// missing clamp let the seed's IQN weights drift to NaN. See [`Adamant`] for a whole step.
     ///
@@ -148,7 +150,7 @@ impl Adamant {
     /// # };
     /// // Weights already past the bound, and a NaN (zero gradients: only the clamp acts).
     /// let mut iqn = ParamGroup::new("iqn_online", &[250.0, -1e30, 0.5, f32::NAN])?;
-    /// rt.iqn_adam(&mut iqn, &AdamHyper::pytorch_defaults(1)?, ClampPolicy::from_isv(1.0))?;
+    /// rt.iqn_adam(rt.stream(), &mut iqn, &AdamHyper::pytorch_defaults(1)?, ClampPolicy::from_isv(1.0))?;
     /// rt.synchronize()?;
     /// let p = iqn.download(GroupBuffer::Params)?;
     /// assert_eq!(p[..3], [100.0, -100.0, 0.5]); // clamped to ±100 × max(Q_ABS_REF, 1.0)
@@ -164,6 +166,7 @@ impl Adamant {
     /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn iqn_adam(
         &self,
+        stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
@@ -171,10 +174,10 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(iqn_adam_kernel, group);
-        self.launch_optimizer::<iqn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+        self.launch_optimizer::<iqn_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
     }
 
-    /// One step of `iql_adam_kernel` on `group`, on the runtime's stream, for IQL's value and
+    /// One step of `iql_adam_kernel` on `group`, on `stream`, for IQL's value and
     /// policy networks: each gradient element clipped to `±grad_clip` (0 = off), then Adam with
     /// L2 decay, then the clamp.
     ///
@@ -190,13 +193,13 @@ impl Adamant {
     /// iql.upload(GroupBuffer::Grads, &vec![50.0; 1000])?; // an exploding gradient
     /// let hyper = AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 0.0, 1)?;
     /// let policy = ClampPolicy::from_isv(1.0);
-    /// rt.iql_adam(&mut iql, &hyper, 1.0, policy)?;
+    /// rt.iql_adam(rt.stream(), &mut iql, &hyper, 1.0, policy)?;
     /// rt.synchronize()?;
     /// // The moment saw the clipped gradient: m = (1 − β1) × 1.0.
     /// assert!((iql.download(GroupBuffer::M)?[0] - 0.1).abs() < 1e-6);
     ///
     /// // A negative clip is refused before anything is enqueued.
-    /// let refused = rt.iql_adam(&mut iql, &hyper, -1.0, policy);
+    /// let refused = rt.iql_adam(rt.stream(), &mut iql, &hyper, -1.0, policy);
     /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "grad_clip", .. })));
     /// # Ok(())
     /// # }
@@ -208,6 +211,7 @@ impl Adamant {
     /// or not finite.
     pub fn iql_adam(
         &self,
+        stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         grad_clip: f32,
@@ -218,10 +222,10 @@ impl Adamant {
         let scalars = adam_scalars!(iql_adam_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let buffers = group_buffers!(iql_adam_kernel, group);
-        self.launch_optimizer::<iql_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+        self.launch_optimizer::<iql_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
     }
 
-    /// One step of `attn_adam_kernel` on `group`, on the runtime's stream: AdamW (decoupled
+    /// One step of `attn_adam_kernel` on `group`, on `stream`: AdamW (decoupled
     /// weight decay) for the attention models (GpuAttention, GpuTlob) and the decision
     /// transformer, then the clamp, which the decision transformer's launch disables with a
     /// reason ([`DT_CLAMP_DISABLED`](crate::DT_CLAMP_DISABLED)).
@@ -236,7 +240,7 @@ impl Adamant {
     /// # };
     /// let mut dt = ParamGroup::new("decision_transformer", &vec![500.0; 64])?;
     /// let hyper = AdamHyper::new(1e-4, 0.9, 0.999, 1e-8, 0.0, 1)?;
-    /// let info = rt.attn_adam(&mut dt, &hyper, ClampPolicy::disabled(DT_CLAMP_DISABLED))?;
+    /// let info = rt.attn_adam(rt.stream(), &mut dt, &hyper, ClampPolicy::disabled(DT_CLAMP_DISABLED))?;
     /// assert_eq!(info.bound, 0.0);
     /// rt.synchronize()?;
     /// assert_eq!(dt.download(GroupBuffer::Params)?[0], 500.0); // no clamp: past 100 and kept
@@ -251,6 +255,7 @@ impl Adamant {
     /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn attn_adam(
         &self,
+        stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
@@ -258,10 +263,10 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(attn_adam_kernel, group);
-        self.launch_optimizer::<attn_adam_kernel::Entry>(self.stream(), &buffers, &scalars, policy)
+        self.launch_optimizer::<attn_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
     }
 
-    /// One step of `curiosity_adam_step` on `group`, on the runtime's stream, for the curiosity
+    /// One step of `curiosity_adam_step` on `group`, on `stream`, for the curiosity
     /// module's forward model: AMSGrad (the denominator uses the running maximum `v_max` of `v`),
     /// no weight decay, then the clamp. The group must keep `v_max`
     /// ([`ParamGroup::new_amsgrad`]), and `hyper.weight_decay` must be 0: this rule has no decay
@@ -278,14 +283,14 @@ impl Adamant {
     /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
     /// let policy = ClampPolicy::from_isv(1.0);
     /// let mut curiosity = ParamGroup::new_amsgrad("curiosity", &vec![0.1; 512])?;
-    /// rt.curiosity_adam(&mut curiosity, &hyper, policy)?;
+    /// rt.curiosity_adam(rt.stream(), &mut curiosity, &hyper, policy)?;
     ///
     /// // Refused before anything is enqueued: a group without v_max, and a weight decay.
     /// let mut plain = ParamGroup::new("curiosity", &vec![0.1; 512])?;
-    /// let refused = rt.curiosity_adam(&mut plain, &hyper, policy);
+    /// let refused = rt.curiosity_adam(rt.stream(), &mut plain, &hyper, policy);
     /// assert!(matches!(refused, Err(Error::MissingBuffer { buffer: "v_max", .. })));
     /// let decayed = AdamHyper { weight_decay: 0.01, ..hyper };
-    /// let refused = rt.curiosity_adam(&mut curiosity, &decayed, policy);
+    /// let refused = rt.curiosity_adam(rt.stream(), &mut curiosity, &decayed, policy);
     /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "weight_decay", .. })));
     /// # rt.synchronize()?;
     /// # Ok(())
@@ -298,6 +303,7 @@ impl Adamant {
     /// [`Error::MissingBuffer`] for a group without `v_max`.
     pub fn curiosity_adam(
         &self,
+        stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
@@ -312,7 +318,7 @@ impl Adamant {
         let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
         self.launch_optimizer::<curiosity_adam_step::Entry>(
-            self.stream(),
+            stream,
             &buffers,
             &scalars,
             policy,
@@ -335,7 +341,7 @@ pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
 }
 
 impl Adamant {
-    /// One launch of `soft_update_kernel`, on the runtime's stream: the target network's soft
+    /// One launch of `soft_update_kernel`, on `stream`: the target network's soft
     /// (Polyak) update `target ← τ·online + (1 − τ)·target`, then the clamp (it writes a
     /// parameter buffer, so it is an optimizer kernel like the Adam ones). `tau` must be in
     /// `[0, 1]` (1 copies `online`, 0 leaves `target` as it is); `online` is only read. Runs the
@@ -354,14 +360,14 @@ impl Adamant {
     /// let online = DeviceBuffer::from_slice(&[1.0f32; 256])?;
     /// let mut target = DeviceBuffer::from_slice(&[0.0f32; 256])?;
     /// let policy = ClampPolicy::from_isv(1.0);
-    /// rt.soft_update(&mut target, &online, 0.25, policy)?;
+    /// rt.soft_update(rt.stream(), &mut target, &online, 0.25, policy)?;
     /// rt.synchronize()?;
     /// let mut host = [0.0f32; 256];
     /// target.copy_to(&mut host[..])?;
     /// assert_eq!(host[0], 0.25); // 0.25 × 1 + 0.75 × 0
     ///
     /// // τ outside [0, 1] is refused before anything is enqueued.
-    /// let refused = rt.soft_update(&mut target, &online, 1.5, policy);
+    /// let refused = rt.soft_update(rt.stream(), &mut target, &online, 1.5, policy);
     /// assert!(matches!(refused, Err(Error::InvalidScalar { name: "tau", .. })));
     /// # Ok(())
     /// # }
@@ -374,6 +380,7 @@ impl Adamant {
     /// [`Error::Cuda`] if the driver refuses the launch.
     pub fn soft_update(
         &self,
+        stream: &Stream,
         target: &mut DeviceSlice<f32>,
         online: &DeviceSlice<f32>,
         tau: f32,
@@ -388,7 +395,7 @@ impl Adamant {
         };
         let scalars = soft_update_kernel::Scalars { tau };
         self.launch_optimizer::<soft_update_kernel::Entry>(
-            self.stream(),
+            stream,
             &buffers,
             &scalars,
             policy,

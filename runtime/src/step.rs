@@ -466,3 +466,30 @@ fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()
         })
     }
 }
+
+/// `bytes` from device address `src` to page-locked `dst`, on `stream` (capturable into a graph:
+/// the destination is page-locked).
+///
+/// # Safety
+/// `dst` is page-locked host memory of at least `bytes` bytes that stays allocated until the copy
+/// has run; `src` is `bytes` of device memory.
+pub(crate) unsafe fn copy_to_host(
+    dst: *mut std::ffi::c_void,
+    src: u64,
+    bytes: usize,
+    stream: &Stream,
+    what: &str,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let status = cust::sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, stream.as_inner());
+    if status == cust::sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver {
+            operation: what.to_string(),
+            status: format!("{status:?}"),
+        })
+    }
+}

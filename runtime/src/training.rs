@@ -1,6 +1,7 @@
 //! The parameter groups of the training step the seed's codebase runs, each stepped by its own
 //! optimizer kernel, and one call that steps them all with the right kernel and clamp policy.
 use cust::memory::DeviceBox;
+use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
@@ -150,7 +151,7 @@ impl TrainingGroups {
         ]
     }
 
-    /// One optimizer step for every group, each with its kernel: the clamp bound comes from
+    /// One optimizer step for every group on `stream`, each with its kernel: the clamp bound comes from
     /// `q_abs_ref` for all of them except the decision transformer, which passes 0.0 with
     /// [`DT_CLAMP_DISABLED`] as the reason. Every policy and hyperparameter is validated before
     /// the first launch, so a bad input launches nothing at all. Returns the eight launches'
@@ -160,7 +161,12 @@ impl TrainingGroups {
     ///
     /// Those of the typed launchers ([`Adamant::dqn_adam_update`] and the others); a validation
     /// error is raised before the first launch.
-    pub fn step_all(&mut self, rt: &Adamant, cfg: &StepConfig) -> Result<Vec<LaunchInfo>> {
+    pub fn step_all(
+        &mut self,
+        rt: &Adamant,
+        stream: &Stream,
+        cfg: &StepConfig,
+    ) -> Result<Vec<LaunchInfo>> {
         let isv = ClampPolicy::from_isv(cfg.q_abs_ref);
         let dt = ClampPolicy::disabled(DT_CLAMP_DISABLED);
         isv.bound()?;
@@ -170,14 +176,14 @@ impl TrainingGroups {
         crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
         crate::hyper::validate_grad_clip(cfg.iql_grad_clip)?;
         Ok(vec![
-            rt.dqn_adam_update(&mut self.dqn_trunk, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
-            rt.dqn_adam_update(&mut self.dqn_heads, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
-            rt.iqn_adam(&mut self.iqn_online, &cfg.iqn, isv)?,
-            rt.iql_adam(&mut self.iql, &cfg.iql, cfg.iql_grad_clip, isv)?,
-            rt.attn_adam(&mut self.attention, &cfg.attention, isv)?,
-            rt.attn_adam(&mut self.tlob, &cfg.attention, isv)?,
-            rt.curiosity_adam(&mut self.curiosity, &cfg.curiosity, isv)?,
-            rt.attn_adam(&mut self.decision_transformer, &cfg.attention, dt)?,
+            rt.dqn_adam_update(stream, &mut self.dqn_trunk, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
+            rt.dqn_adam_update(stream, &mut self.dqn_heads, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
+            rt.iqn_adam(stream, &mut self.iqn_online, &cfg.iqn, isv)?,
+            rt.iql_adam(stream, &mut self.iql, &cfg.iql, cfg.iql_grad_clip, isv)?,
+            rt.attn_adam(stream, &mut self.attention, &cfg.attention, isv)?,
+            rt.attn_adam(stream, &mut self.tlob, &cfg.attention, isv)?,
+            rt.curiosity_adam(stream, &mut self.curiosity, &cfg.curiosity, isv)?,
+            rt.attn_adam(stream, &mut self.decision_transformer, &cfg.attention, dt)?,
         ])
     }
 }

@@ -1,6 +1,7 @@
-//! The checker for one range of slots: tables uploaded once, then per check two async memsets
-//! and one launch on the runtime's stream (no host synchronisation), and a `report()` that
-//! synchronises and reads the results back.
+//! The checker for one range of slots: tables uploaded once, then per check async memsets, one
+//! launch and asynchronous copies of the results into page-locked host memory, all on the stream
+//! the caller gives (no host synchronisation; capturable into a graph), and a `report()` that
+//! waits for the check's event only (no device-wide or stream-wide synchronisation).
 use std::ffi::c_void;
 use std::ops::RangeInclusive;
 
@@ -9,8 +10,10 @@ use adamant_kernels::nan_check::{
     nan_check_kernel, SlotMeta, WorkItem, NO_BAD_INDEX, SHARED_BYTES_PER_THREAD,
 };
 use cust::context::CurrentContext;
+use cust::event::{Event, EventFlags};
 use cust::function::Function;
-use cust::memory::{DeviceBuffer, DeviceCopy};
+use cust::memory::{DeviceBuffer, DeviceCopy, LockedBuffer};
+use cust::stream::Stream;
 
 use super::bindings::SlotBindings;
 use super::layout::{self, Layout};
@@ -18,6 +21,7 @@ use super::report::{NanReport, SlotResult};
 use super::slots::{q_abs_ref_eff, SLOTS};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
+use crate::step::{copy_to_host, StepStates};
 
 /// Threads per block of the checker.
 pub const CHECK_BLOCK_THREADS: u32 = 256;
@@ -42,10 +46,9 @@ unsafe impl DeviceCopy for DeviceWorkItem {}
 
 /// A fused NaN / max-abs check of one contiguous range of the slot table: one kernel launch
 /// checks every bound buffer of the range, and [`NanChecker::report`] names the slots that
-/// tripped. It borrows the runtime (`'rt`) and launches on its stream. See the
+/// tripped. It borrows the runtime (`'rt`) and launches on the stream it is given. See the
 /// [module](super) for an example.
 pub struct NanChecker<'rt> {
-    runtime: &'rt Adamant,
     /// Resolved once: the per-step path makes no module lookups.
     function: Function<'rt>,
     range: RangeInclusive<usize>,
@@ -57,8 +60,30 @@ pub struct NanChecker<'rt> {
     flags: DeviceBuffer<u32>,
     max_abs_bits: DeviceBuffer<u32>,
     first_bad: DeviceBuffer<u64>,
-    /// The `q_abs_ref_eff` of the last enqueued check (`None`: nothing enqueued yet).
-    enqueued_q_abs_ref_eff: Option<f32>,
+    /// The `q_abs_ref_eff` word an eager [`NanChecker::enqueue`] writes and points the kernel at.
+    q_word: DeviceBuffer<f32>,
+    /// Page-locked copies of the outputs and of the `q_abs_ref_eff` the kernel read, written by
+    /// the copies each check enqueues after its launch.
+    host_flags: LockedBuffer<u32>,
+    host_max_abs_bits: LockedBuffer<u32>,
+    host_first_bad: LockedBuffer<u64>,
+    host_q_abs_ref_eff: LockedBuffer<f32>,
+    /// Recorded after the copies of the last check (or by [`NanChecker::record_done`] after a
+    /// graph replay); [`NanChecker::report`] waits for it.
+    done: Event,
+    state: Enqueued,
+}
+
+/// What `report` may decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Enqueued {
+    Nothing,
+    /// An eager check, with its event recorded.
+    Eager,
+    /// A check recorded into a graph: `report` needs a `record_done` after a replay.
+    Captured,
+    /// A replay's event recorded by `record_done`.
+    Replayed,
 }
 
 impl<'rt> NanChecker<'rt> {
@@ -95,8 +120,8 @@ impl<'rt> NanChecker<'rt> {
             &work.into_iter().map(DeviceWorkItem).collect::<Vec<_>>(),
             "work table",
         )?;
+        let host = |what: &str, e: cust::error::CudaError| Error::cuda(what.to_string(), e);
         let checker = NanChecker {
-            runtime,
             function: runtime.function(nan_check_kernel::DESCRIPTOR.name)?,
             lens: regions.iter().map(|r| r.len).collect(),
             range,
@@ -107,7 +132,17 @@ impl<'rt> NanChecker<'rt> {
             flags: upload(&vec![0u32; n], "flags")?,
             max_abs_bits: upload(&vec![0u32; n], "max-abs words")?,
             first_bad: upload(&vec![NO_BAD_INDEX; n], "first-bad indices")?,
-            enqueued_q_abs_ref_eff: None,
+            q_word: upload(&[1.0f32], "q_abs_ref_eff word")?,
+            host_flags: LockedBuffer::new(&0u32, n.max(1))
+                .map_err(|e| host("allocating page-locked nan-check flags", e))?,
+            host_max_abs_bits: LockedBuffer::new(&0u32, n.max(1))
+                .map_err(|e| host("allocating page-locked nan-check maxima", e))?,
+            host_first_bad: LockedBuffer::new(&NO_BAD_INDEX, n.max(1))
+                .map_err(|e| host("allocating page-locked first-bad indices", e))?,
+            host_q_abs_ref_eff: LockedBuffer::new(&1.0f32, 1)
+                .map_err(|e| host("allocating page-locked q_abs_ref_eff", e))?,
+            done: Event::new(EventFlags::DISABLE_TIMING).during("creating the nan-check event")?,
+            state: Enqueued::Nothing,
         };
         // The uploads ran on the legacy default stream, and a copy from pageable memory may
         // return before its DMA lands. A full context synchronisation, paid once at setup, makes
@@ -128,23 +163,78 @@ impl<'rt> NanChecker<'rt> {
         self.work_items
     }
 
-    /// Enqueues one check on the runtime's stream: resets the outputs (async memsets) and
-    /// launches the kernel once for the whole range. Does not wait for the GPU; call
-    /// [`NanChecker::report`] to read the result. `q_abs_ref` is the ISV's current `Q_ABS_REF`
-    /// (thresholds are `factor × max(Q_ABS_REF, 1.0)`).
+    /// Enqueues one check on `stream`: resets the outputs (async memsets), launches the kernel
+    /// once for the whole range and copies the results into page-locked host memory. Does not
+    /// wait for the GPU; [`NanChecker::report`] reads the result. `q_abs_ref` is the ISV's
+    /// current `Q_ABS_REF` (thresholds are `factor × max(Q_ABS_REF, 1.0)`), written to a device
+    /// word the kernel reads. Inside a graph capture it is recorded like any launch (and the
+    /// value is recorded with it): for thresholds that follow the step, use
+    /// [`NanChecker::enqueue_with_step_state`].
     ///
     /// # Errors
     ///
     /// Before anything is enqueued: [`Error::InvalidQAbsRef`] for a negative or non-finite
     /// `q_abs_ref`, [`Error::SlotThresholdOverflow`] if a slot's threshold overflows f32.
-    /// [`Error::Cuda`] if the driver refuses the memsets or the launch.
-    pub fn enqueue(&mut self, q_abs_ref: f32) -> Result<()> {
+    /// [`Error::Cuda`] if the driver refuses the memsets, the launch or the copies.
+    pub fn enqueue(&mut self, stream: &Stream, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
+        // SAFETY: our own one-word buffer, read only by the kernel that follows on `stream`.
+        unsafe { self.q_word.set_32_async(q_eff.to_bits(), stream) }
+            .during("writing the nan-check q_abs_ref_eff")?;
+        let q_ptr = self.q_word.as_device_ptr().as_raw();
+        self.enqueue_from(stream, q_ptr)
+    }
+
+    /// As [`NanChecker::enqueue`], with the thresholds' `q_abs_ref_eff` read on the device from
+    /// record `index` of `states` (the `max(Q_ABS_REF, 1)` its last advance accepted): recorded
+    /// into a graph after the advance, every replay checks against that step's reference. The
+    /// records must outlive every replay of such a graph (a
+    /// [`TrainingSession`](crate::TrainingSession) holds both).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] before anything is enqueued; [`Error::Cuda`] as for
+    /// [`NanChecker::enqueue`].
+    pub fn enqueue_with_step_state(
+        &mut self,
+        stream: &Stream,
+        states: &StepStates<'_>,
+        index: usize,
+    ) -> Result<()> {
+        let q_ptr = states.q_abs_ref_eff_ptr(index)?;
+        self.enqueue_from(stream, q_ptr)
+    }
+
+    /// Records the event [`NanChecker::report`] waits for, on `stream`, after a replay of a graph
+    /// that holds this checker's check: the report then decodes that replay's results.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Capture`] while `stream` is being captured; [`Error::Cuda`] if the driver
+    /// refuses the event.
+    pub fn record_done(&mut self, stream: &Stream) -> Result<()> {
+        if crate::graph::is_capturing(stream)? {
+            return Err(Error::Capture {
+                operation: "NanChecker::record_done marks a replay's end; call it after the \
+                            graph launch, not inside the capture"
+                    .into(),
+            });
+        }
+        self.done
+            .record(stream)
+            .during("recording the nan-check event")?;
+        if self.state != Enqueued::Nothing {
+            self.state = Enqueued::Replayed;
+        }
+        Ok(())
+    }
+
+    fn enqueue_from(&mut self, stream: &Stream, q_ptr: u64) -> Result<()> {
+        let capturing = crate::graph::is_capturing(stream)?;
         // Until this check is fully enqueued, `report` must not decode half-reset outputs.
-        self.enqueued_q_abs_ref_eff = None;
-        let stream = self.runtime.stream();
+        self.state = Enqueued::Nothing;
         // SAFETY: the buffers are ours, sized n_slots, and nothing reads them before the kernel
-        // that follows on the same stream, or before `report` synchronises that stream.
+        // that follows on the same stream, or before the copies after it.
         unsafe {
             self.flags
                 .set_32_async(0, stream)
@@ -158,12 +248,13 @@ impl<'rt> NanChecker<'rt> {
                 .during("resetting the first-bad indices")?;
         }
         if self.work_items > 0 {
-            let mut args = self.kernel_args(q_eff);
+            let mut args = self.kernel_args(q_ptr);
             let params: Vec<*mut c_void> = args.iter_mut().map(arg_pointer).collect();
             let shared = CHECK_BLOCK_THREADS * SHARED_BYTES_PER_THREAD;
             // SAFETY: the argument list matches the entry's descriptor (checked in
             // `kernel_args`); the tables were uploaded for exactly these counts; every bound
-            // region holds its `len` f32s (the bindings' contract); the dynamic shared memory is
+            // region holds its `len` f32s (the bindings' contract); `q_ptr` is one f32 that
+            // outlives the check (ours, or a step-state record); the dynamic shared memory is
             // what the kernel indexes for this block size.
             unsafe {
                 stream.launch(
@@ -186,37 +277,74 @@ impl<'rt> NanChecker<'rt> {
                 )
             })?;
         }
-        self.enqueued_q_abs_ref_eff = Some(q_eff);
+        let n = self.lens.len();
+        // SAFETY: each copy reads a device buffer of ours (or the one f32 at `q_ptr`) and writes
+        // page-locked memory of ours of the same size; `report` reads it only after the event
+        // that follows these copies on `stream`.
+        unsafe {
+            copy_to_host(
+                self.host_flags.as_mut_ptr() as *mut c_void,
+                self.flags.as_device_ptr().as_raw(),
+                4 * n,
+                stream,
+                "copying the nan-check results to the host",
+            )?;
+            copy_to_host(
+                self.host_max_abs_bits.as_mut_ptr() as *mut c_void,
+                self.max_abs_bits.as_device_ptr().as_raw(),
+                4 * n,
+                stream,
+                "copying the nan-check results to the host",
+            )?;
+            copy_to_host(
+                self.host_first_bad.as_mut_ptr() as *mut c_void,
+                self.first_bad.as_device_ptr().as_raw(),
+                8 * n,
+                stream,
+                "copying the nan-check results to the host",
+            )?;
+            copy_to_host(
+                self.host_q_abs_ref_eff.as_mut_ptr() as *mut c_void,
+                q_ptr,
+                4,
+                stream,
+                "copying the nan-check results to the host",
+            )?;
+        }
+        if capturing {
+            self.state = Enqueued::Captured;
+        } else {
+            self.done
+                .record(stream)
+                .during("recording the nan-check event")?;
+            self.state = Enqueued::Eager;
+        }
         Ok(())
     }
 
-    /// Waits for the runtime's stream, reads the last check's outputs and decodes them. The slow
-    /// path: call it when the loop needs the answer (every N steps, or before halting). A
-    /// tripped slot is not an error here: see [`NanReport::ensure_quiet`].
+    /// Waits for the last check's event (not for the device or the whole stream), then decodes
+    /// the results its copies left in page-locked memory. Call it when the loop needs the answer
+    /// (every N steps, or before halting). A tripped slot is not an error here: see
+    /// [`NanReport::ensure_quiet`]. After a graph replay, call [`NanChecker::record_done`] first.
     ///
     /// # Errors
     ///
-    /// [`Error::NanCheckNotEnqueued`] before the first [`NanChecker::enqueue`]; [`Error::Cuda`]
-    /// if the stream's work failed or a read-back fails.
+    /// [`Error::NanCheckNotEnqueued`] before the first [`NanChecker::enqueue`], or for a check
+    /// recorded into a graph with no [`NanChecker::record_done`] since; [`Error::Cuda`] if the
+    /// stream's work failed.
     pub fn report(&self) -> Result<NanReport> {
-        let q_abs_ref_eff = self
-            .enqueued_q_abs_ref_eff
-            .ok_or(Error::NanCheckNotEnqueued)?;
-        self.runtime.synchronize()?;
-        let n = self.lens.len();
-        let mut flags = vec![0u32; n];
-        let mut max_abs_bits = vec![0u32; n];
-        let mut first_bad = vec![0u64; n];
-        use cust::memory::CopyDestination;
-        self.flags
-            .copy_to(&mut flags[..])
-            .during("reading the nan-check flags")?;
-        self.max_abs_bits
-            .copy_to(&mut max_abs_bits[..])
-            .during("reading the nan-check maxima")?;
-        self.first_bad
-            .copy_to(&mut first_bad[..])
-            .during("reading the first-bad indices")?;
+        if matches!(self.state, Enqueued::Nothing | Enqueued::Captured) {
+            return Err(Error::NanCheckNotEnqueued);
+        }
+        self.done
+            .synchronize()
+            .during("waiting for the nan-check event")?;
+        let q_abs_ref_eff = self.host_q_abs_ref_eff.as_slice()[0];
+        let (flags, max_abs_bits, first_bad) = (
+            self.host_flags.as_slice(),
+            self.host_max_abs_bits.as_slice(),
+            self.host_first_bad.as_slice(),
+        );
         let slots = self
             .range
             .clone()
@@ -260,7 +388,7 @@ impl<'rt> NanChecker<'rt> {
         Ok(q_eff)
     }
 
-    fn kernel_args(&self, q_abs_ref_eff: f32) -> Vec<ArgValue> {
+    fn kernel_args(&self, q_abs_ref_eff: u64) -> Vec<ArgValue> {
         kernel_args(
             KernelPointers {
                 slots: self.slots.as_device_ptr().as_raw(),
@@ -291,14 +419,14 @@ pub(crate) fn kernel_args(
     ptrs: KernelPointers,
     n_slots: u32,
     work_items: u32,
-    q_abs_ref_eff: f32,
+    q_abs_ref_eff: u64,
 ) -> Vec<ArgValue> {
     let args = vec![
         ArgValue::Ptr(ptrs.slots),
         ArgValue::U32(n_slots),
         ArgValue::Ptr(ptrs.work),
         ArgValue::U32(work_items),
-        ArgValue::F32(q_abs_ref_eff),
+        ArgValue::Ptr(q_abs_ref_eff),
         ArgValue::Ptr(ptrs.flags),
         ArgValue::Ptr(ptrs.max_abs_bits),
         ArgValue::Ptr(ptrs.first_bad),
@@ -362,7 +490,7 @@ mod tests {
             max_abs_bits: 4,
             first_bad: 5,
         };
-        let args = kernel_args(ptrs, 25, 100, 1.0);
+        let args = kernel_args(ptrs, 25, 100, 6);
         assert_eq!(args.len(), nan_check_kernel::DESCRIPTOR.params.len());
     }
 }

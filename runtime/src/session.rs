@@ -1,0 +1,552 @@
+//! The seed's training step as a training loop: [`TrainingSession`] owns the eight parameter
+//! groups, their step-state records, the device `grad_scale` and the NaN checker, and runs one
+//! step eagerly ([`TrainingSession::step`]) or as a replay of a captured graph
+//! ([`TrainingSession::replay`]): the same launches, recorded by the same code, so the two are
+//! the same computation. Between steps the host writes gradients, reads or restores weights, sets
+//! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
+use std::mem::size_of;
+
+use adamant_kernels::abi::UniformPtr;
+use adamant_kernels::optimizers::{
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
+};
+use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
+use cust::event::{Event, EventFlags};
+use cust::memory::{DeviceBuffer, LockedBuffer};
+use cust::stream::Stream;
+
+use crate::clamp_policy::ClampPolicy;
+use crate::device::Adamant;
+use crate::error::{CudaContext, Error, Result};
+use crate::graph::{Branch, StepGraph};
+use crate::groups::{GroupBuffer, ParamGroup};
+use crate::hyper::{validate_grad_clip, AdamHyper};
+use crate::nan_check::{NanChecker, NanReport, SlotBindings, ALL_SLOTS};
+use crate::step::{copy_to_host, DeviceStepState, QAbsRef, StepBound, StepSpec, StepStates};
+use crate::training::{TrainingGroups, DT_CLAMP_DISABLED};
+
+/// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
+/// lr changes with [`TrainingSession::set_lr`]); eps, the weight decays and IQL's gradient clip
+/// are fixed for the run. Each `step` is the first step's `t` (1 for a fresh run).
+#[derive(Clone, Copy, Debug)]
+pub struct SessionConfig {
+    /// For the DQN trunk and heads.
+    pub dqn: AdamHyper,
+    /// For the IQN head.
+    pub iqn: AdamHyper,
+    /// For IQL.
+    pub iql: AdamHyper,
+    /// IQL's element-wise gradient clip (0 = off).
+    pub iql_grad_clip: f32,
+    /// For GpuAttention, GpuTlob and the decision transformer.
+    pub attention: AdamHyper,
+    /// For curiosity; its `weight_decay` must be 0.
+    pub curiosity: AdamHyper,
+}
+
+impl SessionConfig {
+    /// Every group with the same hyperparameters (curiosity without weight decay), no gradient
+    /// clip.
+    pub fn uniform(hyper: AdamHyper) -> SessionConfig {
+        SessionConfig {
+            dqn: hyper,
+            iqn: hyper,
+            iql: hyper,
+            iql_grad_clip: 0.0,
+            attention: hyper,
+            curiosity: AdamHyper {
+                weight_decay: 0.0,
+                ..hyper
+            },
+        }
+    }
+
+    /// The hyperparameters of each group, in [`TrainingGroups::all`]'s order.
+    fn per_group(&self) -> [&AdamHyper; 8] {
+        [
+            &self.dqn,
+            &self.dqn,
+            &self.iqn,
+            &self.iql,
+            &self.attention,
+            &self.attention,
+            &self.curiosity,
+            &self.attention,
+        ]
+    }
+}
+
+/// What [`TrainingSession::report`] read back: every group's step-state record and the NaN
+/// check, both as the device left them at the end of the last step.
+#[derive(Clone, Debug)]
+pub struct SessionReport {
+    /// Steps the host has run (eager steps and replays).
+    pub steps: u64,
+    /// Each group's record, in [`TrainingGroups::all`]'s order (named by
+    /// [`TrainingSession::group_names`]).
+    pub states: Vec<StepState>,
+    /// The NaN check of the last step (None for a session without one).
+    pub nan: Option<NanReport>,
+}
+
+impl SessionReport {
+    /// Whether any advance so far found the device `Q_ABS_REF` NaN, infinite or negative (the
+    /// clamp then kept the previous step's bound): `(how many steps, the last bad value, the step
+    /// it was read at)`.
+    pub fn bad_q_abs_ref(&self) -> Option<(u32, f32, u32)> {
+        self.states
+            .iter()
+            .find(|s| s.flags & FLAG_BAD_Q_ABS_REF != 0)
+            .map(|s| {
+                (
+                    s.bad_q_abs_ref_steps,
+                    f32::from_bits(s.last_bad_q_abs_ref_bits),
+                    s.last_bad_q_abs_ref_step,
+                )
+            })
+    }
+}
+
+/// The uniforms of each stepped launch (everything but the `#[step]` scalars and the bound).
+#[derive(Clone, Copy)]
+struct Uniforms {
+    dqn: dqn_adam_update_kernel::StepScalars,
+    iqn: iqn_adam_kernel::StepScalars,
+    iql: iql_adam_kernel::StepScalars,
+    attention: attn_adam_kernel::StepScalars,
+    curiosity: curiosity_adam_step::StepScalars,
+}
+
+/// The seed's training step, owned whole: the eight [`TrainingGroups`], one step-state record
+/// per group (the decision transformer's with the clamp disabled, [`DT_CLAMP_DISABLED`]; every
+/// other group's bound `100 × max(Q_ABS_REF, 1)` from the device `Q_ABS_REF`), the device
+/// `grad_scale` the DQN groups read, and optionally the 49-slot NaN check with thresholds from
+/// the same device `Q_ABS_REF`. Everything runs on the runtime's stream.
+///
+/// One step is: advance the records, the eight stepped launches (in a graph, as eight branches
+/// that overlap), the NaN check, and page-locked copies of the records and the check's results,
+/// then an event. Because the session owns every buffer its graph uses and drops the graph first,
+/// the graph cannot outlive them, and the host reaches the buffers only through methods that
+/// cannot free or move them.
+///
+/// ```
+/// use adamant_runtime::{
+///     AdamHyper, Adamant, GroupBuffer, GroupSizes, QAbsRef, SessionConfig, TrainingGroups,
+///     TrainingSession,
+/// };
+///
+/// # fn main() -> adamant_runtime::Result<()> {
+/// # let rt = match Adamant::new() {
+/// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+/// #     other => other?,
+/// # };
+/// let sizes = GroupSizes { dqn_trunk: 4096, dqn_heads: 1024, iqn_online: 2048, iql: 1024,
+///     attention: 1024, tlob: 512, curiosity: 512, decision_transformer: 256 };
+/// let groups = TrainingGroups::new(sizes, |_, n| vec![0.01; n])?;
+/// let cfg = SessionConfig::uniform(AdamHyper::pytorch_defaults(1)?);
+/// let mut session =
+///     TrainingSession::new(&rt, groups, cfg, QAbsRef::Owned { initial: 1.0 }, None)?;
+/// session.capture()?; // recorded once
+/// for step in 1..=100u32 {
+///     session.upload("iqn_online", GroupBuffer::Grads, &vec![1e-3; 2048])?; // a new gradient
+///     session.set_lr_all(1e-3 / step as f32)?; // a schedule
+///     if step == 50 {
+///         session.set_q_abs_ref(2.5)?; // bound 250 from the next step on
+///     }
+///     session.replay()?; // t, bias corrections and bound advance on the device
+/// }
+/// let report = session.report()?; // waits for the last step's event only
+/// assert_eq!(report.states[0].step, 100);
+/// assert_eq!(report.states[0].bound, 250.0);
+/// # Ok(())
+/// # }
+/// ```
+pub struct TrainingSession<'rt> {
+    // Field order is drop order: the graph goes first, before anything it uses.
+    graph: Option<StepGraph<'static>>,
+    checker: Option<NanChecker<'rt>>,
+    states: StepStates<'rt>,
+    groups: TrainingGroups,
+    grad_scale: DeviceBuffer<f32>,
+    host_states: LockedBuffer<DeviceStepState>,
+    done: Event,
+    uniforms: Uniforms,
+    rt: &'rt Adamant,
+    steps: u64,
+}
+
+/// The record of each group, in [`TrainingGroups::all`]'s order.
+const GROUPS: usize = 8;
+/// The record whose `q_abs_ref_eff` the NaN check's thresholds read (the DQN trunk's, which
+/// follows the device `Q_ABS_REF`).
+const CHECK_RECORD: usize = 0;
+/// The decision transformer's record (its clamp is disabled).
+const DT_RECORD: usize = 7;
+
+impl<'rt> TrainingSession<'rt> {
+    /// A session over `groups`, with `cfg`'s hyperparameters and the device `Q_ABS_REF` from
+    /// `q_abs_ref`. With `activations`, every group slot of the 49-slot table is bound to the
+    /// groups and the activation slots must be bound in `activations` (their buffers must stay
+    /// allocated for the session's life); the check then runs at the end of every step.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is allocated: [`Error::InvalidHyper`] for a hyperparameter out of range
+    /// (curiosity's `weight_decay` must be 0; IQL's `grad_clip` `>= 0`), and those of
+    /// [`StepStates::new`]; the checker's ([`NanChecker::new`]), such as
+    /// [`Error::UnboundSlot`]; [`Error::Cuda`] or [`Error::OutOfMemory`] for the allocations.
+    pub fn new(
+        rt: &'rt Adamant,
+        groups: TrainingGroups,
+        cfg: SessionConfig,
+        q_abs_ref: QAbsRef<'rt>,
+        activations: Option<SlotBindings>,
+    ) -> Result<Self> {
+        crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
+        validate_grad_clip(cfg.iql_grad_clip)?;
+        let specs = cfg
+            .per_group()
+            .iter()
+            .enumerate()
+            .map(|(i, hyper)| {
+                let bound = if i == DT_RECORD {
+                    StepBound::Policy(ClampPolicy::disabled(DT_CLAMP_DISABLED))
+                } else {
+                    StepBound::FromQAbsRef
+                };
+                StepSpec::adam(hyper, bound)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let states = StepStates::new(&specs, q_abs_ref)?;
+        let grad_scale = DeviceBuffer::from_slice(&[1.0f32]).during("allocating grad_scale")?;
+        let grad_ptr = UniformPtr(grad_scale.as_device_ptr().as_raw());
+        let uniforms = Uniforms {
+            dqn: dqn_adam_update_kernel::StepScalars {
+                grad_scale: grad_ptr,
+                eps: cfg.dqn.eps,
+                weight_decay: cfg.dqn.weight_decay,
+            },
+            iqn: iqn_adam_kernel::StepScalars {
+                eps: cfg.iqn.eps,
+                weight_decay: cfg.iqn.weight_decay,
+            },
+            iql: iql_adam_kernel::StepScalars {
+                eps: cfg.iql.eps,
+                weight_decay: cfg.iql.weight_decay,
+                grad_clip: cfg.iql_grad_clip,
+            },
+            attention: attn_adam_kernel::StepScalars {
+                eps: cfg.attention.eps,
+                weight_decay: cfg.attention.weight_decay,
+            },
+            curiosity: curiosity_adam_step::StepScalars {
+                eps: cfg.curiosity.eps,
+            },
+        };
+        let checker = match activations {
+            Some(mut bindings) => {
+                bindings.bind_training_groups(&groups)?;
+                Some(NanChecker::new(rt, ALL_SLOTS, &bindings)?)
+            }
+            None => None,
+        };
+        let host_states = LockedBuffer::new(&DeviceStepState(StepState::default()), GROUPS)
+            .during("allocating the page-locked step-state copy")?;
+        Ok(TrainingSession {
+            graph: None,
+            checker,
+            states,
+            groups,
+            grad_scale,
+            host_states,
+            done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
+            uniforms,
+            rt,
+            steps: 0,
+        })
+    }
+
+    /// The groups' names, in record order ([`TrainingGroups::all`]'s).
+    pub fn group_names(&self) -> [&str; GROUPS] {
+        self.groups.all().map(ParamGroup::name)
+    }
+
+    /// The groups, read only: their lengths, device addresses and read-only slices (for kernels
+    /// of another library that read them on the runtime's stream), and downloads.
+    pub fn groups(&self) -> &TrainingGroups {
+        &self.groups
+    }
+
+    /// The step-state records (their device addresses, the lr last set, a synchronous read).
+    pub fn states(&self) -> &StepStates<'rt> {
+        &self.states
+    }
+
+    /// Steps run so far (eager steps and replays).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Whether a graph has been captured ([`TrainingSession::capture`]).
+    pub fn is_captured(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    /// One step now, eagerly: the same launches a replay runs, enqueued one by one.
+    ///
+    /// # Errors
+    ///
+    /// Those of the launches (validated before each is enqueued) and [`Error::Cuda`].
+    pub fn step(&mut self) -> Result<()> {
+        let stream = self.rt.stream();
+        {
+            let (before, branches, after) = self.phases();
+            before(stream)?;
+            for branch in branches {
+                branch(stream)?;
+            }
+            after(stream)?;
+        }
+        self.finish_step(stream)
+    }
+
+    /// Records one step into a graph (replacing any earlier one), without running it; returns
+    /// the graph's node count. Every launch is validated as it is recorded.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::capture_step`].
+    pub fn capture(&mut self) -> Result<usize> {
+        self.graph = None;
+        let rt = self.rt;
+        let graph = {
+            let (before, branches, after) = self.phases();
+            rt.capture_step(before, branches, after)?
+        };
+        let nodes = graph.nodes();
+        // SAFETY: the graph uses the groups' buffers, the records, grad_scale, the checker's
+        // tables and outputs and the page-locked copies, all owned by `self` and never freed or
+        // moved while `self` lives (no method hands out anything that could), and `graph` is the
+        // first field, dropped before all of them.
+        self.graph = Some(unsafe { graph.detach() });
+        Ok(nodes)
+    }
+
+    /// Enqueues one replay of the captured step, then the event [`TrainingSession::report`]
+    /// waits for: one graph launch and one event record on the host.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Capture`] if nothing was captured, or if the driver refuses the launch.
+    pub fn replay(&mut self) -> Result<()> {
+        let stream = self.rt.stream();
+        let graph = self.graph.as_ref().ok_or_else(|| Error::Capture {
+            operation: "TrainingSession::replay before TrainingSession::capture".into(),
+        })?;
+        graph.launch(stream)?;
+        self.finish_step(stream)
+    }
+
+    fn finish_step(&mut self, stream: &Stream) -> Result<()> {
+        self.steps += 1;
+        if let Some(checker) = self.checker.as_mut() {
+            checker.record_done(stream)?;
+        }
+        self.done
+            .record(stream)
+            .during("recording the session event")
+    }
+
+    /// The step's launches: `before` (the advance), one branch per group, `after` (the check
+    /// and the copies to the host). Built by one function for the eager step and the capture.
+    fn phases(&mut self) -> (Branch<'_>, Vec<Branch<'_>>, Branch<'_>) {
+        let TrainingSession {
+            checker,
+            states,
+            groups,
+            host_states,
+            uniforms,
+            rt,
+            ..
+        } = self;
+        let (rt, states, u) = (*rt, &*states, *uniforms);
+        let before: Branch<'_> = Box::new(move |s: &Stream| states.advance(rt, s));
+        let TrainingGroups {
+            dqn_trunk,
+            dqn_heads,
+            iqn_online,
+            iql,
+            attention,
+            tlob,
+            curiosity,
+            decision_transformer,
+        } = groups;
+        macro_rules! stepped {
+            ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
+                let group: &mut ParamGroup = $group;
+                Box::new(move |s: &Stream| {
+                    let b = $kernel::Buffers {
+                        p: &mut *group.params,
+                        g: &mut *group.grads,
+                        m: &mut *group.m,
+                        v: &mut *group.v,
+                    };
+                    rt.launch_stepped::<$kernel::Entry>(s, &b, &$scalars, states, $record)
+                        .map(|_| ())
+                }) as Branch<'_>
+            }};
+        }
+        let curiosity: Branch<'_> = Box::new(move |s: &Stream| {
+            let missing = Error::MissingBuffer {
+                kernel: "curiosity_adam_step",
+                group: curiosity.name().to_string(),
+                buffer: "v_max",
+            };
+            let v_max = curiosity.v_max.as_deref_mut().ok_or(missing)?;
+            let b = curiosity_adam_step::Buffers {
+                p: &mut *curiosity.params,
+                g: &mut *curiosity.grads,
+                m: &mut *curiosity.m,
+                v: &mut *curiosity.v,
+                v_max,
+            };
+            let scalars = u.curiosity;
+            rt.launch_stepped::<curiosity_adam_step::Entry>(s, &b, &scalars, states, 6)
+                .map(|_| ())
+        });
+        let branches = vec![
+            stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
+            stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
+            stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
+            stepped!(iql_adam_kernel, iql, u.iql, 3),
+            stepped!(attn_adam_kernel, attention, u.attention, 4),
+            stepped!(attn_adam_kernel, tlob, u.attention, 5),
+            curiosity,
+            stepped!(attn_adam_kernel, decision_transformer, u.attention, DT_RECORD),
+        ];
+        let after: Branch<'_> = Box::new(move |s: &Stream| {
+            if let Some(checker) = checker.as_mut() {
+                checker.enqueue_with_step_state(s, states, CHECK_RECORD)?;
+            }
+            // SAFETY: the records (ours) into page-locked memory of ours of the same size, read
+            // by `report` only after the event that follows this copy.
+            unsafe {
+                copy_to_host(
+                    host_states.as_mut_ptr() as *mut std::ffi::c_void,
+                    states.records().as_device_ptr().as_raw(),
+                    GROUPS * size_of::<StepState>(),
+                    s,
+                    "copying the step-state records to the host",
+                )
+            }
+        });
+        (before, branches, after)
+    }
+
+    /// Sets the learning rate of group `group`'s record for the next steps (eager or replayed):
+    /// one stream-ordered write.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownGroup`] for a name that is not a group; those of
+    /// [`StepStates::set_lr`].
+    pub fn set_lr(&self, group: &str, lr: f32) -> Result<()> {
+        let index = self.record_of(group)?;
+        self.states.set_lr(self.rt.stream(), index, lr)
+    }
+
+    /// Sets every group's learning rate: validated for all groups before the first is written.
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingSession::set_lr`].
+    pub fn set_lr_all(&self, lr: f32) -> Result<()> {
+        for i in 0..GROUPS {
+            self.states.set_lr(self.rt.stream(), i, lr)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the session's own device `Q_ABS_REF` for the next steps ([`QAbsRef::Owned`]):
+    /// any value, as the ISV would produce it; a NaN, infinite or negative one keeps the previous
+    /// bound and is reported ([`SessionReport::bad_q_abs_ref`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`StepStates::set_q_abs_ref`].
+    pub fn set_q_abs_ref(&self, value: f32) -> Result<()> {
+        self.states.set_q_abs_ref(self.rt.stream(), value)
+    }
+
+    /// Writes the device `grad_scale` (the global-norm clip coefficient the DQN groups multiply
+    /// their gradients by) for the next steps: one stream-ordered write. Like any device input it
+    /// is not validated: a NaN makes NaN weights, which the check reports.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] if the driver refuses the write.
+    pub fn set_grad_scale(&mut self, value: f32) -> Result<()> {
+        // SAFETY: our one-word buffer; the kernels that read it are ordered on the same stream.
+        unsafe {
+            self.grad_scale
+                .set_32_async(value.to_bits(), self.rt.stream())
+        }
+        .during("writing grad_scale")
+    }
+
+    /// Copies `data` into `buffer` of group `group` (new gradients, or a checkpoint's weights and
+    /// moments), ordered after the steps enqueued before it (see [`ParamGroup::upload`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownGroup`] for a name that is not a group; those of
+    /// [`ParamGroup::upload`].
+    pub fn upload(&mut self, group: &str, buffer: GroupBuffer, data: &[f32]) -> Result<()> {
+        let index = self.record_of(group)?;
+        self.groups.all_mut()[index].upload(buffer, data)
+    }
+
+    /// `buffer` of group `group`, after the steps enqueued before it (see
+    /// [`ParamGroup::download`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingSession::upload`].
+    pub fn download(&self, group: &str, buffer: GroupBuffer) -> Result<Vec<f32>> {
+        let index = self.record_of(group)?;
+        self.groups.all()[index].download(buffer)
+    }
+
+    /// Waits for the last step's event (not for the device, nor for work enqueued after that
+    /// step), then returns what its copies left in page-locked memory: every record and the NaN
+    /// check.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NanCheckNotEnqueued`] before the first step; [`Error::Cuda`] if that step's work
+    /// failed.
+    pub fn report(&self) -> Result<SessionReport> {
+        if self.steps == 0 {
+            return Err(Error::NanCheckNotEnqueued);
+        }
+        self.done
+            .synchronize()
+            .during("waiting for the session event")?;
+        let states = self.host_states.as_slice().iter().map(|r| r.0).collect();
+        let nan = self.checker.as_ref().map(NanChecker::report).transpose()?;
+        Ok(SessionReport {
+            steps: self.steps,
+            states,
+            nan,
+        })
+    }
+
+    fn record_of(&self, group: &str) -> Result<usize> {
+        self.group_names()
+            .iter()
+            .position(|n| *n == group)
+            .ok_or_else(|| Error::UnknownGroup {
+                group: group.to_string(),
+            })
+    }
+}
