@@ -470,9 +470,9 @@ fn check(
     }
     let range = 0..=sizes.len() - 1;
     let mut checker = NanChecker::new(rt, range, &bindings)?;
-    let eager = timer.host_median_us(|_| Ok(checker.enqueue(1.0)?))?;
+    let eager = timer.host_median_us(|s| Ok(checker.enqueue(s, 1.0)?))?;
     let graph_us = {
-        let graph = rt.capture(vec![Box::new(|_s: &Stream| checker.enqueue(1.0))])?;
+        let graph = rt.capture(vec![Box::new(|s: &Stream| checker.enqueue(s, 1.0))])?;
         timer.median_us(false, |s| Ok(graph.launch(s)?))?
     };
     checker.report()?.ensure_quiet()?;
@@ -488,7 +488,7 @@ fn check(
     let mut bindings = SlotBindings::new();
     bindings.bind(SlotId::new(0).context("slot 0")?, &big);
     let mut checker = NanChecker::new(rt, 0..=0, &bindings)?;
-    let us = timer.median_us(true, |_| Ok(checker.enqueue(1.0)?))?;
+    let us = timer.median_us(true, |s| Ok(checker.enqueue(s, 1.0)?))?;
     checker.report()?.ensure_quiet()?;
     let gbps = 4.0 * n as f64 / us / 1e3;
     println!(

@@ -136,7 +136,7 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
         let hyper = AdamHyper::new(LR, 0.9, 0.999, 1e-8, 0.0, step)?;
         adamant.iqn_adam(adamant.stream(), iqn, &hyper, policy)?;
         // The check goes on the same stream, right behind the optimizer: no host sync here.
-        checker.enqueue(Q_ABS_REF)?;
+        checker.enqueue(adamant.stream(), Q_ABS_REF)?;
         // The replay wants the exact step, so it reads every report (a training loop would
         // read one every N steps or before halting).
         let report = checker.report()?;

@@ -83,7 +83,7 @@ fn main() -> Result<()> {
         references.push(state);
     }
 
-    let launches = groups.step_all(&rt, &cfg)?;
+    let launches = groups.step_all(&rt, rt.stream(), &cfg)?;
     rt.synchronize()?;
 
     // Check every group, then time each one (timing steps the groups again).

@@ -110,8 +110,8 @@ fn fence() {
     CurrentContext::synchronize().expect("synchronizing the context");
 }
 
-fn check(checker: &mut NanChecker<'_>, q_abs_ref: f32) -> NanReport {
-    checker.enqueue(q_abs_ref).expect("enqueueing the check");
+fn check(adamant: &Adamant, checker: &mut NanChecker<'_>, q_abs_ref: f32) -> NanReport {
+    checker.enqueue(adamant.stream(), q_abs_ref).expect("enqueueing the check");
     checker.report().expect("reading the report")
 }
 
@@ -149,7 +149,7 @@ fn clean_data_is_quiet_over_every_range() {
     ] {
         let mut checker = NanChecker::new(&adamant, range.clone(), &bindings).unwrap();
         for q_abs_ref in [0.0, 1.0, 37.5] {
-            let report = check(&mut checker, q_abs_ref);
+            let report = check(&adamant, &mut checker, q_abs_ref);
             assert_eq!(report.range, range);
             assert_quiet(&report, &format!("{range:?} q {q_abs_ref}"));
             assert_matches_reference(&report, &data, q_abs_ref, &format!("clean {range:?}"));
@@ -179,7 +179,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
     let mut data = SlotData::new(&slot_lens(), 7);
     let bindings = data.bindings();
     let mut checker = NanChecker::new(adamant, range.clone(), &bindings).unwrap();
-    assert_quiet(&check(&mut checker, q_abs_ref), "before injecting");
+    assert_quiet(&check(&adamant, &mut checker, q_abs_ref), "before injecting");
     let mut cases = 0;
     for index in range.clone() {
         let len = data.host[index].len();
@@ -194,7 +194,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
             for at in positions {
                 let case = format!("{kind} in slot {index} `{}` at {at} of {len}", spec.name);
                 let old = data.set(index, at, value);
-                let report = check(&mut checker, q_abs_ref);
+                let report = check(&adamant, &mut checker, q_abs_ref);
                 cases += 1;
 
                 assert_matches_reference(&report, &data, q_abs_ref, &case);
@@ -231,7 +231,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
         }
     }
     // Restored: quiet again.
-    let report = check(&mut checker, q_abs_ref);
+    let report = check(&adamant, &mut checker, q_abs_ref);
     assert_quiet(&report, "after the matrix");
     assert_matches_reference(&report, &data, q_abs_ref, "after the matrix");
     cases
@@ -264,14 +264,14 @@ fn empty_and_single_element_slots() {
     let mut data = SlotData::new(&slot_lens(), 3);
     let bindings = data.bindings();
     let mut checker = NanChecker::new(&adamant, EMPTY_SLOT..=SINGLE_SLOT, &bindings).unwrap();
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     let empty = &report.slots[0];
     assert_eq!(
         (empty.len, empty.flags, empty.max_abs, empty.first_bad),
         (0, 0, 0.0, None)
     );
     data.set(SINGLE_SLOT, 0, f32::NAN);
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     assert_eq!(
         report.tripped().map(|r| r.index).collect::<Vec<_>>(),
         [SINGLE_SLOT]
@@ -296,7 +296,7 @@ fn thresholds_follow_q_abs_ref_at_each_launch() {
         (1.5, false),
         (2.0, false),
     ] {
-        let report = check(&mut checker, q_abs_ref);
+        let report = check(&adamant, &mut checker, q_abs_ref);
         let result = report.slot(slot::iqn_weight_max).unwrap();
         assert_eq!(result.tripped(), trips, "Q_ABS_REF {q_abs_ref}: {report}");
         assert_eq!(result.threshold, Some(1e3 * q_abs_ref_eff(q_abs_ref)));
@@ -319,7 +319,7 @@ fn the_first_bad_index_is_the_smallest_across_chunks_and_both_flags_combine() {
     data.set(LARGE_SLOT, len - 1, f32::NAN);
     data.set(LARGE_SLOT, CHUNK_ELEMENTS + 3, f32::INFINITY);
     data.set(LARGE_SLOT, 2 * CHUNK_ELEMENTS + 1, -f32::NAN);
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     let result = &report.slots[LARGE_SLOT];
     assert_eq!(result.flags, FLAG_NON_FINITE);
     assert_eq!(result.first_bad, Some(CHUNK_ELEMENTS as u64 + 3));
@@ -328,7 +328,7 @@ fn the_first_bad_index_is_the_smallest_across_chunks_and_both_flags_combine() {
     let n48 = data.host[48].len();
     data.set(48, n48 - 1, f32::NAN);
     data.set(48, n48 / 2, 1e4);
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     let result = report.slot(slot::iqn_weight_max).unwrap();
     assert_eq!(result.flags, FLAG_NON_FINITE | FLAG_OVER_THRESHOLD);
     assert_eq!(result.first_bad, Some(n48 as u64 / 2));
@@ -344,15 +344,15 @@ fn results_reset_between_checks() {
     let bindings = data.bindings();
     let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings).unwrap();
     let old = data.set(26, 0, f32::NAN);
-    assert!(!check(&mut checker, 1.0).is_quiet());
+    assert!(!check(&adamant, &mut checker, 1.0).is_quiet());
     data.set(26, 0, old);
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     assert_quiet(&report, "after restoring");
     assert_matches_reference(&report, &data, 1.0, "after restoring");
     // Several checks enqueued back to back: the report reads the last one.
     data.set(26, 0, f32::NAN);
     for _ in 0..3 {
-        checker.enqueue(1.0).unwrap();
+        checker.enqueue(adamant.stream(), 1.0).unwrap();
     }
     let report = checker.report().unwrap();
     assert_eq!(
@@ -380,13 +380,13 @@ fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
         iqn.len()
     );
     let mut checker = NanChecker::new(&adamant, 48..=48, &bindings).unwrap();
-    assert_quiet(&check(&mut checker, 1.0), "fresh IQN weights");
+    assert_quiet(&check(&adamant, &mut checker, 1.0), "fresh IQN weights");
 
     let mut weights = vec![0.25f32; n];
     weights[n - 7] = -1001.0;
     iqn.upload(GroupBuffer::Params, &weights).unwrap();
     fence();
-    let report = check(&mut checker, 1.0);
+    let report = check(&adamant, &mut checker, 1.0);
     let tripped: Vec<_> = report.tripped().collect();
     assert_eq!(tripped.len(), 1, "{report}");
     assert_eq!(tripped[0].name, "iqn_weight_max");
@@ -453,12 +453,12 @@ fn invalid_requests_fail_before_anything_is_launched() {
     assert!(matches!(checker.report(), Err(Error::NanCheckNotEnqueued)));
     for bad in [f32::NAN, f32::INFINITY, -1.0] {
         assert!(matches!(
-            checker.enqueue(bad),
+            checker.enqueue(adamant.stream(), bad),
             Err(Error::InvalidQAbsRef { .. })
         ));
     }
     assert!(matches!(
-        checker.enqueue(1e36),
+        checker.enqueue(adamant.stream(), 1e36),
         Err(Error::SlotThresholdOverflow { index: 44, .. })
     ));
     assert!(matches!(checker.report(), Err(Error::NanCheckNotEnqueued)));
@@ -547,8 +547,8 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         }
     };
     for step in 1..=3 {
-        groups.step_all(&adamant, &config(step)).unwrap();
-        checker.enqueue(1.0).unwrap();
+        groups.step_all(&adamant, adamant.stream(), &config(step)).unwrap();
+        checker.enqueue(adamant.stream(), 1.0).unwrap();
     }
     let report = checker.report().unwrap();
     assert_quiet(&report, "three clean steps of every group");
@@ -564,8 +564,8 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         .upload(GroupBuffer::Grads, &grads)
         .unwrap();
     fence();
-    groups.step_all(&adamant, &config(4)).unwrap();
-    checker.enqueue(1.0).unwrap();
+    groups.step_all(&adamant, adamant.stream(), &config(4)).unwrap();
+    checker.enqueue(adamant.stream(), 1.0).unwrap();
     let report = checker.report().unwrap();
     let tripped: Vec<&str> = report.tripped().map(|r| r.name).collect();
     assert_eq!(

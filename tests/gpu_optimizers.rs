@@ -361,7 +361,7 @@ fn bad_inputs_are_refused_before_launch() {
     };
     for q in [-1.0f32, f32::NAN, f32::INFINITY, f32::MAX] {
         let err = rt
-            .attn_adam(&mut group, &hyper, ClampPolicy::from_isv(q))
+            .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::from_isv(q))
             .unwrap_err();
         assert!(
             matches!(err, Error::InvalidClamp { .. }),
@@ -370,7 +370,7 @@ fn bad_inputs_are_refused_before_launch() {
     }
     for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
         let err = rt
-            .attn_adam(&mut group, &hyper, ClampPolicy::Fixed { bound })
+            .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::Fixed { bound })
             .unwrap_err();
         assert!(
             matches!(err, Error::InvalidClamp { .. }),
@@ -378,7 +378,7 @@ fn bad_inputs_are_refused_before_launch() {
         );
     }
     let err = rt
-        .attn_adam(&mut group, &hyper, ClampPolicy::disabled(" "))
+        .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::disabled(" "))
         .unwrap_err();
     assert!(matches!(err, Error::DisabledWithoutReason), "{err}");
     let bad_hypers = [
@@ -404,12 +404,12 @@ fn bad_inputs_are_refused_before_launch() {
     ];
     for bad in bad_hypers {
         let err = rt
-            .attn_adam(&mut group, &bad, ClampPolicy::from_isv(1.0))
+            .attn_adam(rt.stream(), &mut group, &bad, ClampPolicy::from_isv(1.0))
             .unwrap_err();
         assert!(matches!(err, Error::InvalidHyper { .. }), "{bad:?}: {err}");
     }
     let err = rt
-        .iql_adam(&mut group, &hyper, f32::NAN, ClampPolicy::from_isv(1.0))
+        .iql_adam(rt.stream(), &mut group, &hyper, f32::NAN, ClampPolicy::from_isv(1.0))
         .unwrap_err();
     assert!(
         matches!(
@@ -426,7 +426,7 @@ fn bad_inputs_are_refused_before_launch() {
         ..hyper
     };
     let err = rt
-        .curiosity_adam(&mut group, &curiosity_hyper, ClampPolicy::from_isv(1.0))
+        .curiosity_adam(rt.stream(), &mut group, &curiosity_hyper, ClampPolicy::from_isv(1.0))
         .unwrap_err();
     assert!(
         matches!(
@@ -532,7 +532,7 @@ fn empty_group_is_a_no_op() {
     let mut group = ParamGroup::new("empty", &[]).unwrap();
     let info = rt
         .iqn_adam(
-            &mut group,
+            rt.stream(), &mut group,
             &hyper_for(KernelRef::Iqn, 1),
             ClampPolicy::from_isv(1.0),
         )

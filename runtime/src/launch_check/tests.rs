@@ -298,8 +298,13 @@ impl OptimizerEntry for Forged {
         <iqn_adam_kernel::Entry as OptimizerEntry>::DESCRIPTOR;
     const MULTI_DESCRIPTOR: &'static KernelDescriptor =
         <iqn_adam_kernel::Entry as OptimizerEntry>::MULTI_DESCRIPTOR;
+    const STEPPED_DESCRIPTOR: &'static KernelDescriptor =
+        <iqn_adam_kernel::Entry as OptimizerEntry>::STEPPED_DESCRIPTOR;
+    const MULTI_STEPPED_DESCRIPTOR: &'static KernelDescriptor =
+        <iqn_adam_kernel::Entry as OptimizerEntry>::MULTI_STEPPED_DESCRIPTOR;
     type Buffers<T> = iqn_adam_kernel::Buffers<T>;
     type Scalars = ();
+    type StepScalars = ();
     fn named_buffers<T>(b: &Self::Buffers<T>) -> Vec<(&'static str, &T)> {
         <iqn_adam_kernel::Entry as OptimizerEntry>::named_buffers(b)
     }
@@ -313,6 +318,9 @@ impl OptimizerEntry for Forged {
         <iqn_adam_kernel::Entry as OptimizerEntry>::map_buffers(b, f)
     }
     fn scalar_values(_: &()) -> Vec<ArgValue> {
+        FORGED_VALUES.with(|v| v.borrow().clone())
+    }
+    fn step_scalar_values(_: &()) -> Vec<ArgValue> {
         FORGED_VALUES.with(|v| v.borrow().clone())
     }
 }

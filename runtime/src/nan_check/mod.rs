@@ -40,8 +40,8 @@
 //!
 //! let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings)?;
 //! let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
-//! checker.enqueue(q_abs_ref)?; // after the step's kernels, same stream, no host sync
-//! checker.report()?.ensure_quiet()?; // when the loop wants the answer (synchronises)
+//! checker.enqueue(adamant.stream(), q_abs_ref)?; // after the step's kernels, same stream, no host sync
+//! checker.report()?.ensure_quiet()?; // when the loop wants the answer (waits for the check's event)
 //! # Ok(())
 //! # }
 //! ```
