@@ -156,6 +156,7 @@ fn main() -> Result<()> {
     adam_sizes(&rt, &mut timer, &mut out, args.quick)?;
     rl_set(&rt, &mut timer, &mut out, &args.set)?;
     check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
+    session(&rt, &mut timer, &mut out, &args.set)?;
     registers(&mut out);
 
     std::fs::create_dir_all(&args.out)?;
@@ -496,6 +497,93 @@ fn check(
         gbps / copy_gbps
     );
     out["check_large"] = json!({"elements": n, "median_us": us, "gbps": gbps});
+    Ok(())
+}
+
+/// The captured step that trains (issue 9): the RL set's eight groups (GroupSizes::RL_SET) in a
+/// TrainingSession whose graph advances the step state, runs the eight stepped launches and the
+/// 49-slot check (activation slots bound to buffers of the set's check-slot sizes); its device
+/// time per replay, the host time of one replay call and of one eager launch, and the device
+/// time of the step-state advance alone.
+fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
+    use adamant::runtime::nan_check::{Source, SLOTS};
+    use adamant::runtime::{
+        GroupSizes, QAbsRef, SessionConfig, StepBound, StepSpec, StepStates, TrainingGroups,
+        TrainingSession,
+    };
+    let stream = rt.stream();
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(set)?)?;
+    let sizes: Vec<usize> = spec["check_slots"]
+        .as_array()
+        .context("check_slots")?
+        .iter()
+        .map(|v| v.as_u64().unwrap_or(0) as usize)
+        .collect();
+    let mut activations = Vec::new();
+    let mut bindings = SlotBindings::new();
+    for slot in SLOTS {
+        if let Source::Activation { .. } = slot.source {
+            let n = sizes.get(slot.index).copied().unwrap_or(4096).max(1);
+            activations.push((slot.index, filled(n, 0.5, stream)?));
+        }
+    }
+    for (index, buffer) in &activations {
+        bindings.bind(SlotId::new(*index).context("slot")?, buffer);
+    }
+    let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
+    let cfg = SessionConfig::uniform(hyper());
+    let mut session =
+        TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, Some(bindings))?;
+    let nodes = session.capture()?;
+    timer.reps *= 4;
+    let replay_us = timer.median_us(false, |_| Ok(session.replay()?))?;
+    timer.reps /= 4;
+    let report = session.report()?;
+    anyhow::ensure!(report.states[0].step as u64 == session.steps(), "the step advanced");
+    report.nan.context("the check ran")?.ensure_quiet()?;
+    let eager_device_us = timer.median_us(false, |_| Ok(session.step()?))?;
+    // Host cost: the replay call alone (graph launch + event record), GPU idle before it.
+    let host = |op: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let mut times = Vec::new();
+        for _ in 0..200 {
+            stream.synchronize()?;
+            let start = std::time::Instant::now();
+            op()?;
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+        stream.synchronize()?;
+        Ok(median(times))
+    };
+    let replay_host_us = host(&mut || Ok(session.replay()?))?;
+    let lr_host_us = host(&mut || Ok(session.set_lr_all(1e-3)?))? / 8.0;
+    // One eager launch, validation included, at 2^10 and 2^24 elements.
+    let mut eager_host = serde_json::Map::new();
+    for log in [10u32, 20, 24] {
+        let n = 1usize << log;
+        let mut group = adamant::runtime::ParamGroup::new("attention", &vec![0.01; n])?;
+        let h = hyper();
+        let us = host(&mut || {
+            rt.attn_adam(stream, &mut group, &h, ClampPolicy::from_isv(1.0))?;
+            Ok(())
+        })?;
+        eager_host.insert(format!("2^{log}"), json!(us));
+    }
+    // The advance alone, for the eight records.
+    let specs = vec![StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?; 8];
+    let states = StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 })?;
+    let advance_us = {
+        let graph = rt.capture(vec![Box::new(|s: &Stream| states.advance(rt, s))])?;
+        timer.median_us(false, |s| Ok(graph.launch(s)?))?
+    };
+    println!(
+        "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
+         device, eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
+         {lr_host_us:.2} µs per record, eager launch {eager_host:?}; advance {advance_us:.2} µs"
+    );
+    out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
+        "eager_step_device_us": eager_device_us, "replay_host_us": replay_host_us,
+        "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
+        "advance_us": advance_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
 }
 
