@@ -533,15 +533,23 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     }
     let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
     let cfg = SessionConfig::uniform(hyper());
-    let mut session =
-        TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, Some(bindings))?;
+    let mut session = TrainingSession::new(
+        rt,
+        groups,
+        cfg,
+        QAbsRef::Owned { initial: 2.0 },
+        Some(bindings),
+    )?;
     let nodes = session.capture()?;
     timer.reps *= 4;
     let replay_us = timer.median_us(false, |_| Ok(session.replay()?))?;
     timer.reps /= 4;
     let report = session.report()?;
     let first = hyper().step - 1; // the records start at the steps already taken
-    anyhow::ensure!(report.states[0].step as u64 == first + session.steps(), "the step advanced");
+    anyhow::ensure!(
+        report.states[0].step as u64 == first + session.steps(),
+        "the step advanced"
+    );
     report.nan.context("the check ran")?.ensure_quiet()?;
     let eager_device_us = timer.median_us(false, |_| Ok(session.step()?))?;
     // Host cost: the replay call alone (graph launch + event record), GPU idle before it.

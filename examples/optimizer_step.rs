@@ -195,7 +195,9 @@ fn time_launches(
     let policy = policy_of(name);
     let launch = |g: &mut ParamGroup| -> Result<()> {
         match kernel {
-            KernelRef::Dqn => rt.dqn_adam_update(rt.stream(), g, &hyper, cfg.dqn_grad_scale, policy)?,
+            KernelRef::Dqn => {
+                rt.dqn_adam_update(rt.stream(), g, &hyper, cfg.dqn_grad_scale, policy)?
+            }
             KernelRef::Iqn => rt.iqn_adam(rt.stream(), g, &hyper, policy)?,
             KernelRef::Iql => rt.iql_adam(rt.stream(), g, &hyper, cfg.iql_grad_clip, policy)?,
             KernelRef::Attn => rt.attn_adam(rt.stream(), g, &hyper, policy)?,

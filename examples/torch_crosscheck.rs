@@ -84,7 +84,9 @@ fn main() -> Result<()> {
         dump(&group, "before")?;
         let policy = ClampPolicy::Fixed { bound: BOUND };
         match kernel {
-            KernelRef::Dqn => rt.dqn_adam_update(rt.stream(), &mut group, &hyper, Some(&scale), policy)?,
+            KernelRef::Dqn => {
+                rt.dqn_adam_update(rt.stream(), &mut group, &hyper, Some(&scale), policy)?
+            }
             KernelRef::Iqn => rt.iqn_adam(rt.stream(), &mut group, &hyper, policy)?,
             KernelRef::Iql => rt.iql_adam(rt.stream(), &mut group, &hyper, GRAD_CLIP, policy)?,
             KernelRef::Attn => rt.attn_adam(rt.stream(), &mut group, &hyper, policy)?,

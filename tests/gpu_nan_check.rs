@@ -111,7 +111,9 @@ fn fence() {
 }
 
 fn check(adamant: &Adamant, checker: &mut NanChecker<'_>, q_abs_ref: f32) -> NanReport {
-    checker.enqueue(adamant.stream(), q_abs_ref).expect("enqueueing the check");
+    checker
+        .enqueue(adamant.stream(), q_abs_ref)
+        .expect("enqueueing the check");
     checker.report().expect("reading the report")
 }
 
@@ -179,7 +181,10 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
     let mut data = SlotData::new(&slot_lens(), 7);
     let bindings = data.bindings();
     let mut checker = NanChecker::new(adamant, range.clone(), &bindings).unwrap();
-    assert_quiet(&check(&adamant, &mut checker, q_abs_ref), "before injecting");
+    assert_quiet(
+        &check(&adamant, &mut checker, q_abs_ref),
+        "before injecting",
+    );
     let mut cases = 0;
     for index in range.clone() {
         let len = data.host[index].len();
@@ -547,7 +552,9 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         }
     };
     for step in 1..=3 {
-        groups.step_all(&adamant, adamant.stream(), &config(step)).unwrap();
+        groups
+            .step_all(&adamant, adamant.stream(), &config(step))
+            .unwrap();
         checker.enqueue(adamant.stream(), 1.0).unwrap();
     }
     let report = checker.report().unwrap();
@@ -564,7 +571,9 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         .upload(GroupBuffer::Grads, &grads)
         .unwrap();
     fence();
-    groups.step_all(&adamant, adamant.stream(), &config(4)).unwrap();
+    groups
+        .step_all(&adamant, adamant.stream(), &config(4))
+        .unwrap();
     checker.enqueue(adamant.stream(), 1.0).unwrap();
     let report = checker.report().unwrap();
     let tripped: Vec<&str> = report.tripped().map(|r| r.name).collect();

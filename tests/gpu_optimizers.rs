@@ -370,7 +370,12 @@ fn bad_inputs_are_refused_before_launch() {
     }
     for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
         let err = rt
-            .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::Fixed { bound })
+            .attn_adam(
+                rt.stream(),
+                &mut group,
+                &hyper,
+                ClampPolicy::Fixed { bound },
+            )
             .unwrap_err();
         assert!(
             matches!(err, Error::InvalidClamp { .. }),
@@ -409,7 +414,13 @@ fn bad_inputs_are_refused_before_launch() {
         assert!(matches!(err, Error::InvalidHyper { .. }), "{bad:?}: {err}");
     }
     let err = rt
-        .iql_adam(rt.stream(), &mut group, &hyper, f32::NAN, ClampPolicy::from_isv(1.0))
+        .iql_adam(
+            rt.stream(),
+            &mut group,
+            &hyper,
+            f32::NAN,
+            ClampPolicy::from_isv(1.0),
+        )
         .unwrap_err();
     assert!(
         matches!(
@@ -426,7 +437,12 @@ fn bad_inputs_are_refused_before_launch() {
         ..hyper
     };
     let err = rt
-        .curiosity_adam(rt.stream(), &mut group, &curiosity_hyper, ClampPolicy::from_isv(1.0))
+        .curiosity_adam(
+            rt.stream(),
+            &mut group,
+            &curiosity_hyper,
+            ClampPolicy::from_isv(1.0),
+        )
         .unwrap_err();
     assert!(
         matches!(
@@ -532,7 +548,8 @@ fn empty_group_is_a_no_op() {
     let mut group = ParamGroup::new("empty", &[]).unwrap();
     let info = rt
         .iqn_adam(
-            rt.stream(), &mut group,
+            rt.stream(),
+            &mut group,
             &hyper_for(KernelRef::Iqn, 1),
             ClampPolicy::from_isv(1.0),
         )
@@ -648,8 +665,14 @@ fn soft_update_matches_the_f64_reference() {
             }
             let mut d_target = DeviceBuffer::from_slice(&target).unwrap();
             let d_online = DeviceBuffer::from_slice(&online).unwrap();
-            rt.soft_update(rt.stream(), &mut d_target, &d_online, tau, ClampPolicy::Fixed { bound })
-                .unwrap();
+            rt.soft_update(
+                rt.stream(),
+                &mut d_target,
+                &d_online,
+                tau,
+                ClampPolicy::Fixed { bound },
+            )
+            .unwrap();
             rt.synchronize().unwrap();
             let mut got = vec![0.0f32; n];
             d_target.copy_to(&mut got[..]).unwrap();
@@ -693,7 +716,13 @@ fn soft_update_matches_the_f64_reference() {
     let mut target = big.index(0..n);
     let online = big.index(n..2 * n);
     for tau in [-0.1f32, 1.5, f32::NAN] {
-        match rt.soft_update(rt.stream(), &mut target, &online, tau, ClampPolicy::Fixed { bound }) {
+        match rt.soft_update(
+            rt.stream(),
+            &mut target,
+            &online,
+            tau,
+            ClampPolicy::Fixed { bound },
+        ) {
             Err(Error::InvalidScalar { kernel, name, .. }) => {
                 assert_eq!((kernel, name), ("soft_update_kernel", "tau"))
             }
@@ -702,7 +731,13 @@ fn soft_update_matches_the_f64_reference() {
     }
     let overlapping = big.index(n / 2..n / 2 + n);
     assert!(matches!(
-        rt.soft_update(rt.stream(), &mut target, &overlapping, 0.5, ClampPolicy::Fixed { bound }),
+        rt.soft_update(
+            rt.stream(),
+            &mut target,
+            &overlapping,
+            0.5,
+            ClampPolicy::Fixed { bound }
+        ),
         Err(Error::Overlap { .. })
     ));
     rt.synchronize().unwrap();

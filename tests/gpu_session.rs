@@ -136,7 +136,10 @@ fn same_bits(a: &[Vec<f32>], b: &[Vec<f32>], what: &str) {
 fn reference_iqn(steps: u32) -> Vec<f64> {
     let n = sizes().iqn_online;
     let p0 = init("iqn_online", n);
-    let mut e: Vec<r::Elem> = p0.iter().map(|&p| r::Elem::new(p as f64, 0.0, 0.0, 0.0)).collect();
+    let mut e: Vec<r::Elem> = p0
+        .iter()
+        .map(|&p| r::Elem::new(p as f64, 0.0, 0.0, 0.0))
+        .collect();
     for t in 1..=steps {
         let g = gradient(2, n, t);
         let hp = r::Hyper::new(lr_at(t), 0.9, 0.999, 1e-8, 0.01, t as u64);
@@ -155,7 +158,10 @@ fn replays_train_like_eager_steps_bit_for_bit() {
     let mut eager = session(&rt);
     let mut replayed = session(&rt);
     let nodes = replayed.capture().unwrap();
-    assert!(nodes >= 10, "advance + 8 launches + copies, got {nodes} nodes");
+    assert!(
+        nodes >= 10,
+        "advance + 8 launches + copies, got {nodes} nodes"
+    );
     let n = sizes().iqn_online;
     let mut bound_changed = false;
     let mut last_bound = 0.0;
@@ -171,7 +177,10 @@ fn replays_train_like_eager_steps_bit_for_bit() {
             let report = replayed.report().unwrap();
             assert_eq!(report.states[0].step, t);
             assert_eq!(report.states[2].bound, 100.0 * q_at(t).max(1.0));
-            assert_eq!(report.states[7].bound, 0.0, "the DT record keeps its clamp off");
+            assert_eq!(
+                report.states[7].bound, 0.0,
+                "the DT record keeps its clamp off"
+            );
             assert_eq!(report.states[2].lr, lr_at(t));
             if last_bound != 0.0 && report.states[2].bound != last_bound {
                 bound_changed = true;
@@ -179,7 +188,9 @@ fn replays_train_like_eager_steps_bit_for_bit() {
             last_bound = report.states[2].bound;
         }
         if [1, 10, last].contains(&t) {
-            let gpu = replayed.download("iqn_online", GroupBuffer::Params).unwrap();
+            let gpu = replayed
+                .download("iqn_online", GroupBuffer::Params)
+                .unwrap();
             let reference = reference_iqn(t);
             let worst = gpu
                 .iter()
@@ -300,7 +311,10 @@ fn a_bad_device_q_abs_ref_is_reported_and_the_clamp_stays_on() {
     let report = s.report().unwrap();
     assert_eq!(report.states[2].bound, 200.0);
     assert!(report.bad_q_abs_ref().is_none());
-    for (k, bad) in [f32::NAN, -1.0, f32::INFINITY, f32::MAX].into_iter().enumerate() {
+    for (k, bad) in [f32::NAN, -1.0, f32::INFINITY, f32::MAX]
+        .into_iter()
+        .enumerate()
+    {
         s.set_q_abs_ref(bad).unwrap();
         s.replay().unwrap();
         let report = s.report().unwrap();
@@ -348,7 +362,12 @@ fn a_checkpoint_round_trip_mid_run_changes_nothing() {
             let mut k = 0;
             for name in &names {
                 let buffers: &[GroupBuffer] = if name == "curiosity" {
-                    &[GroupBuffer::Params, GroupBuffer::M, GroupBuffer::V, GroupBuffer::VMax]
+                    &[
+                        GroupBuffer::Params,
+                        GroupBuffer::M,
+                        GroupBuffer::V,
+                        GroupBuffer::VMax,
+                    ]
                 } else {
                     &[GroupBuffer::Params, GroupBuffer::M, GroupBuffer::V]
                 };
@@ -387,8 +406,14 @@ fn the_captured_check_follows_the_device_q_abs_ref() {
     // (bound 100: the clamp pulls the weights to 100, threshold 1e3): still quiet, and the
     // report's q_abs_ref_eff follows.
     let cfg = SessionConfig::uniform(AdamHyper::new(0.0, 0.9, 0.999, 1e-8, 0.0, 1).unwrap());
-    let mut s = TrainingSession::new(&rt, groups, cfg, QAbsRef::Owned { initial: 20.0 }, Some(bindings))
-        .unwrap();
+    let mut s = TrainingSession::new(
+        &rt,
+        groups,
+        cfg,
+        QAbsRef::Owned { initial: 20.0 },
+        Some(bindings),
+    )
+    .unwrap();
     s.capture().unwrap();
     s.replay().unwrap();
     let report = s.report().unwrap();
@@ -436,7 +461,10 @@ fn stepped_launches_validate_before_enqueueing() {
     };
     assert!(matches!(launch(0), Err(Error::NotAdvanced { .. })));
     states.advance(&rt, rt.stream()).unwrap();
-    assert!(matches!(launch(1), Err(Error::StepIndex { index: 1, len: 1 })));
+    assert!(matches!(
+        launch(1),
+        Err(Error::StepIndex { index: 1, len: 1 })
+    ));
     let info = launch(0).unwrap();
     assert_eq!(info.kernel, "iqn_adam_kernel_stepped");
     assert!(info.bound.is_nan());
@@ -456,7 +484,10 @@ fn stepped_launches_validate_before_enqueueing() {
     };
     let refused =
         rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &bad_eps, &states, 0);
-    assert!(matches!(refused, Err(Error::InvalidScalar { name: "eps", .. })));
+    assert!(matches!(
+        refused,
+        Err(Error::InvalidScalar { name: "eps", .. })
+    ));
     rt.synchronize().unwrap();
     assert_eq!(states.read().unwrap()[0].step, 1);
 }

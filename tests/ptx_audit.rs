@@ -20,11 +20,8 @@ fn embedded_ptx_passes() {
         .optimizer_entries()
         .map(|e| e.name.as_str())
         .collect();
-    // Each kernel has its single-buffer entry and its multi-tensor entry.
-    let expected: BTreeSet<String> = optimizers()
-        .iter()
-        .flat_map(|k| [k.to_string(), format!("{k}_multi")])
-        .collect();
+    // Each kernel has its single-buffer and multi-tensor entries, plain and stepped.
+    let expected: BTreeSet<String> = optimizers().iter().flat_map(|k| four_entries(k)).collect();
     let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
     assert_eq!(entries_seen, expected, "{report}");
 
@@ -51,8 +48,13 @@ fn embedded_ptx_passes() {
             clamp.cases_evaluated
         );
         let last = e.params.last().expect("has parameters");
-        assert_eq!(last.name(), "weight_clamp_max_abs");
-        assert_eq!(last.ptx_type, ".f32");
+        if e.name.ends_with("_stepped") {
+            assert_eq!(last.name(), "step_state");
+            assert_eq!(last.ptx_type, ".u64");
+        } else {
+            assert_eq!(last.name(), "weight_clamp_max_abs");
+            assert_eq!(last.ptx_type, ".f32");
+        }
     }
     // Every declared kernel is in the PTX, and every entry is declared.
     let names: BTreeSet<&str> = report.entries.iter().map(|e| e.name.as_str()).collect();
@@ -74,13 +76,8 @@ fn embedded_ptx_passes() {
 
 #[test]
 fn bypassing_the_clamp_fails_in_every_optimizer() {
-    let singles = optimizers();
-    let multi: Vec<String> = singles.iter().map(|k| format!("{k}_multi")).collect();
-    for kernel in singles
-        .iter()
-        .copied()
-        .chain(multi.iter().map(String::as_str))
-    {
+    let all: Vec<String> = optimizers().iter().flat_map(|k| four_entries(k)).collect();
+    for kernel in all.iter().map(String::as_str) {
         let mut count = 0;
         let ptx = edit_entry(real(), kernel, |e| count = bypass_clamp(e, None, false));
         assert_eq!(
@@ -519,4 +516,73 @@ fn instruction_lines_point_at_the_ptx() {
         }
     }
     assert!(count > 500, "only {count} instructions parsed");
+}
+
+/// A kernel's four entries: plain and stepped, single-buffer and multi-tensor.
+fn four_entries(k: &str) -> [String; 4] {
+    [
+        k.to_string(),
+        format!("{k}_multi"),
+        format!("{k}_stepped"),
+        format!("{k}_multi_stepped"),
+    ]
+}
+
+/// A stepped entry's bound is the f32 at `BOUND_OFFSET` of its step-state record: moving the
+/// load to another field of the record (the lr, say), or off the record, leaves every stored
+/// value unproven.
+#[test]
+fn a_stepped_entry_clamped_with_another_field_fails() {
+    for k in optimizers() {
+        for kernel in [format!("{k}_stepped"), format!("{k}_multi_stepped")] {
+            let last_param = format!("{kernel}_param_");
+            let mut edited = 0;
+            let ptx = edit_entry(real(), &kernel, |body| {
+                // The register the last parameter is loaded into, then its global alias.
+                let n_params = body
+                    .iter()
+                    .filter(|l| l.contains(&last_param) && !l.contains("ld.param"))
+                    .count();
+                let last = format!("{last_param}{}]", n_params - 1);
+                let Some(raw) = body
+                    .iter()
+                    .find(|l| l.contains("ld.param") && l.contains(&last))
+                    .and_then(|l| registers(l).into_iter().next())
+                else {
+                    return;
+                };
+                let global = body
+                    .iter()
+                    .find(|l| {
+                        l.contains("cvta.to.global.u64") && l.trim_end_matches(';').ends_with(&raw)
+                    })
+                    .and_then(|l| registers(l).into_iter().next())
+                    .unwrap_or(raw.clone());
+                for line in body.iter_mut() {
+                    if !line.contains("ld.global") {
+                        continue;
+                    }
+                    for (from, to) in [
+                        (format!("[{global}]"), format!("[{global}+4]")),
+                        (format!("[{global}+12]"), format!("[{global}+8]")),
+                    ] {
+                        if line.contains(&from) {
+                            *line = line.replace(&from, &to);
+                            edited += 1;
+                        }
+                    }
+                }
+            });
+            assert!(
+                edited > 0,
+                "{kernel}: no load of the step-state record found"
+            );
+            let report = run(&ptx);
+            assert_eq!(
+                report.entry(&kernel).unwrap().clamp_verified,
+                Some(false),
+                "{kernel}: a bound from another field must not verify\n{report}"
+            );
+        }
+    }
 }

@@ -63,8 +63,9 @@ fn optimizer_kernels_do_not_spill_and_single_entries_fit_in_64_registers() {
         .collect();
     assert_eq!(
         optimizers.len(),
-        12,
-        "six kernels (five Adam, the soft update), each single-buffer and multi-tensor"
+        24,
+        "six kernels (five Adam, the soft update), each single-buffer and multi-tensor, plain \
+         and stepped"
     );
     for k in optimizers {
         let f = report

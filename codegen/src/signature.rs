@@ -271,7 +271,7 @@ fn check_step(attr: &Attribute, ident: &Ident, role: &Role) -> syn::Result<()> {
     if !matches!(role, Role::Scalar(ScalarType::F32(_))) {
         return Err(syn::Error::new_spanned(
             attr,
-            "#[step] applies to a plain f32 scalar: the stepped entries read it from the              step-state record instead of taking it as an argument",
+            "#[step] applies to a plain f32 scalar: the stepped entries read it from the step-state record instead of taking it as an argument",
         ));
     }
     let name = ident.unraw().to_string();
@@ -279,7 +279,7 @@ fn check_step(attr: &Attribute, ident: &Ident, role: &Role) -> syn::Result<()> {
         return Err(syn::Error::new_spanned(
             ident,
             format!(
-                "#[step] reads the field of the same name from the step-state record, which has                  {}; `{name}` is not one of them",
+                "#[step] reads the field of the same name from the step-state record, which has {}; `{name}` is not one of them",
                 STEP_FIELDS.join(", ")
             ),
         ));

@@ -60,8 +60,8 @@ pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
-pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
 pub use session::{SessionConfig, SessionReport, TrainingSession};
+pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
 pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers

@@ -128,12 +128,7 @@ impl Adamant {
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
-        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-        )
+        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(stream, &buffers, &scalars, policy)
     }
 
     /// One step of `iqn_adam_kernel` on `group`, on `stream`: Adam with L2 decay
@@ -317,12 +312,7 @@ impl Adamant {
         };
         let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
-        self.launch_optimizer::<curiosity_adam_step::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-        )
+        self.launch_optimizer::<curiosity_adam_step::Entry>(stream, &buffers, &scalars, policy)
     }
 }
 
@@ -394,11 +384,6 @@ impl Adamant {
             online: &mut online,
         };
         let scalars = soft_update_kernel::Scalars { tau };
-        self.launch_optimizer::<soft_update_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-        )
+        self.launch_optimizer::<soft_update_kernel::Entry>(stream, &buffers, &scalars, policy)
     }
 }

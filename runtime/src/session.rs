@@ -422,7 +422,12 @@ impl<'rt> TrainingSession<'rt> {
             stepped!(attn_adam_kernel, attention, u.attention, 4),
             stepped!(attn_adam_kernel, tlob, u.attention, 5),
             curiosity,
-            stepped!(attn_adam_kernel, decision_transformer, u.attention, DT_RECORD),
+            stepped!(
+                attn_adam_kernel,
+                decision_transformer,
+                u.attention,
+                DT_RECORD
+            ),
         ];
         let after: Branch<'_> = Box::new(move |s: &Stream| {
             if let Some(checker) = checker.as_mut() {

@@ -176,8 +176,20 @@ impl TrainingGroups {
         crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
         crate::hyper::validate_grad_clip(cfg.iql_grad_clip)?;
         Ok(vec![
-            rt.dqn_adam_update(stream, &mut self.dqn_trunk, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
-            rt.dqn_adam_update(stream, &mut self.dqn_heads, &cfg.dqn, cfg.dqn_grad_scale, isv)?,
+            rt.dqn_adam_update(
+                stream,
+                &mut self.dqn_trunk,
+                &cfg.dqn,
+                cfg.dqn_grad_scale,
+                isv,
+            )?,
+            rt.dqn_adam_update(
+                stream,
+                &mut self.dqn_heads,
+                &cfg.dqn,
+                cfg.dqn_grad_scale,
+                isv,
+            )?,
             rt.iqn_adam(stream, &mut self.iqn_online, &cfg.iqn, isv)?,
             rt.iql_adam(stream, &mut self.iql, &cfg.iql, cfg.iql_grad_clip, isv)?,
             rt.attn_adam(stream, &mut self.attention, &cfg.attention, isv)?,

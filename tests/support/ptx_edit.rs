@@ -10,7 +10,7 @@ use adamant_kernels::abi::{self, KernelKind};
 pub fn optimizers() -> Vec<&'static str> {
     abi::kernels()
         .into_iter()
-        .filter(|k| k.kind == KernelKind::Optimizer && !k.is_multi_tensor())
+        .filter(|k| k.kind == KernelKind::Optimizer && !k.is_multi_tensor() && !k.is_stepped())
         .map(|k| k.name)
         .collect()
 }

@@ -59,14 +59,20 @@ pub(super) fn device_fn<'a>(file: &'a File, ident: &str) -> Result<&'a ItemFn, S
         .ok_or_else(|| format!("no `fn {ident}` in the device block"))
 }
 
-/// The single-buffer and the multi-tensor entry, checked to be the expansion's only exported
-/// functions.
+/// The plain single-buffer and multi-tensor entries, after checking that they and their two
+/// stepped twins are the expansion's only exported functions (the stepped entries' clamp is
+/// proven on the PTX by the audit, `tests/ptx_audit.rs`).
 pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2], String> {
     let mut exported = Exported::default();
     exported.visit_file(file);
     let mut found = exported.names;
     found.sort();
+    let stepped = [
+        format!("{name}_stepped"),
+        format!("{}_stepped", multi_name(name)),
+    ];
     let mut want = vec![name.to_string(), multi_name(name)];
+    want.extend(stepped.iter().cloned());
     want.sort();
     if found != want {
         return Err(format!(
@@ -79,6 +85,7 @@ pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2],
         .collect();
     held.sort();
     let mut want = vec![name.to_string(), multi_name(name), SWEEP.to_string()];
+    want.extend(stepped);
     want.sort();
     if held != want {
         return Err(format!(
