@@ -100,7 +100,7 @@ pub(super) fn tampered(
     tamper(
         "multi entry missing",
         "entry_signatures",
-        "the exported functions are [\"curiosity_adam_step\"]",
+        "the exported functions are [\"curiosity_adam_step\", \"curiosity_adam_step_multi_stepped\"",
         &|f| {
             device_stmts_mut(f)
                 .retain(|s| !matches!(s, Stmt::Item(Item::Fn(func)) if func.sig.ident == multi));
@@ -119,7 +119,7 @@ pub(super) fn tampered(
     tamper(
         "a third, unclamped entry",
         "entry_signatures",
-        "\"curiosity_adam_step_raw\"], expected",
+        "\"curiosity_adam_step_raw\", \"curiosity_adam_step_stepped\"], expected",
         &|f| {
             f.items.push(syn::parse_quote! {
                 #[no_mangle]
@@ -155,7 +155,7 @@ pub(super) fn tampered(
     tamper(
         "single entry moved out of the device block (nameable)",
         "entry_signatures",
-        "the device block defines [\"__adamant_sweep\", \"curiosity_adam_step_multi\"]",
+        "the device block defines [\"__adamant_sweep\", \"curiosity_adam_step_multi\", \"curiosity_adam_step_multi_stepped\", \"curiosity_adam_step_stepped\"]",
         &|f| {
             let stmts = device_stmts_mut(f);
             let at = stmts
