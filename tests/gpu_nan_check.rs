@@ -182,7 +182,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
     let bindings = data.bindings();
     let mut checker = NanChecker::new(adamant, range.clone(), &bindings).unwrap();
     assert_quiet(
-        &check(&adamant, &mut checker, q_abs_ref),
+        &check(adamant, &mut checker, q_abs_ref),
         "before injecting",
     );
     let mut cases = 0;
@@ -199,7 +199,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
             for at in positions {
                 let case = format!("{kind} in slot {index} `{}` at {at} of {len}", spec.name);
                 let old = data.set(index, at, value);
-                let report = check(&adamant, &mut checker, q_abs_ref);
+                let report = check(adamant, &mut checker, q_abs_ref);
                 cases += 1;
 
                 assert_matches_reference(&report, &data, q_abs_ref, &case);
@@ -236,7 +236,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
         }
     }
     // Restored: quiet again.
-    let report = check(&adamant, &mut checker, q_abs_ref);
+    let report = check(adamant, &mut checker, q_abs_ref);
     assert_quiet(&report, "after the matrix");
     assert_matches_reference(&report, &data, q_abs_ref, "after the matrix");
     cases

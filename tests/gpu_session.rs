@@ -162,7 +162,6 @@ fn replays_train_like_eager_steps_bit_for_bit() {
         nodes >= 10,
         "advance + 8 launches + copies, got {nodes} nodes"
     );
-    let n = sizes().iqn_online;
     let mut bound_changed = false;
     let mut last_bound = 0.0;
     let last = steps();

@@ -110,8 +110,8 @@ pub fn advance(state: &mut StepState, q_abs_ref: f32) {
     if state.bound_mode == BOUND_FROM_Q_ABS_REF {
         let q_eff = if q_abs_ref >= 1.0 { q_abs_ref } else { 1.0 };
         let bound = state.bound_factor * q_eff;
-        // `q_abs_ref >= 0.0` is false for NaN; `bound < inf` is false for an overflow.
-        if q_abs_ref >= 0.0 && q_abs_ref < f32::INFINITY && bound < f32::INFINITY {
+        // The range excludes NaN, negatives and inf; `bound < inf` is false for an overflow.
+        if (0.0..f32::INFINITY).contains(&q_abs_ref) && bound < f32::INFINITY {
             state.q_abs_ref_eff = q_eff;
             state.bound = bound;
         } else {
