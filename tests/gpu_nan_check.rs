@@ -181,10 +181,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
     let mut data = SlotData::new(&slot_lens(), 7);
     let bindings = data.bindings();
     let mut checker = NanChecker::new(adamant, range.clone(), &bindings).unwrap();
-    assert_quiet(
-        &check(adamant, &mut checker, q_abs_ref),
-        "before injecting",
-    );
+    assert_quiet(&check(adamant, &mut checker, q_abs_ref), "before injecting");
     let mut cases = 0;
     for index in range.clone() {
         let len = data.host[index].len();

@@ -457,6 +457,11 @@ fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()
     let status = unsafe {
         cust::sys::cuMemsetD32Async(address, bits, 1, stream.as_inner() as cust::sys::CUstream)
     };
+    driver(status, what)
+}
+
+/// A raw driver call's status as a `Result`, naming what was being done.
+fn driver(status: cust::sys::CUresult, what: &str) -> Result<()> {
     if status == cust::sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -483,13 +488,8 @@ pub(crate) unsafe fn copy_to_host(
     if bytes == 0 {
         return Ok(());
     }
-    let status = cust::sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, stream.as_inner());
-    if status == cust::sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Driver {
-            operation: what.to_string(),
-            status: format!("{status:?}"),
-        })
-    }
+    driver(
+        cust::sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, stream.as_inner()),
+        what,
+    )
 }
