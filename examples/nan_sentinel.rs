@@ -4,7 +4,9 @@
 //! no diagnostic covered them until slot 48 (`iqn_weight_max`) was added, and the first symptom
 //! was a NaN further down the chain (slot 26, `grad_iqn @ W_iqn^T`). Here a training loop pushes
 //! the IQN weights to drift with a gradient of constant sign that grows every step, steps the
-//! IQN group with `Adamant::iqn_adam`, and checks all 49 slots in one launch after every step:
+//! IQN group in a captured `TrainingSession` (the whole step, with all 49 slots checked in one
+//! launch, recorded once as a CUDA graph and replayed every step, the step advancing on the
+//! device):
 //!
 //! 1. clamp disabled for the IQN group (the state before the fix): slot 48 must trip, naming
 //!    `iqn_weight_max`, at the first step where a weight exceeds `1e3 × q_abs_ref_eff`, while
@@ -16,12 +18,14 @@
 //! `NoDevice` error.
 use std::process::ExitCode;
 
-use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, NanChecker, NanReport, SlotBindings, SlotId, Source, ALL_SLOTS, SLOTS,
+    q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SLOTS,
 };
-use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, TrainingGroups};
+use adamant_runtime::{
+    AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, QAbsRef, SessionConfig, StepBound,
+    TrainingGroups, TrainingSession,
+};
 use anyhow::{Context, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -38,7 +42,8 @@ const IQN_PARAMS: usize = 1 << 16;
 /// Every other group and activation buffer.
 const OTHER_LEN: usize = 1 << 12;
 
-/// The training step's groups and activations, every slot of the table bound to one of them.
+/// The training step's groups and activations, every slot of the table bound to one of them
+/// (the groups by the session, the activations here).
 struct Model {
     groups: TrainingGroups,
     /// One buffer per activation slot (24..=35 and 46).
@@ -74,22 +79,6 @@ impl Model {
             activations,
         })
     }
-
-    /// Every slot of the table bound: groups by name, activations one by one.
-    fn bindings(&self) -> Result<SlotBindings> {
-        let mut bindings = SlotBindings::new();
-        bindings.bind_training_groups(&self.groups)?;
-        for (id, data) in &self.activations {
-            bindings.bind(*id, data);
-        }
-        Ok(bindings)
-    }
-}
-
-/// `copy_from` runs on the legacy default stream and may return before its DMA lands; the
-/// optimizer and the checker run on the runtime's non-blocking stream, which does not wait.
-fn fence() -> Result<()> {
-    CurrentContext::synchronize().context("synchronizing the context")
 }
 
 fn max_abs(values: &[f32]) -> f32 {
@@ -118,9 +107,28 @@ struct Trip {
 
 fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut model = Model::new(&mut rng)?;
-    let bindings = model.bindings()?;
-    let mut checker = NanChecker::new(adamant, ALL_SLOTS, &bindings)?;
+    let Model {
+        groups,
+        activations,
+    } = Model::new(&mut rng)?;
+    let mut bindings = SlotBindings::new();
+    for (id, data) in &activations {
+        bindings.bind(*id, data);
+    }
+    // The IQN group's bound: from the device Q_ABS_REF (the fix), or the policy as given (the
+    // state before the fix: disabled). Every other group keeps the seed's bound.
+    let mut bounds = TrainingSession::default_bounds();
+    bounds[2] = match policy {
+        ClampPolicy::FromIsv { .. } => StepBound::FromQAbsRef,
+        other => StepBound::Policy(other),
+    };
+    let cfg = SessionConfig::uniform(AdamHyper::new(LR, 0.9, 0.999, 1e-8, 0.0, 1)?);
+    let q = QAbsRef::Owned { initial: Q_ABS_REF };
+    let mut session =
+        TrainingSession::with_bounds(adamant, groups, cfg, q, Some(bindings), bounds)?;
+    // The whole step (advance, eight stepped launches, the 49-slot check) as one graph,
+    // recorded once and replayed every step: t and the bias corrections advance on the device.
+    session.capture()?;
     let threshold = iqn_weight_threshold();
     let mut outcome = RunOutcome {
         trip: None,
@@ -130,19 +138,23 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
     };
     for step in 1..=STEPS {
         let gradient = G0 * GROWTH.powi(step as i32);
-        let iqn = &mut model.groups.iqn_online;
-        iqn.upload(GroupBuffer::Grads, &vec![gradient; IQN_PARAMS])?;
-        fence()?;
-        let hyper = AdamHyper::new(LR, 0.9, 0.999, 1e-8, 0.0, step)?;
-        adamant.iqn_adam(adamant.stream(), iqn, &hyper, policy)?;
-        // The check goes on the same stream, right behind the optimizer: no host sync here.
-        checker.enqueue(adamant.stream(), Q_ABS_REF)?;
+        session.upload(
+            "iqn_online",
+            GroupBuffer::Grads,
+            &vec![gradient; IQN_PARAMS],
+        )?;
+        session.replay()?;
         // The replay wants the exact step, so it reads every report (a training loop would
-        // read one every N steps or before halting).
-        let report = checker.report()?;
+        // read one every N steps or before halting); the report waits for this step's event.
+        let report = session.report()?;
+        anyhow::ensure!(
+            report.states[2].step as u64 == step,
+            "the captured step advanced"
+        );
+        let report = report.nan.context("the session checks every step")?;
         outcome.steps_run = step;
 
-        let weights = iqn.download(GroupBuffer::Params)?;
+        let weights = session.download("iqn_online", GroupBuffer::Params)?;
         let max_weight = max_abs(&weights);
         outcome.max_weight = outcome.max_weight.max(max_weight);
         if max_weight > threshold && outcome.first_over_threshold.is_none() {

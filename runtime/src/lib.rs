@@ -60,7 +60,7 @@ pub use hyper::AdamHyper;
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
-pub use session::{SessionConfig, SessionReport, TrainingSession};
+pub use session::{SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS};
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
 pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 

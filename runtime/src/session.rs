@@ -175,8 +175,8 @@ pub struct TrainingSession<'rt> {
     steps: u64,
 }
 
-/// The record of each group, in [`TrainingGroups::all`]'s order.
-const GROUPS: usize = 8;
+/// The number of groups, and of records: one per group, in [`TrainingGroups::all`]'s order.
+pub const SESSION_GROUPS: usize = 8;
 /// The record whose `q_abs_ref_eff` the NaN check's thresholds read (the DQN trunk's, which
 /// follows the device `Q_ABS_REF`).
 const CHECK_RECORD: usize = 0;
@@ -202,20 +202,40 @@ impl<'rt> TrainingSession<'rt> {
         q_abs_ref: QAbsRef<'rt>,
         activations: Option<SlotBindings>,
     ) -> Result<Self> {
+        let bounds = Self::default_bounds();
+        Self::with_bounds(rt, groups, cfg, q_abs_ref, activations, bounds)
+    }
+
+    /// The seed's bounds, in [`TrainingGroups::all`]'s order: every group from the device
+    /// `Q_ABS_REF`, the decision transformer's clamp disabled ([`DT_CLAMP_DISABLED`]).
+    pub fn default_bounds() -> [StepBound; SESSION_GROUPS] {
+        let mut bounds = [StepBound::FromQAbsRef; SESSION_GROUPS];
+        bounds[DT_RECORD] = StepBound::Policy(ClampPolicy::disabled(DT_CLAMP_DISABLED));
+        bounds
+    }
+
+    /// As [`TrainingSession::new`], with each group's bound given (in [`TrainingGroups::all`]'s
+    /// order): to replay a state without a clamp (`examples/nan_sentinel.rs` disables the IQN
+    /// group's, with its reason), or to fix a bound for a test.
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingSession::new`], and a policy's errors ([`ClampPolicy::bound`]).
+    pub fn with_bounds(
+        rt: &'rt Adamant,
+        groups: TrainingGroups,
+        cfg: SessionConfig,
+        q_abs_ref: QAbsRef<'rt>,
+        activations: Option<SlotBindings>,
+        bounds: [StepBound; SESSION_GROUPS],
+    ) -> Result<Self> {
         crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
         validate_grad_clip(cfg.iql_grad_clip)?;
         let specs = cfg
             .per_group()
             .iter()
-            .enumerate()
-            .map(|(i, hyper)| {
-                let bound = if i == DT_RECORD {
-                    StepBound::Policy(ClampPolicy::disabled(DT_CLAMP_DISABLED))
-                } else {
-                    StepBound::FromQAbsRef
-                };
-                StepSpec::adam(hyper, bound)
-            })
+            .zip(bounds)
+            .map(|(hyper, bound)| StepSpec::adam(hyper, bound))
             .collect::<Result<Vec<_>>>()?;
         let states = StepStates::new(&specs, q_abs_ref)?;
         let grad_scale = DeviceBuffer::from_slice(&[1.0f32]).during("allocating grad_scale")?;
@@ -250,7 +270,7 @@ impl<'rt> TrainingSession<'rt> {
             }
             None => None,
         };
-        let host_states = LockedBuffer::new(&DeviceStepState(StepState::default()), GROUPS)
+        let host_states = LockedBuffer::new(&DeviceStepState(StepState::default()), SESSION_GROUPS)
             .during("allocating the page-locked step-state copy")?;
         Ok(TrainingSession {
             graph: None,
@@ -267,7 +287,7 @@ impl<'rt> TrainingSession<'rt> {
     }
 
     /// The groups' names, in record order ([`TrainingGroups::all`]'s).
-    pub fn group_names(&self) -> [&str; GROUPS] {
+    pub fn group_names(&self) -> [&str; SESSION_GROUPS] {
         self.groups.all().map(ParamGroup::name)
     }
 
@@ -439,7 +459,7 @@ impl<'rt> TrainingSession<'rt> {
                 copy_to_host(
                     host_states.as_mut_ptr() as *mut std::ffi::c_void,
                     states.records().as_device_ptr().as_raw(),
-                    GROUPS * size_of::<StepState>(),
+                    SESSION_GROUPS * size_of::<StepState>(),
                     s,
                     "copying the step-state records to the host",
                 )
@@ -466,7 +486,7 @@ impl<'rt> TrainingSession<'rt> {
     ///
     /// As [`TrainingSession::set_lr`].
     pub fn set_lr_all(&self, lr: f32) -> Result<()> {
-        for i in 0..GROUPS {
+        for i in 0..SESSION_GROUPS {
             self.states.set_lr(self.rt.stream(), i, lr)?;
         }
         Ok(())
