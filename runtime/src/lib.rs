@@ -14,6 +14,11 @@
 //!     ([`Adamant::launch_optimizer`]), or on a whole set of tensors in one launch
 //!     ([`Adamant::launch_multi`] with a [`TensorSet`]);
 //!   - a recorded CUDA graph of such launches ([`Adamant::capture`], [`StepGraph::launch`]).
+//!   - stepped launches ([`Adamant::launch_stepped`], [`Adamant::launch_multi_stepped`]) that read
+//!     the bound, lr, betas and bias corrections from device [`StepStates`] records, which a
+//!     replayed graph advances itself ([`StepStates::advance`]).
+//! - [`TrainingSession`]: the seed's training step owned whole (groups, records, `grad_scale`, the
+//!   49-slot check and its graph), run eagerly or replayed, with host writes between steps.
 //! - [`ClampPolicy`]: where a launch's weight-clamp bound comes from. Every optimizer launch takes
 //!   one, and there is no default.
 //! - [`AdamHyper`] and [`adam_scalars!`]: Adam hyperparameters that validate themselves, and a
