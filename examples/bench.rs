@@ -585,15 +585,28 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         let graph = rt.capture(vec![Box::new(|s: &Stream| states.advance(rt, s))])?;
         timer.median_us(false, |s| Ok(graph.launch(s)?))?
     };
+    // What one advance adds inside a graph: a chain of CHAIN advances, per advance (the graph
+    // launch's fixed cost, which the one-node graph above is mostly made of, divided out).
+    const CHAIN: usize = 64;
+    let advance_in_graph_us = {
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            for _ in 0..CHAIN {
+                states.advance(rt, s)?;
+            }
+            Ok(())
+        })])?;
+        timer.median_us(false, |s| Ok(graph.launch(s)?))? / CHAIN as f64
+    };
     println!(
         "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
          device, eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
-         {lr_host_us:.2} µs per record, eager launch {eager_host:?}; advance {advance_us:.2} µs"
+         {lr_host_us:.2} µs per record, eager launch {eager_host:?}; advance {advance_us:.2} µs \
+         (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
         "eager_step_device_us": eager_device_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
-        "advance_us": advance_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
+        "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
 }
 

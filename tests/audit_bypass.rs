@@ -64,7 +64,11 @@ fn the_checker_writes_only_its_outputs_and_shared_memory() {
     let e = report.entry(CHECKER).unwrap();
     let w = e.writes.as_ref().unwrap();
     let written: Vec<&str> = w.per_param.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(written, ["flags", "max_abs_bits", "first_bad"], "{w:?}");
+    assert_eq!(
+        written,
+        ["flags", "max_abs_bits", "first_bad", "arrivals", "report"],
+        "{w:?}"
+    );
     assert!(w.private_writes >= 6, "{w:?}");
     for p in abi::kernel(CHECKER).unwrap().params {
         if p.role == ParamRole::Output {

@@ -434,6 +434,32 @@ fn the_captured_check_follows_the_device_q_abs_ref() {
     let nan = s.report().unwrap().nan.unwrap();
     let tripped: Vec<_> = nan.tripped().map(|r| r.name).collect();
     assert!(tripped.contains(&"iqn_weight_max"), "{tripped:?}");
+    let slot = nan
+        .slots
+        .iter()
+        .find(|r| r.name == "iqn_weight_max")
+        .unwrap();
+    assert_eq!(slot.first_bad, Some(17), "{slot:?}");
+    // The kernel's last block reset its accumulators: with the weights restored, the next
+    // replays are quiet again, and later faults report their own first index (NaN passes the
+    // clamp, which does not hide it; an inf would be clamped to the bound).
+    s.upload("iqn_online", GroupBuffer::Params, &p).unwrap();
+    for _ in 0..3 {
+        s.replay().unwrap();
+        s.report().unwrap().nan.unwrap().ensure_quiet().unwrap();
+    }
+    bad = p.clone();
+    bad[1234] = f32::NAN;
+    bad[1500] = f32::NAN;
+    s.upload("iqn_online", GroupBuffer::Params, &bad).unwrap();
+    s.replay().unwrap();
+    let nan = s.report().unwrap().nan.unwrap();
+    let slot = nan
+        .slots
+        .iter()
+        .find(|r| r.name == "iqn_weight_max")
+        .unwrap();
+    assert_eq!(slot.first_bad, Some(1234), "{slot:?}");
 }
 
 #[test]

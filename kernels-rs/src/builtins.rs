@@ -95,3 +95,40 @@ pub unsafe fn atomic_min_u64(ptr: *mut u64, value: u64) {
     core::sync::atomic::AtomicU64::from_ptr(ptr)
         .fetch_min(value, core::sync::atomic::Ordering::Relaxed);
 }
+
+/// `atomicAdd` on a `u32` in global memory, acquire-release at device scope, returning the old
+/// value: the arrival counter of a "last block publishes" epilogue (each block's earlier atomics
+/// are released by its arrival; the last arrival acquires all of them).
+///
+/// # Safety
+/// As [`atomic_or_u32`].
+#[inline(always)]
+pub unsafe fn atomic_add_u32_acq_rel(ptr: *mut u32, value: u32) -> u32 {
+    core::sync::atomic::AtomicU32::from_ptr(ptr)
+        .fetch_add(value, core::sync::atomic::Ordering::AcqRel)
+}
+
+/// A relaxed atomic load of a `u32` in global memory (read at L2, never a stale L1 line).
+///
+/// # Safety
+/// As [`atomic_or_u32`].
+#[inline(always)]
+pub unsafe fn atomic_load_u32(ptr: *mut u32) -> u32 {
+    core::sync::atomic::AtomicU32::from_ptr(ptr).load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// A relaxed atomic load of a `u64` in global memory.
+///
+/// # Safety
+/// As [`atomic_min_u64`].
+#[inline(always)]
+pub unsafe fn atomic_load_u64(ptr: *mut u64) -> u64 {
+    core::sync::atomic::AtomicU64::from_ptr(ptr).load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// An acquire-release fence: with [`atomic_add_u32_acq_rel`], makes the other blocks' atomics
+/// visible to every thread of the block that arrived last.
+#[inline(always)]
+pub fn fence_acq_rel() {
+    core::sync::atomic::fence(core::sync::atomic::Ordering::AcqRel)
+}

@@ -8,6 +8,11 @@
 //! the largest buffer alone while the others idled). Each block reduces its chunk in shared
 //! memory and thread 0 publishes the result with one atomic per output word.
 //!
+//! No memset or copy around the launch: the block that finishes last (an arrival counter) copies
+//! the accumulated words into the report (page-locked host memory mapped into the device's
+//! address space, which the host reads after the check's event) and resets the accumulators and
+//! the counter for the next launch. A check is one kernel node in a graph.
+//!
 //! The layout types and flag bits are ungated: the host builds the tables with the same
 //! definitions the device reads, and decodes the flags with the same constants.
 use crate::kernel_entry;
@@ -20,8 +25,18 @@ pub const FLAG_OVER_THRESHOLD: u32 = 1 << 1;
 /// Every flag bit the kernel can set.
 pub const FLAG_ALL: u32 = FLAG_NON_FINITE | FLAG_OVER_THRESHOLD;
 /// The first-bad-index word of a slot where nothing was flagged. The host fills that buffer
-/// with `0xFF` bytes before each launch; the kernel only ever lowers it (atomic min).
+/// with `0xFF` bytes once; the kernel only ever lowers it (atomic min), and its last block
+/// resets it.
 pub const NO_BAD_INDEX: u64 = u64::MAX;
+/// Words per slot in the report the last block publishes: flags, max-abs bits, then the first
+/// bad index's low and high words.
+pub const REPORT_WORDS_PER_SLOT: usize = 4;
+
+/// The report's length in `u32` words for `n_slots` slots: every slot's
+/// [`REPORT_WORDS_PER_SLOT`] words, then the bits of the `q_abs_ref_eff` the thresholds used.
+pub const fn report_words(n_slots: usize) -> usize {
+    REPORT_WORDS_PER_SLOT * n_slots + 1
+}
 /// Dynamic shared memory per thread of a block: the reduction's first-bad index (`u64`), flag
 /// word (`u32`) and max-abs bits (`u32`).
 pub const SHARED_BYTES_PER_THREAD: u32 = 16;
@@ -137,7 +152,10 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
 /// - `slots[0..n_slots]`: the range's slots; `work[0..n_work]`: the chunks.
 /// - `q_abs_ref_eff`: one `f32`, `max(Q_ABS_REF, 1)`, by which the slots' factors are multiplied.
 /// - `flags`, `max_abs_bits` (zeroed) and `first_bad` (filled with [`NO_BAD_INDEX`]) have
-///   `n_slots` entries each and are prepared on the launch's stream before it.
+///   `n_slots` entries each: the accumulators, [`Partial::EMPTY`] between launches (the host
+///   initialises them once; the last block resets them).
+/// - `arrivals`: one `u32`, 0 between launches (the same).
+/// - `report`: [`report_words`]`(n_slots)` words, written by the last block only.
 /// - Launch with a 1-D block of any size and `block_dim × SHARED_BYTES_PER_THREAD` bytes of
 ///   dynamic shared memory.
 ///
@@ -155,10 +173,13 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
     #[output] flags: *mut u32,
     #[output] max_abs_bits: *mut u32,
     #[output] first_bad: *mut u64,
+    #[output] arrivals: *mut u32,
+    #[output] report: *mut u32,
 ) {
     use crate::builtins::{
-        atomic_max_u32, atomic_min_u64, atomic_or_u32, block_dim, block_index, dynamic_shared,
-        grid_dim, sync_threads, thread_index,
+        atomic_add_u32_acq_rel, atomic_load_u32, atomic_load_u64, atomic_max_u32, atomic_min_u64,
+        atomic_or_u32, block_dim, block_index, dynamic_shared, fence_acq_rel, grid_dim,
+        sync_threads, thread_index,
     };
 
     use crate::vector::F4;
@@ -271,5 +292,35 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
             }
         }
         item += grid_dim();
+    }
+    // The last block to arrive publishes and resets. Only thread 0 of each block wrote the
+    // accumulators (atomics), so its acquire-release arrival orders them before the count; the
+    // barrier hands the verdict (and, with the fence, the acquired view) to the whole block.
+    if tid == 0 {
+        fence_acq_rel();
+        let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
+        *shared_flags = (arrived == grid_dim()) as u32;
+    }
+    sync_threads();
+    if *shared_flags != 0 {
+        fence_acq_rel();
+        let mut slot = tid;
+        while slot < n_slots {
+            let s = slot as usize;
+            let first = atomic_load_u64(first_bad.add(s));
+            let out = report.add(REPORT_WORDS_PER_SLOT * s);
+            *out = atomic_load_u32(flags.add(s));
+            *out.add(1) = atomic_load_u32(max_abs_bits.add(s));
+            *out.add(2) = first as u32;
+            *out.add(3) = (first >> 32) as u32;
+            *flags.add(s) = Partial::EMPTY.flags;
+            *max_abs_bits.add(s) = Partial::EMPTY.max_abs_bits;
+            *first_bad.add(s) = Partial::EMPTY.first_bad;
+            slot += threads;
+        }
+        if tid == 0 {
+            *report.add(REPORT_WORDS_PER_SLOT * n_slots as usize) = q_abs_ref_eff.to_bits();
+            *arrivals = 0;
+        }
     }
 }

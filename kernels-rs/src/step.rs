@@ -128,10 +128,18 @@ pub fn advance(state: &mut StepState, q_abs_ref: f32) {
 /// in [`BOUND_FROM_Q_ABS_REF`] mode). One launch per step for every record of a set of records;
 /// under a microsecond of device time.
 ///
-/// `states` is declared as the `u32` words of the records (a `#[kernel_entry]` writes integer
-/// report words through its `#[output]`s); the runtime binds only its own record arrays here.
+/// Each advanced record is also written to `mirror` (the same layout, `n_states` records): the
+/// runtime passes page-locked host memory mapped into the device's address space, so the host
+/// reads the step's records after the step's event with no copy node in the graph.
+///
+/// `states` and `mirror` are declared as `u32` words (a `#[kernel_entry]` writes integer report
+/// words through its `#[output]`s); the runtime binds only its own record arrays here.
 #[kernel_entry]
-pub unsafe extern "gpu-kernel" fn step_advance_kernel(#[output] states: *mut u32, n_states: u32) {
+pub unsafe extern "gpu-kernel" fn step_advance_kernel(
+    #[output] states: *mut u32,
+    n_states: u32,
+    #[output] mirror: *mut u32,
+) {
     let i = crate::builtins::global_thread_index();
     if i < n_states as usize {
         let state = &mut *(states as *mut StepState).add(i);
@@ -141,6 +149,7 @@ pub unsafe extern "gpu-kernel" fn step_advance_kernel(#[output] states: *mut u32
             f32::NAN
         };
         advance(state, q_abs_ref);
+        *(mirror as *mut StepState).add(i) = *state;
     }
 }
 

@@ -3,7 +3,7 @@
 //! disagree on order or types, and the clamp bound is always the last argument.
 use std::ffi::c_void;
 
-use adamant_kernels::abi::{ArgValue, OptimizerEntry};
+use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamType};
 use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
@@ -217,6 +217,28 @@ impl Adamant {
         let groups = len.div_ceil(adamant_kernels::vector::LANES).max(1);
         let wanted = groups.div_ceil(BLOCK_THREADS as usize);
         (wanted.clamp(1, MAX_GRID) as u32, BLOCK_THREADS)
+    }
+}
+
+/// Panics unless `args` has `kernel`'s parameter count and types: for the runtime's own fixed
+/// launches (the checker, the advance), whose argument lists are written by hand beside the
+/// entry they launch, so a changed entry fails the first launch (and the CPU tests) loudly
+/// instead of reading garbage.
+pub(crate) fn assert_args_match(kernel: &KernelDescriptor, args: &[ArgValue]) {
+    let params = kernel.params;
+    assert_eq!(args.len(), params.len(), "{}: argument count", kernel.name);
+    for (arg, param) in args.iter().zip(params) {
+        let ty = match arg {
+            ArgValue::Ptr(_) => ParamType::Ptr,
+            ArgValue::F32(_) => ParamType::F32,
+            ArgValue::U32(_) => ParamType::U32,
+            ArgValue::Usize(_) => ParamType::Usize,
+        };
+        assert_eq!(
+            ty, param.ty,
+            "{}: type of argument `{}`",
+            kernel.name, param.name
+        );
     }
 }
 

@@ -46,6 +46,7 @@ mod device;
 mod error;
 mod graph;
 mod groups;
+mod host_mapped;
 mod hyper;
 mod launch;
 mod launch_check;

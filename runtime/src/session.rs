@@ -4,15 +4,13 @@
 //! ([`TrainingSession::replay`]): the same launches, recorded by the same code, so the two are
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
-use std::mem::size_of;
-
 use adamant_kernels::abi::UniformPtr;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use cust::event::{Event, EventFlags};
-use cust::memory::{DeviceBuffer, LockedBuffer};
+use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
@@ -22,7 +20,7 @@ use crate::graph::{Branch, StepGraph};
 use crate::groups::{GroupBuffer, ParamGroup};
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::nan_check::{NanChecker, NanReport, SlotBindings, ALL_SLOTS};
-use crate::step::{copy_to_host, DeviceStepState, QAbsRef, StepBound, StepSpec, StepStates};
+use crate::step::{QAbsRef, StepBound, StepSpec, StepStates};
 use crate::training::{TrainingGroups, DT_CLAMP_DISABLED};
 
 /// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
@@ -124,8 +122,9 @@ struct Uniforms {
 /// the same device `Q_ABS_REF`. Everything runs on the runtime's stream.
 ///
 /// One step is: advance the records, the eight stepped launches (in a graph, as eight branches
-/// that overlap), the NaN check, and page-locked copies of the records and the check's results,
-/// then an event. Because the session owns every buffer its graph uses and drops the graph first,
+/// that overlap), the NaN check, then one event. The advance and the check write the records and
+/// the check's results straight into page-locked host memory (no copy nodes), which
+/// [`TrainingSession::report`] reads after the event. Because the session owns every buffer its graph uses and drops the graph first,
 /// the graph cannot outlive them, and the host reaches the buffers only through methods that
 /// cannot free or move them.
 ///
@@ -168,7 +167,8 @@ pub struct TrainingSession<'rt> {
     states: StepStates<'rt>,
     groups: TrainingGroups,
     grad_scale: DeviceBuffer<f32>,
-    host_states: LockedBuffer<DeviceStepState>,
+    /// Recorded after each step when there is no checker (the checker's own event marks the
+    /// step's end otherwise): one event record per step.
     done: Event,
     uniforms: Uniforms,
     rt: &'rt Adamant,
@@ -270,15 +270,12 @@ impl<'rt> TrainingSession<'rt> {
             }
             None => None,
         };
-        let host_states = LockedBuffer::new(&DeviceStepState(StepState::default()), SESSION_GROUPS)
-            .during("allocating the page-locked step-state copy")?;
         Ok(TrainingSession {
             graph: None,
             checker,
             states,
             groups,
             grad_scale,
-            host_states,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
             uniforms,
             rt,
@@ -345,7 +342,7 @@ impl<'rt> TrainingSession<'rt> {
         };
         let nodes = graph.nodes();
         // SAFETY: the graph uses the groups' buffers, the records, grad_scale, the checker's
-        // tables and outputs and the page-locked copies, all owned by `self` and never freed or
+        // tables, accumulators and page-locked reports, all owned by `self` and never freed or
         // moved while `self` lives (no method hands out anything that could), and `graph` is the
         // first field, dropped before all of them.
         self.graph = Some(unsafe { graph.detach() });
@@ -369,12 +366,13 @@ impl<'rt> TrainingSession<'rt> {
 
     fn finish_step(&mut self, stream: &Stream) -> Result<()> {
         self.steps += 1;
-        if let Some(checker) = self.checker.as_mut() {
-            checker.record_done(stream)?;
+        match self.checker.as_mut() {
+            Some(checker) => checker.record_done(stream),
+            None => self
+                .done
+                .record(stream)
+                .during("recording the session event"),
         }
-        self.done
-            .record(stream)
-            .during("recording the session event")
     }
 
     /// The step's launches: `before` (the advance), one branch per group, `after` (the check
@@ -384,7 +382,6 @@ impl<'rt> TrainingSession<'rt> {
             checker,
             states,
             groups,
-            host_states,
             uniforms,
             rt,
             ..
@@ -449,21 +446,11 @@ impl<'rt> TrainingSession<'rt> {
                 DT_RECORD
             ),
         ];
-        let after: Branch<'_> = Box::new(move |s: &Stream| {
-            if let Some(checker) = checker.as_mut() {
-                checker.enqueue_with_step_state(s, states, CHECK_RECORD)?;
-            }
-            // SAFETY: the records (ours) into page-locked memory of ours of the same size, read
-            // by `report` only after the event that follows this copy.
-            unsafe {
-                copy_to_host(
-                    host_states.as_mut_ptr() as *mut std::ffi::c_void,
-                    states.records().as_device_ptr().as_raw(),
-                    SESSION_GROUPS * size_of::<StepState>(),
-                    s,
-                    "copying the step-state records to the host",
-                )
-            }
+        // The records reach the host through the advance's own page-locked copy, and the
+        // check's results through its kernel's: no copy nodes.
+        let after: Branch<'_> = Box::new(move |s: &Stream| match checker.as_mut() {
+            Some(checker) => checker.enqueue_with_step_state(s, states, CHECK_RECORD),
+            None => Ok(()),
         });
         (before, branches, after)
     }
@@ -554,11 +541,18 @@ impl<'rt> TrainingSession<'rt> {
         if self.steps == 0 {
             return Err(Error::NanCheckNotEnqueued);
         }
-        self.done
-            .synchronize()
-            .during("waiting for the session event")?;
-        let states = self.host_states.as_slice().iter().map(|r| r.0).collect();
-        let nan = self.checker.as_ref().map(NanChecker::report).transpose()?;
+        // The checker's report waits for its event, recorded at the end of the step; without a
+        // checker the session's own event is.
+        let nan = match self.checker.as_ref() {
+            Some(checker) => Some(checker.report()?),
+            None => {
+                self.done
+                    .synchronize()
+                    .during("waiting for the session event")?;
+                None
+            }
+        };
+        let states = self.states.last_advanced();
         Ok(SessionReport {
             steps: self.steps,
             states,

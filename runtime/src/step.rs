@@ -20,6 +20,7 @@ use cust::stream::Stream;
 use crate::clamp_policy::{ClampPolicy, BOUND_FACTOR};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
+use crate::host_mapped::HostMapped;
 use crate::hyper::{scalar_domain, AdamHyper};
 use crate::launch::arg_pointers;
 
@@ -126,6 +127,9 @@ struct Mirror {
 /// stream-ordered write each, and reads the records back ([`StepStates::read`]).
 pub struct StepStates<'q> {
     records: DeviceBuffer<DeviceStepState>,
+    /// What each advance wrote, in page-locked host memory the advance kernel writes directly:
+    /// the records of the last step, readable after that step's event with no copy.
+    advanced_host: HostMapped<DeviceStepState>,
     /// The owned `Q_ABS_REF` word ([`QAbsRef::Owned`]), else None.
     owned_q: Option<DeviceBuffer<f32>>,
     q_abs_ref_ptr: u64,
@@ -224,12 +228,18 @@ impl<'q> StepStates<'q> {
         }
         let device: Vec<DeviceStepState> = records.into_iter().map(DeviceStepState).collect();
         let records = upload(&device, "the step-state records")?;
+        let advanced_host = HostMapped::new(
+            &DeviceStepState(StepState::default()),
+            device.len(),
+            "step-state records",
+        )?;
         // The upload ran on the legacy default stream from pageable memory; make it land before
         // any stream (blocking or not) reads the records. Setup only.
         cust::context::CurrentContext::synchronize()
             .during("synchronizing after the step-state upload")?;
         Ok(StepStates {
             records,
+            advanced_host,
             owned_q,
             q_abs_ref_ptr,
             mirror: Mutex::new(mirror),
@@ -295,14 +305,16 @@ impl<'q> StepStates<'q> {
             return Ok(());
         }
         let function = rt.function(kernel)?;
-        let mut values = [
-            ArgValue::Ptr(self.records.as_device_ptr().as_raw()),
-            ArgValue::U32(n),
-        ];
+        let mut values = advance_args(
+            self.records.as_device_ptr().as_raw(),
+            n,
+            self.advanced_host.device_ptr(),
+        );
         let params = arg_pointers(&mut values);
         const THREADS: u32 = 32;
-        // SAFETY: the entry's two parameters (checked against its descriptor by the CPU tests),
-        // the records array we own with `n` records.
+        // SAFETY: the entry's three parameters (checked against its descriptor), the
+        // records array we own with `n` records and our mapped page-locked copy of
+        // the same length.
         unsafe { stream.launch(&function, n.div_ceil(THREADS), THREADS, 0, &params) }
             .during(&format!("launching {kernel} ({n} records)"))
     }
@@ -386,9 +398,12 @@ impl<'q> StepStates<'q> {
         Ok(host.into_iter().map(|r| r.0).collect())
     }
 
-    /// The records' device memory, for the session's asynchronous read-back.
-    pub(crate) fn records(&self) -> &DeviceSlice<DeviceStepState> {
-        &self.records
+    /// The records as the last advance left them, from the page-locked copy that advance wrote
+    /// (the stepped launches only read the records, so these are also the records at the end of
+    /// that step). Meaningful only after waiting for an event recorded after that advance; the
+    /// default record before the first advance.
+    pub(crate) fn last_advanced(&self) -> Vec<StepState> {
+        self.advanced_host.read().into_iter().map(|r| r.0).collect()
     }
 
     /// The validation a stepped launch of `plain`'s entry with record `index` runs: the record
@@ -472,24 +487,24 @@ fn driver(status: cust::sys::CUresult, what: &str) -> Result<()> {
     }
 }
 
-/// `bytes` from device address `src` to page-locked `dst`, on `stream` (capturable into a graph:
-/// the destination is page-locked).
-///
-/// # Safety
-/// `dst` is page-locked host memory of at least `bytes` bytes that stays allocated until the copy
-/// has run; `src` is `bytes` of device memory.
-pub(crate) unsafe fn copy_to_host(
-    dst: *mut std::ffi::c_void,
-    src: u64,
-    bytes: usize,
-    stream: &Stream,
-    what: &str,
-) -> Result<()> {
-    if bytes == 0 {
-        return Ok(());
+/// `step_advance_kernel`'s arguments in PTX order, checked against the descriptor generated from
+/// its signature.
+fn advance_args(records: u64, n: u32, mirror: u64) -> [ArgValue; 3] {
+    let values = [
+        ArgValue::Ptr(records),
+        ArgValue::U32(n),
+        ArgValue::Ptr(mirror),
+    ];
+    crate::launch::assert_args_match(&step_advance_kernel::DESCRIPTOR, &values);
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    /// A change to the advance entry's signature not followed by the launch fails here, on the
+    /// CPU.
+    #[test]
+    fn advance_args_match_the_entry_signature() {
+        assert_eq!(super::advance_args(1, 2, 3).len(), 3);
     }
-    driver(
-        cust::sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, stream.as_inner()),
-        what,
-    )
 }

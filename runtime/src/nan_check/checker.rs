@@ -1,18 +1,19 @@
-//! The checker for one range of slots: tables uploaded once, then per check async memsets, one
-//! launch and asynchronous copies of the results into page-locked host memory, all on the stream
-//! the caller gives (no host synchronisation; capturable into a graph), and a `report()` that
-//! waits for the check's event only (no device-wide or stream-wide synchronisation).
-use std::ffi::c_void;
+//! The checker for one range of slots: tables uploaded once, then one launch per check on the
+//! stream the caller gives (no memset, no copy, no host synchronisation; one kernel node in a
+//! graph). The kernel's last block writes the results into page-locked host memory mapped into
+//! the device's address space and resets its accumulators; `report()` waits for the check's
+//! event only (no device-wide or stream-wide synchronisation).
 use std::ops::RangeInclusive;
 
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::nan_check::{
-    nan_check_kernel, SlotMeta, WorkItem, NO_BAD_INDEX, SHARED_BYTES_PER_THREAD,
+    nan_check_kernel, report_words, SlotMeta, WorkItem, NO_BAD_INDEX, REPORT_WORDS_PER_SLOT,
+    SHARED_BYTES_PER_THREAD,
 };
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
 use cust::function::Function;
-use cust::memory::{DeviceBuffer, DeviceCopy, LockedBuffer};
+use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
 
 use super::bindings::SlotBindings;
@@ -21,7 +22,8 @@ use super::report::{NanReport, SlotResult};
 use super::slots::{q_abs_ref_eff, SLOTS};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
-use crate::step::{copy_to_host, StepStates};
+use crate::host_mapped::HostMapped;
+use crate::step::StepStates;
 
 /// Threads per block of the checker.
 pub const CHECK_BLOCK_THREADS: u32 = 256;
@@ -60,16 +62,15 @@ pub struct NanChecker<'rt> {
     flags: DeviceBuffer<u32>,
     max_abs_bits: DeviceBuffer<u32>,
     first_bad: DeviceBuffer<u64>,
+    /// The kernel's arrival counter (0 between launches).
+    arrivals: DeviceBuffer<u32>,
     /// The `q_abs_ref_eff` word an eager [`NanChecker::enqueue`] writes and points the kernel at.
     q_word: DeviceBuffer<f32>,
-    /// Page-locked copies of the outputs and of the `q_abs_ref_eff` the kernel read, written by
-    /// the copies each check enqueues after its launch.
-    host_flags: LockedBuffer<u32>,
-    host_max_abs_bits: LockedBuffer<u32>,
-    host_first_bad: LockedBuffer<u64>,
-    host_q_abs_ref_eff: LockedBuffer<f32>,
-    /// Recorded after the copies of the last check (or by [`NanChecker::record_done`] after a
-    /// graph replay); [`NanChecker::report`] waits for it.
+    /// What the kernel's last block publishes ([`report_words`]): per slot flags, max-abs bits and
+    /// the first bad index, then the `q_abs_ref_eff` the thresholds used.
+    report: HostMapped<u32>,
+    /// Recorded after the last check's launch (or by [`NanChecker::record_done`] after a graph
+    /// replay); [`NanChecker::report`] waits for it.
     done: Event,
     state: Enqueued,
 }
@@ -110,7 +111,8 @@ impl<'rt> NanChecker<'rt> {
         let Layout { slots, work } = layout::build_with_chunk(&range, &regions, chunk)?;
         let n = slots.len();
         let work_items = work.len() as u32; // bounded by layout::MAX_WORK_ITEMS
-        let grid = work_items.min(cap);
+                                            // At least one block, even with nothing to scan: the last block writes the report.
+        let grid = work_items.min(cap).max(1);
 
         let slots = upload(
             &slots.into_iter().map(DeviceSlotMeta).collect::<Vec<_>>(),
@@ -120,7 +122,6 @@ impl<'rt> NanChecker<'rt> {
             &work.into_iter().map(DeviceWorkItem).collect::<Vec<_>>(),
             "work table",
         )?;
-        let host = |what: &str, e: cust::error::CudaError| Error::cuda(what.to_string(), e);
         let checker = NanChecker {
             function: runtime.function(nan_check_kernel::DESCRIPTOR.name)?,
             lens: regions.iter().map(|r| r.len).collect(),
@@ -132,15 +133,9 @@ impl<'rt> NanChecker<'rt> {
             flags: upload(&vec![0u32; n], "flags")?,
             max_abs_bits: upload(&vec![0u32; n], "max-abs words")?,
             first_bad: upload(&vec![NO_BAD_INDEX; n], "first-bad indices")?,
+            arrivals: upload(&[0u32], "arrival counter")?,
             q_word: upload(&[1.0f32], "q_abs_ref_eff word")?,
-            host_flags: LockedBuffer::new(&0u32, n.max(1))
-                .map_err(|e| host("allocating page-locked nan-check flags", e))?,
-            host_max_abs_bits: LockedBuffer::new(&0u32, n.max(1))
-                .map_err(|e| host("allocating page-locked nan-check maxima", e))?,
-            host_first_bad: LockedBuffer::new(&NO_BAD_INDEX, n.max(1))
-                .map_err(|e| host("allocating page-locked first-bad indices", e))?,
-            host_q_abs_ref_eff: LockedBuffer::new(&1.0f32, 1)
-                .map_err(|e| host("allocating page-locked q_abs_ref_eff", e))?,
+            report: HostMapped::new(&0u32, report_words(n), "nan-check report")?,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the nan-check event")?,
             state: Enqueued::Nothing,
         };
@@ -163,9 +158,9 @@ impl<'rt> NanChecker<'rt> {
         self.work_items
     }
 
-    /// Enqueues one check on `stream`: resets the outputs (async memsets), launches the kernel
-    /// once for the whole range and copies the results into page-locked host memory. Does not
-    /// wait for the GPU; [`NanChecker::report`] reads the result. `q_abs_ref` is the ISV's
+    /// Enqueues one check on `stream`: one write of the `q_abs_ref_eff` word and one launch for
+    /// the whole range, whose last block writes the results into page-locked host memory and
+    /// resets the kernel's accumulators for the next check. Does not wait for the GPU; [`NanChecker::report`] reads the result. `q_abs_ref` is the ISV's
     /// current `Q_ABS_REF` (thresholds are `factor × max(Q_ABS_REF, 1.0)`), written to a device
     /// word the kernel reads. Inside a graph capture it is recorded like any launch (and the
     /// value is recorded with it): for thresholds that follow the step, use
@@ -175,7 +170,7 @@ impl<'rt> NanChecker<'rt> {
     ///
     /// Before anything is enqueued: [`Error::InvalidQAbsRef`] for a negative or non-finite
     /// `q_abs_ref`, [`Error::SlotThresholdOverflow`] if a slot's threshold overflows f32.
-    /// [`Error::Cuda`] if the driver refuses the memsets, the launch or the copies.
+    /// [`Error::Cuda`] if the driver refuses the write or the launch.
     pub fn enqueue(&mut self, stream: &Stream, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
         // SAFETY: our own one-word buffer, read only by the kernel that follows on `stream`.
@@ -231,86 +226,39 @@ impl<'rt> NanChecker<'rt> {
 
     fn enqueue_from(&mut self, stream: &Stream, q_ptr: u64) -> Result<()> {
         let capturing = crate::graph::is_capturing(stream)?;
-        // Until this check is fully enqueued, `report` must not decode half-reset outputs.
+        // Until this check is fully enqueued, `report` must not decode a stale report.
         self.state = Enqueued::Nothing;
-        // SAFETY: the buffers are ours, sized n_slots, and nothing reads them before the kernel
-        // that follows on the same stream, or before the copies after it.
+        let mut args = self.kernel_args(q_ptr);
+        let params = crate::launch::arg_pointers(&mut args);
+        let shared = CHECK_BLOCK_THREADS * SHARED_BYTES_PER_THREAD;
+        // SAFETY: the argument list matches the entry's descriptor (checked in `kernel_args`);
+        // the tables were uploaded for exactly these counts; every bound region holds its `len`
+        // f32s (the bindings' contract); `q_ptr` is one f32 that outlives the check (ours, or a
+        // step-state record); the accumulators and the counter are ours and at rest between
+        // launches (the last block resets them), and a checker's launches are ordered on the
+        // caller's stream (`&mut self`); the report is our mapped page-locked memory of
+        // `report_words(n)` words; the dynamic shared memory is what the kernel indexes for
+        // this block size.
         unsafe {
-            self.flags
-                .set_32_async(0, stream)
-                .during("clearing the nan-check flags")?;
-            self.max_abs_bits
-                .set_32_async(0, stream)
-                .during("clearing the nan-check maxima")?;
-            // 0xFF bytes make every u64 NO_BAD_INDEX (u64::MAX).
-            self.first_bad
-                .set_8_async(0xFF, stream)
-                .during("resetting the first-bad indices")?;
+            stream.launch(
+                &self.function,
+                self.grid,
+                CHECK_BLOCK_THREADS,
+                shared,
+                &params,
+            )
         }
-        if self.work_items > 0 {
-            let mut args = self.kernel_args(q_ptr);
-            let params: Vec<*mut c_void> = args.iter_mut().map(arg_pointer).collect();
-            let shared = CHECK_BLOCK_THREADS * SHARED_BYTES_PER_THREAD;
-            // SAFETY: the argument list matches the entry's descriptor (checked in
-            // `kernel_args`); the tables were uploaded for exactly these counts; every bound
-            // region holds its `len` f32s (the bindings' contract); `q_ptr` is one f32 that
-            // outlives the check (ours, or a step-state record); the dynamic shared memory is
-            // what the kernel indexes for this block size.
-            unsafe {
-                stream.launch(
-                    &self.function,
-                    self.grid,
-                    CHECK_BLOCK_THREADS,
-                    shared,
-                    &params,
-                )
-            }
-            .map_err(|source| {
-                Error::cuda(
-                    format!(
-                        "launching nan_check_kernel (slots {}..={}, {} work items)",
-                        self.range.start(),
-                        self.range.end(),
-                        self.work_items
-                    ),
-                    source,
-                )
-            })?;
-        }
-        let n = self.lens.len();
-        // SAFETY: each copy reads a device buffer of ours (or the one f32 at `q_ptr`) and writes
-        // page-locked memory of ours of the same size; `report` reads it only after the event
-        // that follows these copies on `stream`.
-        unsafe {
-            copy_to_host(
-                self.host_flags.as_mut_ptr() as *mut c_void,
-                self.flags.as_device_ptr().as_raw(),
-                4 * n,
-                stream,
-                "copying the nan-check results to the host",
-            )?;
-            copy_to_host(
-                self.host_max_abs_bits.as_mut_ptr() as *mut c_void,
-                self.max_abs_bits.as_device_ptr().as_raw(),
-                4 * n,
-                stream,
-                "copying the nan-check results to the host",
-            )?;
-            copy_to_host(
-                self.host_first_bad.as_mut_ptr() as *mut c_void,
-                self.first_bad.as_device_ptr().as_raw(),
-                8 * n,
-                stream,
-                "copying the nan-check results to the host",
-            )?;
-            copy_to_host(
-                self.host_q_abs_ref_eff.as_mut_ptr() as *mut c_void,
-                q_ptr,
-                4,
-                stream,
-                "copying the nan-check results to the host",
-            )?;
-        }
+        .map_err(|source| {
+            Error::cuda(
+                format!(
+                    "launching nan_check_kernel (slots {}..={}, {} work items)",
+                    self.range.start(),
+                    self.range.end(),
+                    self.work_items
+                ),
+                source,
+            )
+        })?;
         if capturing {
             self.state = Enqueued::Captured;
         } else {
@@ -339,25 +287,17 @@ impl<'rt> NanChecker<'rt> {
         self.done
             .synchronize()
             .during("waiting for the nan-check event")?;
-        let q_abs_ref_eff = self.host_q_abs_ref_eff.as_slice()[0];
-        let (flags, max_abs_bits, first_bad) = (
-            self.host_flags.as_slice(),
-            self.host_max_abs_bits.as_slice(),
-            self.host_first_bad.as_slice(),
-        );
+        let words = self.report.read();
+        let n = self.lens.len();
+        let q_abs_ref_eff = f32::from_bits(words[REPORT_WORDS_PER_SLOT * n]);
         let slots = self
             .range
             .clone()
             .enumerate()
             .map(|(i, index)| {
-                SlotResult::decode(
-                    index,
-                    self.lens[i],
-                    flags[i],
-                    max_abs_bits[i],
-                    first_bad[i],
-                    q_abs_ref_eff,
-                )
+                let w = &words[REPORT_WORDS_PER_SLOT * i..REPORT_WORDS_PER_SLOT * (i + 1)];
+                let first_bad = (w[2] as u64) | ((w[3] as u64) << 32);
+                SlotResult::decode(index, self.lens[i], w[0], w[1], first_bad, q_abs_ref_eff)
             })
             .collect();
         Ok(NanReport {
@@ -396,6 +336,8 @@ impl<'rt> NanChecker<'rt> {
                 flags: self.flags.as_device_ptr().as_raw(),
                 max_abs_bits: self.max_abs_bits.as_device_ptr().as_raw(),
                 first_bad: self.first_bad.as_device_ptr().as_raw(),
+                arrivals: self.arrivals.as_device_ptr().as_raw(),
+                report: self.report.device_ptr(),
             },
             self.lens.len() as u32,
             self.work_items,
@@ -411,6 +353,8 @@ pub(crate) struct KernelPointers {
     pub flags: u64,
     pub max_abs_bits: u64,
     pub first_bad: u64,
+    pub arrivals: u64,
+    pub report: u64,
 }
 
 /// The entry's arguments in PTX order, checked against the descriptor `#[kernel_entry]`
@@ -430,39 +374,11 @@ pub(crate) fn kernel_args(
         ArgValue::Ptr(ptrs.flags),
         ArgValue::Ptr(ptrs.max_abs_bits),
         ArgValue::Ptr(ptrs.first_bad),
+        ArgValue::Ptr(ptrs.arrivals),
+        ArgValue::Ptr(ptrs.report),
     ];
-    check_args_match_descriptor(&args);
+    crate::launch::assert_args_match(&nan_check_kernel::DESCRIPTOR, &args);
     args
-}
-
-/// Panics if `args` disagrees with the entry's signature: a programming error in this file after
-/// a kernel signature change, caught by the CPU tests before any GPU sees it.
-pub(crate) fn check_args_match_descriptor(args: &[ArgValue]) {
-    use adamant_kernels::abi::ParamType;
-    let params = nan_check_kernel::DESCRIPTOR.params;
-    assert_eq!(args.len(), params.len(), "nan_check_kernel: argument count");
-    for (arg, param) in args.iter().zip(params) {
-        let ty = match arg {
-            ArgValue::Ptr(_) => ParamType::Ptr,
-            ArgValue::F32(_) => ParamType::F32,
-            ArgValue::U32(_) => ParamType::U32,
-            ArgValue::Usize(_) => ParamType::Usize,
-        };
-        assert_eq!(
-            ty, param.ty,
-            "nan_check_kernel: type of argument `{}`",
-            param.name
-        );
-    }
-}
-
-fn arg_pointer(value: &mut ArgValue) -> *mut c_void {
-    match value {
-        ArgValue::Ptr(v) => v as *mut u64 as *mut c_void,
-        ArgValue::F32(v) => v as *mut f32 as *mut c_void,
-        ArgValue::U32(v) => v as *mut u32 as *mut c_void,
-        ArgValue::Usize(v) => v as *mut usize as *mut c_void,
-    }
 }
 
 fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
@@ -489,6 +405,8 @@ mod tests {
             flags: 3,
             max_abs_bits: 4,
             first_bad: 5,
+            arrivals: 7,
+            report: 8,
         };
         let args = kernel_args(ptrs, 25, 100, 6);
         assert_eq!(args.len(), nan_check_kernel::DESCRIPTOR.params.len());

@@ -1,0 +1,63 @@
+//! Page-locked host memory that kernels write directly: a check's report or a step's records
+//! reach the host with no copy node in the graph and no memset before it. The host reads them
+//! after the event that follows the writing kernel on its stream (kernel completion makes the
+//! writes visible to the host).
+use std::ffi::c_void;
+
+use cust::memory::{DeviceCopy, LockedBuffer};
+
+use crate::error::{Error, Result};
+
+/// `len` values in page-locked host memory, and the device address kernels write them through.
+pub(crate) struct HostMapped<T: DeviceCopy> {
+    host: LockedBuffer<T>,
+    device: u64,
+}
+
+impl<T: DeviceCopy> HostMapped<T> {
+    /// `len` copies of `value` (at least one), mapped into the current context's address space.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] if the allocation fails, [`Error::Driver`] if the driver gives no device
+    /// address for it (a device without unified addressing).
+    pub(crate) fn new(value: &T, len: usize, what: &str) -> Result<Self> {
+        let mut host = LockedBuffer::new(value, len.max(1))
+            .map_err(|e| Error::cuda(format!("allocating page-locked {what}"), e))?;
+        let mut device: cust::sys::CUdeviceptr = 0;
+        // SAFETY: `host` is page-locked memory from `cuMemAllocHost` (cust's `LockedBuffer`),
+        // which the driver maps into every context's address space on a unified-addressing
+        // device; the call only writes `device`.
+        let status = unsafe {
+            cust::sys::cuMemHostGetDevicePointer_v2(
+                &mut device,
+                host.as_mut_ptr() as *mut c_void,
+                0,
+            )
+        };
+        if status != cust::sys::CUresult::CUDA_SUCCESS || device == 0 {
+            return Err(Error::Driver {
+                operation: format!("mapping page-locked {what} into the device's address space"),
+                status: format!("{status:?}"),
+            });
+        }
+        Ok(HostMapped { host, device })
+    }
+
+    /// The address kernels write through.
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.device
+    }
+
+    /// A copy of the values as the last kernel that wrote them left them: only meaningful after
+    /// waiting for an event recorded after that kernel. Volatile reads, because the device
+    /// writes this memory behind the compiler's back.
+    pub(crate) fn read(&self) -> Vec<T> {
+        let base = self.host.as_ptr();
+        (0..self.host.len())
+            // SAFETY: `i` is within the allocation, which holds initialised `T`s (filled at
+            // creation; the kernels write whole values of the same layout).
+            .map(|i| unsafe { std::ptr::read_volatile(base.add(i)) })
+            .collect()
+    }
+}
