@@ -552,6 +552,13 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     );
     report.nan.context("the check ran")?.ensure_quiet()?;
     let eager_device_us = timer.median_us(false, |_| Ok(session.step()?))?;
+    // The same step without the check: where the replay's time goes.
+    let no_check_us = {
+        let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
+        let mut bare = TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, None)?;
+        bare.capture()?;
+        timer.median_us(false, |_| Ok(bare.replay()?))?
+    };
     // Host cost: the replay call alone (graph launch + event record), GPU idle before it.
     let host = |op: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let mut times = Vec::new();
@@ -599,12 +606,12 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     };
     println!(
         "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
-         device, eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
+         device ({no_check_us:.1} µs without the check), eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
          {lr_host_us:.2} µs per record, eager launch {eager_host:?}; advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
-        "eager_step_device_us": eager_device_us, "replay_host_us": replay_host_us,
+        "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
         "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())

@@ -159,8 +159,8 @@ fn replays_train_like_eager_steps_bit_for_bit() {
     let mut replayed = session(&rt);
     let nodes = replayed.capture().unwrap();
     assert!(
-        nodes >= 10,
-        "advance + 8 launches + copies, got {nodes} nodes"
+        nodes >= 9,
+        "advance + 8 launches (no check, no copy nodes), got {nodes} nodes"
     );
     let mut bound_changed = false;
     let mut last_bound = 0.0;
