@@ -555,7 +555,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     // The same step without the check: where the replay's time goes.
     let no_check_us = {
         let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
-        let mut bare = TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, None)?;
+        let mut bare =
+            TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, None)?;
         bare.capture()?;
         timer.median_us(false, |_| Ok(bare.replay()?))?
     };

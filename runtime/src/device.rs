@@ -1,5 +1,7 @@
 //! The runtime object: one CUDA context, adamant's PTX module loaded once, every kernel entry
 //! resolved up front (a missing entry fails here, by name, not at the first launch).
+use std::collections::HashMap;
+
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::function::Function;
@@ -41,8 +43,12 @@ use crate::error::{CudaContext, Error, Result};
 /// # }
 /// ```
 pub struct Adamant {
-    // Field order is drop order: the stream and module go before the context.
+    // Field order is drop order: the entries go before the module, the stream and module before
+    // the context.
     stream: Stream,
+    /// Every entry of `kernels`, resolved once at load: a launch looks its entry up here instead
+    /// of asking the driver (`cuModuleGetFunction`, a string copy and a locked lookup) each time.
+    functions: HashMap<&'static str, Function<'static>>,
     module: Module,
     multiprocessors: u32,
     device_name: String,
@@ -82,13 +88,21 @@ impl Adamant {
             cust::error::CudaError::NoDevice => Error::NoDevice { source },
             source => Error::ModuleLoad { source },
         })?;
+        let mut functions = HashMap::with_capacity(kernels.len());
         for kernel in kernels {
-            module
-                .get_function(kernel.name)
-                .map_err(|source| Error::MissingKernel {
-                    name: kernel.name,
-                    source,
-                })?;
+            let function =
+                module
+                    .get_function(kernel.name)
+                    .map_err(|source| Error::MissingKernel {
+                        name: kernel.name,
+                        source,
+                    })?;
+            // SAFETY: a `Function` is only the driver's handle of an entry of `module`, valid
+            // while the module is loaded. The 'static erases the borrow of `module`, which this
+            // struct owns and drops after `functions` (field order); `function` lends them out
+            // for the life of `&self` only.
+            let function: Function<'static> = unsafe { std::mem::transmute(function) };
+            functions.insert(kernel.name, function);
         }
         // A blocking stream: it orders with the legacy default stream, on which cust's
         // synchronous copies (ParamGroup::upload/download) run, so an upload is complete before
@@ -100,6 +114,7 @@ impl Adamant {
         let device_name = device.name().during("reading the device name")?;
         Ok(Adamant {
             stream,
+            functions,
             module,
             multiprocessors,
             device_name,
@@ -141,9 +156,31 @@ impl Adamant {
 
     /// The loaded entry `name` (all were resolved in `new`, so this only fails if the module
     /// was built without it).
-    pub(crate) fn function(&self, name: &'static str) -> Result<Function<'_>> {
+    pub(crate) fn function(&self, name: &'static str) -> Result<Resolved<'_>> {
+        if let Some(function) = self.functions.get(name) {
+            return Ok(Resolved::Cached(function));
+        }
+        // Not among the kernels the runtime was loaded with: ask the driver.
         self.module
             .get_function(name)
+            .map(Resolved::Fresh)
             .map_err(|source| Error::MissingKernel { name, source })
+    }
+}
+
+/// An entry of the loaded module: resolved at load (the usual case), or just now.
+pub(crate) enum Resolved<'a> {
+    Cached(&'a Function<'static>),
+    Fresh(Function<'a>),
+}
+
+impl<'a> std::ops::Deref for Resolved<'a> {
+    type Target = Function<'a>;
+
+    fn deref(&self) -> &Function<'a> {
+        match self {
+            Resolved::Cached(function) => function,
+            Resolved::Fresh(function) => function,
+        }
     }
 }

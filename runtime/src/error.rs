@@ -384,10 +384,17 @@ impl Error {
 /// `result.map_err(|e| Error::cuda(op, e))`, shorter.
 pub(crate) trait CudaContext<T> {
     fn during(self, operation: &str) -> Result<T>;
+    /// As `during`, with the description built only on failure (for the per-launch path, where
+    /// formatting it every time costs more than the checks).
+    fn during_with(self, operation: impl FnOnce() -> String) -> Result<T>;
 }
 
 impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
     fn during(self, operation: &str) -> Result<T> {
         self.map_err(|e| Error::cuda(operation, e))
+    }
+
+    fn during_with(self, operation: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| Error::cuda(operation(), e))
     }
 }

@@ -206,7 +206,7 @@ impl Adamant {
         // buffer overlaps another (checked), and the `&mut` borrows keep them alive until the
         // caller's next use; a step-state record lives as long as its `StepStates`.
         unsafe { stream.launch(&function, grid, block, 0, &params) }
-            .during(&format!("launching {kernel} ({len} elements)"))?;
+            .during_with(|| format!("launching {kernel} ({len} elements)"))?;
         Ok(info)
     }
 

@@ -312,7 +312,7 @@ impl Adamant {
         // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
         // chunk lies inside its tensor (built from the checked lengths).
         unsafe { stream.launch(&function, grid, BLOCK_THREADS, 0, &params) }
-            .during(&format!("launching {kernel} ({} tensors)", tensors.len()))?;
+            .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
     }
 }

@@ -316,7 +316,7 @@ impl<'q> StepStates<'q> {
         // records array we own with `n` records and our mapped page-locked copy of
         // the same length.
         unsafe { stream.launch(&function, n.div_ceil(THREADS), THREADS, 0, &params) }
-            .during(&format!("launching {kernel} ({n} records)"))
+            .during_with(|| format!("launching {kernel} ({n} records)"))
     }
 
     /// Sets record `index`'s learning rate for the steps that follow on `stream`: one

@@ -5,6 +5,7 @@
 //! event only (no device-wide or stream-wide synchronisation).
 use std::ops::RangeInclusive;
 
+use crate::device::Resolved;
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::nan_check::{
     nan_check_kernel, report_words, SlotMeta, WorkItem, NO_BAD_INDEX, REPORT_WORDS_PER_SLOT,
@@ -12,7 +13,6 @@ use adamant_kernels::nan_check::{
 };
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
-use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
 
@@ -52,7 +52,7 @@ unsafe impl DeviceCopy for DeviceWorkItem {}
 /// [module](super) for an example.
 pub struct NanChecker<'rt> {
     /// Resolved once: the per-step path makes no module lookups.
-    function: Function<'rt>,
+    function: Resolved<'rt>,
     range: RangeInclusive<usize>,
     lens: Vec<usize>,
     slots: DeviceBuffer<DeviceSlotMeta>,
