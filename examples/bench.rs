@@ -586,6 +586,20 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         })?;
         eager_host.insert(format!("2^{log}"), json!(us));
     }
+    // The driver's own floor for one launch: cuLaunchKernel of an argument list prepared once,
+    // of an entry that does nothing (the advance with 0 records), from the same idle GPU.
+    let driver_launch_host_us = {
+        let module = cust::module::Module::from_ptx(PTX, &[])?;
+        let function = module.get_function("step_advance_kernel")?;
+        let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
+        let params = [
+            &mut records as *mut u64 as *mut std::ffi::c_void,
+            &mut n as *mut u32 as *mut std::ffi::c_void,
+            &mut mirror as *mut u64 as *mut std::ffi::c_void,
+        ];
+        // SAFETY: the entry's three parameters; with 0 records it touches no memory.
+        host(&mut || Ok(unsafe { stream.launch(&function, 1, 32, 0, &params) }?))?
+    };
     // The advance alone, for the eight records.
     let specs = vec![StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?; 8];
     let states = StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 })?;
@@ -608,12 +622,14 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     println!(
         "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
          device ({no_check_us:.1} µs without the check), eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
-         {lr_host_us:.2} µs per record, eager launch {eager_host:?}; advance {advance_us:.2} µs \
+         {lr_host_us:.2} µs per record, eager launch {eager_host:?} (driver floor \
+         {driver_launch_host_us:.2} µs); advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
+        "driver_launch_host_us": driver_launch_host_us,
         "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
 }

@@ -192,8 +192,8 @@ fn main() -> Result<ExitCode> {
     let bound = fixed.bound()?;
     println!(
         "nan_sentinel on {}: IQN group of {IQN_PARAMS} weights, gradient {G0:e} × {GROWTH}^t \
-         (constant sign), lr {LR}, Q_ABS_REF {Q_ABS_REF}; slots 0..=48 checked after every step \
-         in one launch; slot 48 `iqn_weight_max` threshold {threshold:e}",
+         (constant sign), lr {LR}, Q_ABS_REF {Q_ABS_REF}; one captured TrainingSession step \
+         (advance, 8 launches, 49-slot check) replayed every step; slot 48 `iqn_weight_max` threshold {threshold:e}",
         adamant.device_name()
     );
     let mut failures = Vec::new();
