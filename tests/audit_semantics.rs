@@ -25,6 +25,7 @@ static PARAMS: [KernelParam; 3] = [
 ];
 
 static TINY: KernelDescriptor = KernelDescriptor {
+    set: adamant_kernels::abi::OWN_SET,
     name: "tiny",
     kind: KernelKind::Optimizer,
     params: &PARAMS,

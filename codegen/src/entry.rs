@@ -103,6 +103,7 @@ pub fn expand(
         pub mod #name {
             pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
                 #kernels::abi::KernelDescriptor {
+                    set: ::core::env!("CARGO_CRATE_NAME"),
                     name: #name_str,
                     kind: #kernels::abi::KernelKind::Other,
                     params: &[#(#params),*],

@@ -128,6 +128,7 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
         #[cfg(not(target_arch = "nvptx64"))]
         pub static #descriptor: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
+                set: ::core::env!("CARGO_CRATE_NAME"),
                 name: #name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#params),*],

@@ -213,6 +213,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
+                set: ::core::env!("CARGO_CRATE_NAME"),
                 name: #name_str,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#descriptor_params),*],
@@ -227,6 +228,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         pub static STEPPED_DESCRIPTOR: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
+                set: ::core::env!("CARGO_CRATE_NAME"),
                 name: #stepped_name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#stepped_params),*],

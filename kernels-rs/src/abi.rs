@@ -4,21 +4,52 @@
 
 use linkme::distributed_slice;
 
-/// Every kernel entry defined in this crate, registered by `#[optimizer_kernel]` and
-/// `#[kernel_entry]`. No hand-kept list: a kernel exists here iff its definition does.
+/// Every kernel entry linked into the program, registered by `#[optimizer_kernel]` and
+/// `#[kernel_entry]` in whichever crate defines it. No hand-kept list: a kernel exists here iff
+/// its definition does. Each carries its crate's name ([`KernelDescriptor::set`]): adamant's own
+/// kernels ([`OWN_SET`]) and those of any kernel crate linked beside them are told apart by it.
 #[distributed_slice]
 pub static KERNELS: [&'static KernelDescriptor];
 
-/// All registered kernels, sorted by name (link order is unspecified).
+/// The kernel set of this crate (`adamant_kernels`): the entries of adamant's own PTX module.
+pub const OWN_SET: &str = env!("CARGO_CRATE_NAME");
+
+/// adamant's own kernels ([`OWN_SET`]), sorted by name (link order is unspecified): what
+/// adamant's PTX module holds, whatever other kernel crates are linked.
 pub fn kernels() -> Vec<&'static KernelDescriptor> {
-    let mut all: Vec<_> = KERNELS.iter().copied().collect();
+    kernel_set(OWN_SET)
+}
+
+/// The kernels defined in crate `set` (its name as Rust spells it, `my_kernels` for a package
+/// `my-kernels`), sorted by name: what that crate's PTX module holds. [`kernel_set!`] gives the
+/// calling crate's.
+///
+/// [`kernel_set!`]: crate::kernel_set
+pub fn kernel_set(set: &str) -> Vec<&'static KernelDescriptor> {
+    let mut all: Vec<_> = KERNELS.iter().copied().filter(|k| k.set == set).collect();
     all.sort_by_key(|k| k.name);
     all
 }
 
-/// The registered kernel called `name`.
+/// Every registered kernel of every crate, sorted by set, then name.
+pub fn all_kernels() -> Vec<&'static KernelDescriptor> {
+    let mut all: Vec<_> = KERNELS.iter().copied().collect();
+    all.sort_by_key(|k| (k.set, k.name));
+    all
+}
+
+/// adamant's own kernel called `name`.
 pub fn kernel(name: &str) -> Option<&'static KernelDescriptor> {
-    KERNELS.iter().copied().find(|k| k.name == name)
+    kernel_in(OWN_SET, name)
+}
+
+/// The kernel called `name` in set `set` (a kernel crate's name, `env!("CARGO_CRATE_NAME")`
+/// inside it).
+pub fn kernel_in(set: &str, name: &str) -> Option<&'static KernelDescriptor> {
+    KERNELS
+        .iter()
+        .copied()
+        .find(|k| k.set == set && k.name == name)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,6 +271,9 @@ pub struct KernelParam {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelDescriptor {
+    /// The kernel set: the name of the crate that defines the entry (`CARGO_CRATE_NAME` where
+    /// the macro expanded), whose PTX module holds it.
+    pub set: &'static str,
     /// The PTX entry name (the kernel function's name, unmangled).
     pub name: &'static str,
     pub kind: KernelKind,

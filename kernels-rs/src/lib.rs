@@ -52,3 +52,14 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     // With -Cpanic=immediate-abort no panic path reaches here; a trap is the only sane answer.
     unsafe { core::arch::nvptx::trap() }
 }
+
+/// The kernels of the crate in which it is written (its kernel set, see [`abi::kernel_set`]),
+/// for that crate's own code, such as a function it exports for the runtime's
+/// `Adamant::add_module`. A build script is a crate of its own (`build_script_build`), so there
+/// name the kernel crate instead: `abi::kernel_set("my_kernels")`.
+#[macro_export]
+macro_rules! kernel_set {
+    () => {
+        $crate::abi::kernel_set(::core::env!("CARGO_CRATE_NAME"))
+    };
+}

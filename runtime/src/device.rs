@@ -46,10 +46,12 @@ pub struct Adamant {
     // Field order is drop order: the entries go before the module, the stream and module before
     // the context.
     stream: Stream,
-    /// Every entry of `kernels`, resolved once at load: a launch looks its entry up here instead
-    /// of asking the driver (`cuModuleGetFunction`, a string copy and a locked lookup) each time.
-    functions: HashMap<&'static str, Function<'static>>,
-    module: Module,
+    /// Every entry of every loaded module, by (kernel set, name), resolved once at load: a
+    /// launch looks its entry up here instead of asking the driver (`cuModuleGetFunction`, a
+    /// string copy and a locked lookup) each time.
+    functions: HashMap<(&'static str, &'static str), Function<'static>>,
+    /// adamant's module first, then those of [`Adamant::add_module`].
+    modules: Vec<Module>,
     multiprocessors: u32,
     device_name: String,
     _context: Context,
@@ -84,26 +86,8 @@ impl Adamant {
         cust::init(cust::CudaFlags::empty()).during("cuInit")?;
         let device = Device::get_device(0).during("selecting GPU 0")?;
         let context = Context::new(device).during("creating a context")?;
-        let module = Module::from_ptx(ptx, &[]).map_err(|source| match source {
-            cust::error::CudaError::NoDevice => Error::NoDevice { source },
-            source => Error::ModuleLoad { source },
-        })?;
         let mut functions = HashMap::with_capacity(kernels.len());
-        for kernel in kernels {
-            let function =
-                module
-                    .get_function(kernel.name)
-                    .map_err(|source| Error::MissingKernel {
-                        name: kernel.name,
-                        source,
-                    })?;
-            // SAFETY: a `Function` is only the driver's handle of an entry of `module`, valid
-            // while the module is loaded. The 'static erases the borrow of `module`, which this
-            // struct owns and drops after `functions` (field order); `function` lends them out
-            // for the life of `&self` only.
-            let function: Function<'static> = unsafe { std::mem::transmute(function) };
-            functions.insert(kernel.name, function);
-        }
+        let module = load_module(ptx, kernels, &mut functions)?;
         // A blocking stream: it orders with the legacy default stream, on which cust's
         // synchronous copies (ParamGroup::upload/download) run, so an upload is complete before
         // a later launch reads it and a download waits for the launches before it.
@@ -115,7 +99,7 @@ impl Adamant {
         Ok(Adamant {
             stream,
             functions,
-            module,
+            modules: vec![module],
             multiprocessors,
             device_name,
             _context: context,
@@ -154,33 +138,77 @@ impl Adamant {
         self.stream.synchronize().during("synchronizing the stream")
     }
 
-    /// The loaded entry `name` (all were resolved in `new`, so this only fails if the module
-    /// was built without it).
-    pub(crate) fn function(&self, name: &'static str) -> Result<Resolved<'_>> {
-        if let Some(function) = self.functions.get(name) {
-            return Ok(Resolved::Cached(function));
+    /// Loads another kernel crate's PTX module beside adamant's, and resolves `kernels` (that
+    /// crate's kernel set, [`kernel_set`](adamant_kernels::abi::kernel_set)) in it. Each
+    /// launch then finds its entry in the module of its descriptor's set, so a user's kernels
+    /// and adamant's never shadow one another, even where two sets use the same entry name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
+    /// one of `kernels`; [`Error::KernelSetLoaded`] if an entry of the same set and name is
+    /// already loaded. Nothing is added on error.
+    pub fn add_module(
+        &mut self,
+        ptx: &str,
+        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    ) -> Result<()> {
+        if let Some(k) = kernels
+            .iter()
+            .find(|k| self.functions.contains_key(&(k.set, k.name)))
+        {
+            return Err(Error::KernelSetLoaded {
+                set: k.set,
+                name: k.name,
+            });
         }
-        // Not among the kernels the runtime was loaded with: ask the driver.
-        self.module
-            .get_function(name)
-            .map(Resolved::Fresh)
-            .map_err(|source| Error::MissingKernel { name, source })
+        let mut functions = HashMap::with_capacity(kernels.len());
+        let module = load_module(ptx, kernels, &mut functions)?;
+        self.functions.extend(functions);
+        self.modules.push(module);
+        Ok(())
+    }
+
+    /// The loaded entry of `kernel` (its set's module). All of a module's kernels were resolved
+    /// when it was loaded, so this only fails for a kernel no loaded module was given.
+    pub(crate) fn function(
+        &self,
+        kernel: &'static adamant_kernels::abi::KernelDescriptor,
+    ) -> Result<&Function<'_>> {
+        self.functions
+            .get(&(kernel.set, kernel.name))
+            .ok_or(Error::MissingKernel {
+                set: kernel.set,
+                name: kernel.name,
+                source: cust::error::CudaError::NotFound,
+            })
     }
 }
 
-/// An entry of the loaded module: resolved at load (the usual case), or just now.
-pub(crate) enum Resolved<'a> {
-    Cached(&'a Function<'static>),
-    Fresh(Function<'a>),
-}
-
-impl<'a> std::ops::Deref for Resolved<'a> {
-    type Target = Function<'a>;
-
-    fn deref(&self) -> &Function<'a> {
-        match self {
-            Resolved::Cached(function) => function,
-            Resolved::Fresh(function) => function,
-        }
+/// `ptx` loaded, with every entry of `kernels` resolved into `functions`.
+fn load_module(
+    ptx: &str,
+    kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    functions: &mut HashMap<(&'static str, &'static str), Function<'static>>,
+) -> Result<Module> {
+    let module = Module::from_ptx(ptx, &[]).map_err(|source| match source {
+        cust::error::CudaError::NoDevice => Error::NoDevice { source },
+        source => Error::ModuleLoad { source },
+    })?;
+    for kernel in kernels {
+        let function = module
+            .get_function(kernel.name)
+            .map_err(|source| Error::MissingKernel {
+                set: kernel.set,
+                name: kernel.name,
+                source,
+            })?;
+        // SAFETY: a `Function` is only the driver's handle of an entry of `module`, valid while
+        // the module is loaded. The 'static erases the borrow of `module`, which the `Adamant`
+        // owns (in `modules`) and drops after `functions` (field order); `Adamant::function`
+        // lends them out for the life of `&self` only.
+        let function: Function<'static> = unsafe { std::mem::transmute(function) };
+        functions.insert((kernel.set, kernel.name), function);
     }
+    Ok(module)
 }

@@ -35,13 +35,32 @@ pub enum Error {
         bytes: usize,
     },
 
-    /// The loaded PTX lacks an entry the runtime launches.
-    #[error("the PTX module has no kernel entry `{name}` (is the PTX older than kernels-rs?)")]
+    /// No loaded PTX module of the entry's kernel set holds it: the module is older than the
+    /// kernel crate, or the set's module was never loaded ([`Adamant::add_module`]).
+    ///
+    /// [`Adamant::add_module`]: crate::Adamant::add_module
+    #[error(
+        "no loaded PTX module of kernel set `{set}` has the entry `{name}` (is the PTX older \
+         than its kernel crate, or was that crate's module not loaded with Adamant::add_module?)"
+    )]
     MissingKernel {
+        /// The kernel set (defining crate) of the entry, e.g. `adamant_kernels`.
+        set: &'static str,
         /// The entry's name, e.g. `iqn_adam_kernel`.
         name: &'static str,
         /// The driver's error from resolving it.
         source: CudaError,
+    },
+
+    /// [`Adamant::add_module`] was given a kernel whose set and name are already loaded.
+    ///
+    /// [`Adamant::add_module`]: crate::Adamant::add_module
+    #[error("kernel `{name}` of set `{set}` is already loaded (nothing was added)")]
+    KernelSetLoaded {
+        /// The kernel set.
+        set: &'static str,
+        /// The entry's name.
+        name: &'static str,
     },
 
     /// The driver refused the PTX module.

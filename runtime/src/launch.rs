@@ -180,7 +180,7 @@ impl Adamant {
         let kernel = descriptor.name;
         let signature = check_tensors::<E, _>(std::slice::from_ref(buffers))?;
         let len = signature[0].first().map_or(0, |b| b.len);
-        let function = self.function(kernel)?;
+        let function = self.function(descriptor)?;
         let (grid, block) = self.grid_for(len);
         let info = LaunchInfo {
             kernel,
@@ -205,7 +205,7 @@ impl Adamant {
         // into `values`, which outlives the call. Every buffer has `len` elements and no written
         // buffer overlaps another (checked), and the `&mut` borrows keep them alive until the
         // caller's next use; a step-state record lives as long as its `StepStates`.
-        unsafe { stream.launch(&function, grid, block, 0, &params) }
+        unsafe { stream.launch(function, grid, block, 0, &params) }
             .during_with(|| format!("launching {kernel} ({len} elements)"))?;
         Ok(info)
     }

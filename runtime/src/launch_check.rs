@@ -151,20 +151,25 @@ fn registered_entry<E: OptimizerEntry>(
 /// The registered descriptor called like `descriptor`, which must equal it field for field: an
 /// impl cannot launch a registered entry under a descriptor of its own making.
 pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static KernelDescriptor> {
-    // The registry is fixed at link time: index it once. A name registered twice (a second
-    // registration, from another crate's entry, could be picked in its place) maps to None.
-    static BY_NAME: OnceLock<HashMap<&'static str, Option<&'static KernelDescriptor>>> =
-        OnceLock::new();
+    // The registry is fixed at link time: index it once, by kernel set and name (two crates
+    // may each have an entry of the same name, in their own modules). A set and name registered
+    // twice (a second registration could be picked in its place) maps to None.
+    type Index = HashMap<(&'static str, &'static str), Option<&'static KernelDescriptor>>;
+    static BY_NAME: OnceLock<Index> = OnceLock::new();
     let by_name = BY_NAME.get_or_init(|| {
-        let mut map: HashMap<&'static str, Option<&'static KernelDescriptor>> = HashMap::new();
+        let mut map = Index::new();
         for k in adamant_kernels::abi::KERNELS.iter().copied() {
-            map.entry(k.name)
+            map.entry((k.set, k.name))
                 .and_modify(|slot| *slot = None)
                 .or_insert(Some(k));
         }
         map
     });
-    match by_name.get(descriptor.name).copied().flatten() {
+    match by_name
+        .get(&(descriptor.set, descriptor.name))
+        .copied()
+        .flatten()
+    {
         Some(known) if std::ptr::eq(known, descriptor) || known == descriptor => Ok(known),
         _ => Err(Error::UnregisteredKernel {
             kernel: descriptor.name,

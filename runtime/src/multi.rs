@@ -306,12 +306,12 @@ impl Adamant {
         let chunk_table = (chunks.as_device_ptr().as_raw(), set.n_chunks);
         let mut values = assemble(descriptor, pointer, 0, Some(chunk_table), &checked)?;
         let params = arg_pointers(&mut values);
-        let function = self.function(kernel)?;
+        let function = self.function(descriptor)?;
         // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
         // definition), pointing into `values`. The tables describe exactly `tensors` (checked
         // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
         // chunk lies inside its tensor (built from the checked lengths).
-        unsafe { stream.launch(&function, grid, BLOCK_THREADS, 0, &params) }
+        unsafe { stream.launch(function, grid, BLOCK_THREADS, 0, &params) }
             .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
     }

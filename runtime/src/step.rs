@@ -304,7 +304,7 @@ impl<'q> StepStates<'q> {
         if n == 0 {
             return Ok(());
         }
-        let function = rt.function(kernel)?;
+        let function = rt.function(&step_advance_kernel::DESCRIPTOR)?;
         let mut values = advance_args(
             self.records.as_device_ptr().as_raw(),
             n,
@@ -315,7 +315,7 @@ impl<'q> StepStates<'q> {
         // SAFETY: the entry's three parameters (checked against its descriptor), the
         // records array we own with `n` records and our mapped page-locked copy of
         // the same length.
-        unsafe { stream.launch(&function, n.div_ceil(THREADS), THREADS, 0, &params) }
+        unsafe { stream.launch(function, n.div_ceil(THREADS), THREADS, 0, &params) }
             .during_with(|| format!("launching {kernel} ({n} records)"))
     }
 

@@ -73,7 +73,7 @@ fn main() {
         ]
     );
     assert!(std::ptr::eq(
-        abi::kernel("every_role").expect("registered"),
+        abi::kernel_in(env!("CARGO_CRATE_NAME"), "every_role").expect("registered"),
         d
     ));
     assert!(std::ptr::eq(

@@ -52,7 +52,7 @@ fn main() {
     assert_eq!(d.clamp_bound_index(), None);
     assert_eq!(d.param_buffer_index(), None);
     assert!(std::ptr::eq(
-        abi::kernel("count_nans").expect("registered"),
+        abi::kernel_in(env!("CARGO_CRATE_NAME"), "count_nans").expect("registered"),
         d
     ));
 }

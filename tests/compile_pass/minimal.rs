@@ -42,7 +42,7 @@ fn main() {
     assert_eq!(names, ["p", "len", "weight_clamp_max_abs"]);
     assert_eq!(d.param_buffer_index(), Some(0));
     assert_eq!(d.clamp_bound_index(), Some(d.params.len() - 1));
-    let registered = abi::kernel("halve").expect("halve is registered in abi::KERNELS");
+    let registered = abi::kernel_in(env!("CARGO_CRATE_NAME"), "halve").expect("halve is registered in abi::KERNELS");
     assert!(std::ptr::eq(registered, d));
 
     // `update` is the author's math; `element` is what the entry stores: update, then the clamp.

@@ -73,11 +73,11 @@ fn main() {
     assert!(!single.is_multi_tensor());
     assert_eq!(single.clamp_bound_index(), Some(single.params.len() - 1));
     assert!(std::ptr::eq(
-        abi::kernel("near_reserved_multi").expect("registered"),
+        abi::kernel_in(env!("CARGO_CRATE_NAME"), "near_reserved_multi").expect("registered"),
         d
     ));
     assert!(std::ptr::eq(
-        abi::kernel("near_reserved").expect("registered"),
+        abi::kernel_in(env!("CARGO_CRATE_NAME"), "near_reserved").expect("registered"),
         single
     ));
     assert!(std::ptr::eq(

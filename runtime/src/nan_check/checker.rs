@@ -5,7 +5,6 @@
 //! event only (no device-wide or stream-wide synchronisation).
 use std::ops::RangeInclusive;
 
-use crate::device::Resolved;
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::nan_check::{
     nan_check_kernel, report_words, SlotMeta, WorkItem, NO_BAD_INDEX, REPORT_WORDS_PER_SLOT,
@@ -13,6 +12,7 @@ use adamant_kernels::nan_check::{
 };
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
+use cust::function::Function;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
 
@@ -52,7 +52,7 @@ unsafe impl DeviceCopy for DeviceWorkItem {}
 /// [module](super) for an example.
 pub struct NanChecker<'rt> {
     /// Resolved once: the per-step path makes no module lookups.
-    function: Resolved<'rt>,
+    function: &'rt Function<'rt>,
     range: RangeInclusive<usize>,
     lens: Vec<usize>,
     slots: DeviceBuffer<DeviceSlotMeta>,
@@ -123,7 +123,7 @@ impl<'rt> NanChecker<'rt> {
             "work table",
         )?;
         let checker = NanChecker {
-            function: runtime.function(nan_check_kernel::DESCRIPTOR.name)?,
+            function: runtime.function(&nan_check_kernel::DESCRIPTOR)?,
             lens: regions.iter().map(|r| r.len).collect(),
             range,
             slots,
@@ -241,7 +241,7 @@ impl<'rt> NanChecker<'rt> {
         // this block size.
         unsafe {
             stream.launch(
-                &self.function,
+                self.function,
                 self.grid,
                 CHECK_BLOCK_THREADS,
                 shared,

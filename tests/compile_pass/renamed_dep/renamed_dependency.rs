@@ -45,9 +45,9 @@ fn uniforms<E: OptimizerEntry>(scalars: &E::Scalars) -> Vec<ArgValue> {
 }
 
 fn registered(name: &str, d: &'static KernelDescriptor) {
-    let found = abi::kernel(name).unwrap_or_else(|| panic!("{name} is not registered"));
+    let found = abi::kernel_in(env!("CARGO_CRATE_NAME"), name).unwrap_or_else(|| panic!("{name} is not registered"));
     assert!(std::ptr::eq(found, d), "{name}: another descriptor");
-    assert!(abi::kernels().iter().any(|k| std::ptr::eq(*k, d)));
+    assert!(abi::all_kernels().iter().any(|k| std::ptr::eq(*k, d)));
 }
 
 fn main() {

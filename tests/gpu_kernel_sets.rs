@@ -1,0 +1,171 @@
+//! Kernel sets: a kernel crate linked beside adamant (here this test crate, which defines an
+//! optimizer kernel of its own, as a downstream crate would) registers its entries under its own
+//! set, the defining crate's name. adamant's own set, module and audit are unaffected by it, and
+//! a launch of the foreign kernel looks in the module of that kernel's set, never in adamant's.
+//!
+//! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
+use adamant_kernels::abi::{self, OWN_SET};
+use adamant_kernels::optimizer_kernel;
+use adamant_runtime::cust::memory::DeviceBuffer;
+use adamant_runtime::{Adamant, ClampPolicy, Error};
+
+/// This crate's kernel set: its name as Rust spells it.
+const THIS_SET: &str = env!("CARGO_CRATE_NAME");
+
+/// SGD with momentum, as a downstream crate would write it.
+#[optimizer_kernel]
+pub fn sgd_momentum_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[state] momentum_buffer: &mut f32,
+    #[domain(ge = 0.0)] lr: f32,
+    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
+) -> f32 {
+    *momentum_buffer = momentum * *momentum_buffer + g;
+    p - lr * *momentum_buffer
+}
+
+/// A downstream kernel named like one of adamant's: its own set's entry, not a second
+/// registration of adamant's.
+mod same_name {
+    use adamant_kernels::optimizer_kernel;
+
+    #[optimizer_kernel]
+    pub fn attn_adam_kernel(#[param] p: f32, #[input] g: f32, #[domain(ge = 0.0)] lr: f32) -> f32 {
+        p - lr * g
+    }
+}
+
+#[test]
+fn a_linked_kernel_crate_registers_its_own_set() {
+    let d = &sgd_momentum_kernel::DESCRIPTOR;
+    assert_eq!(d.set, THIS_SET);
+    assert!(abi::all_kernels().iter().any(|k| std::ptr::eq(*k, d)));
+    // adamant's own set does not see it, and keeps every one of its entries.
+    assert!(abi::kernels().iter().all(|k| k.set == OWN_SET));
+    assert!(abi::kernels()
+        .iter()
+        .all(|k| k.name != "sgd_momentum_kernel"));
+    assert!(abi::kernel("sgd_momentum_kernel").is_none());
+    assert!(abi::kernel("iqn_adam_kernel").is_some());
+    // The same name in two sets: two descriptors, each found in its own set.
+    let ours = abi::kernel("attn_adam_kernel").unwrap();
+    assert_eq!(ours.set, OWN_SET);
+    assert_eq!(same_name::attn_adam_kernel::DESCRIPTOR.set, THIS_SET);
+    assert!(!std::ptr::eq(
+        ours,
+        &same_name::attn_adam_kernel::DESCRIPTOR
+    ));
+    // This crate's set is exactly its eight entries.
+    let mine: Vec<&str> = adamant_kernels::kernel_set!()
+        .iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            "attn_adam_kernel",
+            "attn_adam_kernel_multi",
+            "attn_adam_kernel_multi_stepped",
+            "attn_adam_kernel_stepped",
+            "sgd_momentum_kernel",
+            "sgd_momentum_kernel_multi",
+            "sgd_momentum_kernel_multi_stepped",
+            "sgd_momentum_kernel_stepped",
+        ]
+    );
+    assert_eq!(abi::all_kernels().len(), abi::kernels().len() + mine.len());
+}
+
+#[test]
+fn adamants_audit_is_unaffected_by_a_linked_kernel_crate() {
+    let report = adamant::audit_embedded();
+    assert!(report.is_ok(), "{report:?}");
+    assert!(report.entry("sgd_momentum_kernel").is_none());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_set() {
+    // Before kernel sets, Adamant::new looked for this crate's entries in adamant's PTX and
+    // failed; now it resolves adamant's set only.
+    let mut rt = Adamant::new().expect("adamant's module loads with a foreign kernel linked");
+    let n = 1024;
+    let mut p = DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap();
+    let mut g = DeviceBuffer::from_slice(&vec![0.1f32; n]).unwrap();
+    let mut b = DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap();
+    let scalars = sgd_momentum_kernel::Scalars {
+        lr: 0.1,
+        momentum: 0.9,
+    };
+    let launch = |rt: &Adamant,
+                  p: &mut DeviceBuffer<f32>,
+                  g: &mut DeviceBuffer<f32>,
+                  b: &mut DeviceBuffer<f32>| {
+        let buffers = sgd_momentum_kernel::Buffers {
+            p: &mut **p,
+            g: &mut **g,
+            momentum_buffer: &mut **b,
+        };
+        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            ClampPolicy::Fixed { bound: 1.0 },
+        )
+    };
+    // Its module was never loaded: the error names its set, and nothing is launched.
+    match launch(&rt, &mut p, &mut g, &mut b) {
+        Err(Error::MissingKernel { set, name, .. }) => {
+            assert_eq!((set, name), (THIS_SET, "sgd_momentum_kernel"));
+        }
+        other => panic!("expected MissingKernel, got {other:?}"),
+    }
+    // adamant's PTX again, as if it were this set's module: refused, since its entries are not
+    // this set's (the module lacks `sgd_momentum_kernel`), and nothing is added.
+    let err = rt
+        .add_module(adamant_runtime::PTX, &adamant_kernels::kernel_set!())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::MissingKernel {
+                name: "sgd_momentum_kernel",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // Loading adamant's own set a second time is refused by name.
+    let err = rt
+        .add_module(adamant_runtime::PTX, &abi::kernels())
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::KernelSetLoaded { set: OWN_SET, .. }),
+        "{err:?}"
+    );
+    // adamant's `attn_adam_kernel` still launches, though this crate has an entry of that name:
+    // the registry and the module are looked up by set and name.
+    let mut group = adamant_runtime::ParamGroup::new("attention", &vec![0.5; n]).unwrap();
+    group
+        .upload(adamant_runtime::GroupBuffer::Grads, &vec![0.1; n])
+        .unwrap();
+    let hyper = adamant_runtime::AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
+    rt.attn_adam(
+        rt.stream(),
+        &mut group,
+        &hyper,
+        ClampPolicy::Fixed { bound: 1.0 },
+    )
+    .expect("adamant's entry of the shared name");
+    rt.synchronize().unwrap();
+    let p = group
+        .download(adamant_runtime::GroupBuffer::Params)
+        .unwrap();
+    // One Adam step from zero moments moves every weight by lr (bias-corrected m / sqrt(v)).
+    assert!(
+        p.iter().all(|&x| (x - (0.5 - 1e-3)).abs() < 1e-6),
+        "{:?}",
+        &p[..4]
+    );
+}
