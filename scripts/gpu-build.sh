@@ -25,6 +25,9 @@ for ex in examples/*.rs; do
   name=$(basename "$ex" .rs)
   cp "target/release/examples/$name" "$bundle/examples/$name"
 done
+# The downstream example crate (examples/custom-optimizer): its binary runs with the examples.
+cargo build --release -p custom-optimizer
+cp target/release/custom-optimizer "$bundle/examples/custom_optimizer"
 cp target/release/adamant "$bundle/adamant"
 cp target/ptx/adamant_kernels.ptx "$bundle/"
 cp scripts/gpu-run.sh scripts/gpu-bench.sh "$bundle/"

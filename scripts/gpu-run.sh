@@ -66,6 +66,19 @@ fi
 cat "$logs/torch-crosscheck.log"
 rm -rf "$cross"
 
+# The downstream example crate's SGD against torch.optim.SGD (its Lion runs against the f64
+# reference in the example itself, above).
+cross=$here/gpu-logs/custom
+mkdir -p "$cross"
+if "$here/examples/custom_optimizer" "$cross" >"$logs/custom-optimizer-torch.log" 2>&1 \
+   && python3 "$here/bench/custom_optimizer_torch.py" "$cross" >>"$logs/custom-optimizer-torch.log" 2>&1; then
+  note "PASS  custom_optimizer vs torch.optim.SGD"
+else
+  note "FAIL  custom_optimizer vs torch.optim.SGD"
+fi
+cat "$logs/custom-optimizer-torch.log"
+rm -rf "$cross"
+
 [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-logs.tar.gz" -C "$logs" .
 echo
 echo "== adamant GPU summary ($(date -u +%F), $(head -1 "$logs/gpu.txt")) =="

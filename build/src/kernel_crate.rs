@@ -81,8 +81,9 @@ impl KernelCrate {
     }
 
     /// The descriptors the module must match, entry for entry, and is audited against. Without
-    /// this call: every kernel registered in the build script's own binary
-    /// ([`adamant_kernels::abi::kernels`]).
+    /// this call: the kernel crate's own set ([`adamant_kernels::abi::kernel_set`] of its
+    /// library name), as registered in the build script's binary, which must therefore link the
+    /// kernel crate (a build-dependency, named in the script: `use my_kernels as _;`).
     pub fn kernels(mut self, kernels: impl IntoIterator<Item = &'static KernelDescriptor>) -> Self {
         self.kernels = Some(kernels.into_iter().collect());
         self
@@ -140,7 +141,22 @@ impl KernelCrate {
         let nightly = toolchain::check()?;
         let target_dir = target_dir(&manifest::workspace_root(&caller));
         let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
-        let kernels = self.kernels.unwrap_or_else(adamant_kernels::abi::kernels);
+        let kernels = match self.kernels {
+            Some(kernels) => kernels,
+            None => {
+                let set = adamant_kernels::abi::kernel_set(&names.lib);
+                if set.is_empty() {
+                    return Err(BuildError::new(format!(
+                        "no kernel of the set `{lib}` is registered in this build script: add \
+                         `{package}` to [build-dependencies] and link it from build.rs with \
+                         `use {lib} as _;`, or pass the descriptors to KernelCrate::kernels",
+                        lib = names.lib,
+                        package = names.package
+                    )));
+                }
+                set
+            }
+        };
         let audit = checks::module(&ptx, &kernels)?;
 
         let file = format!("{}.ptx", names.lib);
@@ -217,6 +233,11 @@ fn compile(
             "--",
             "--emit=asm",
             "-Zno-link",
+            // For this crate only (arguments after `--` reach the final rustc, not the
+            // dependencies'): the macros compile entries under this cfg, so the module holds
+            // the kernel crate's entries and none of its dependencies'.
+            "--cfg",
+            "adamant_entries",
         ])
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())

@@ -92,10 +92,16 @@ pub fn expand(
             typed.attrs.retain(|a| role_attr(a).is_none());
         }
     }
+    // Compiled only into the PTX of the crate that defines it (`adamant_entries`, see
+    // `optimizer::expand`); the block can still see the module's items.
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
-        #[no_mangle]
-        #func
+        #[allow(unexpected_cfgs)]
+        const _: () = {
+            #[cfg(adamant_entries)]
+            #[no_mangle]
+            #func
+        };
 
         /// Host-side description of this (non-optimizer) entry.
         #[cfg(not(target_arch = "nvptx64"))]

@@ -101,16 +101,24 @@ pub fn expand(
     // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
     // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
     // `extern "gpu-kernel"` forbids anyway).
+    // `adamant_entries` is set by the PTX build for the crate it compiles only
+    // (adamant_build::KernelCrate passes it after `--`), so a kernel crate's PTX holds its own
+    // entries and none of its dependencies' (adamant's among them). The outer block allows the
+    // cfg name, which no Cargo.toml declares.
     Ok(quote! {
         #module
 
         #[cfg(target_arch = "nvptx64")]
+        #[allow(unexpected_cfgs)]
         const _: () = {
-            #sweep
-            #entry
-            #stepped_entry
-            #multi_entry
-            #multi_stepped_entry
+            #[cfg(adamant_entries)]
+            const _: () = {
+                #sweep
+                #entry
+                #stepped_entry
+                #multi_entry
+                #multi_stepped_entry
+            };
         };
     })
 }

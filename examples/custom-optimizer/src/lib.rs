@@ -1,0 +1,31 @@
+//! The host side of a downstream optimizer crate: its PTX module (built, checked and audited by
+//! `build.rs`), its kernel set, and the loading of both into adamant's runtime. Launches go
+//! through the runtime's generic, validated [`Adamant::launch_optimizer`] with the kernels'
+//! generated `Buffers` and `Scalars`.
+use adamant_kernels::abi::{self, KernelDescriptor};
+use adamant_runtime::Adamant;
+
+pub use custom_optimizer_kernels::{lion_kernel, sgd_momentum_kernel};
+
+pub mod reference;
+
+/// The kernel crate's library name, which is its kernel set.
+pub const SET: &str = "custom_optimizer_kernels";
+
+/// The module `build.rs` made: this crate's entries only.
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/custom_optimizer_kernels.ptx"));
+
+/// The kernels of [`PTX`].
+pub fn kernels() -> Vec<&'static KernelDescriptor> {
+    abi::kernel_set(SET)
+}
+
+/// Loads [`PTX`] into `rt` beside adamant's module, so the launches of this crate's kernels find
+/// their entries.
+///
+/// # Errors
+///
+/// Those of [`Adamant::add_module`].
+pub fn load(rt: &mut Adamant) -> adamant_runtime::Result<()> {
+    rt.add_module(PTX, &kernels())
+}

@@ -1,0 +1,146 @@
+//! The downstream crate on a GPU: loads its module beside adamant's, launches Lion and SGD with
+//! momentum through the runtime's validated generic launch (`Adamant::launch_optimizer`) for 20
+//! steps on 2^20 elements with the clamp engaged, and compares every element with the f64
+//! reference after the last step. Exits non-zero on a mismatch. With a folder argument it also
+//! writes the final SGD weights there (`sgd_p.f32`, raw little-endian) for
+//! `bench/custom_optimizer_torch.py`, which replays the same run with `torch.optim.SGD`.
+use std::process::ExitCode;
+
+use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+use adamant_runtime::{Adamant, ClampPolicy};
+use anyhow::{Context, Result};
+use custom_optimizer::{lion_kernel, reference, sgd_momentum_kernel};
+
+const N: usize = 1 << 20;
+const STEPS: usize = 20;
+const BOUND: f32 = 1.5;
+/// Allowed error, in f32 epsilons of the element's scale, after all steps.
+const UNITS: f64 = 64.0;
+
+fn init(i: usize) -> f32 {
+    ((i * 7919 % 4001) as f32 / 1000.0) - 2.0 // in [-2, 2]: some weights start past the bound
+}
+
+fn grad(i: usize, t: usize) -> f32 {
+    (((i * 31 + t * 17) % 997) as f32 / 997.0 - 0.45) * 0.1
+}
+
+fn main() -> Result<ExitCode> {
+    let mut rt = Adamant::new().context("the downstream example runs on a CUDA GPU")?;
+    custom_optimizer::load(&mut rt)?;
+    let policy = ClampPolicy::Fixed { bound: BOUND };
+    let host_p: Vec<f32> = (0..N).map(init).collect();
+    let mut failures = 0;
+
+    // Lion.
+    let (lr, beta1, beta2, wd) = (1e-2f32, 0.9f32, 0.99f32, 0.1f32);
+    let mut p = DeviceBuffer::from_slice(&host_p)?;
+    let mut g = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let mut m = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
+    let mut rm = vec![0.0f64; N];
+    // Elements whose Lion direction was ever decided by rounding (c within 1e-6 of 0).
+    let mut ambiguous = vec![false; N];
+    for t in 0..STEPS {
+        let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
+        g.copy_from(&gt[..])?;
+        let buffers = lion_kernel::Buffers {
+            p: &mut *p,
+            g: &mut *g,
+            m: &mut *m,
+        };
+        let scalars = lion_kernel::Scalars {
+            lr,
+            beta1,
+            beta2,
+            weight_decay: wd,
+        };
+        rt.launch_optimizer::<lion_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+        for i in 0..N {
+            let c = beta1 as f64 * rm[i] + (1.0 - beta1 as f64) * gt[i] as f64;
+            ambiguous[i] |= c.abs() < 1e-6;
+            (rp[i], rm[i]) = reference::lion(
+                rp[i],
+                gt[i] as f64,
+                rm[i],
+                lr as f64,
+                beta1 as f64,
+                beta2 as f64,
+                wd as f64,
+                BOUND as f64,
+            );
+        }
+    }
+    rt.synchronize()?;
+    let mut gp = vec![0.0f32; N];
+    p.copy_to(&mut gp[..])?;
+    let worst = (0..N)
+        .filter(|&i| !ambiguous[i])
+        .map(|i| (gp[i] as f64 - rp[i]).abs() / (f32::EPSILON as f64 * rp[i].abs().max(lr as f64)))
+        .fold(0.0f64, f64::max);
+    let skipped = ambiguous.iter().filter(|&&a| a).count();
+    let over = gp.iter().filter(|x| x.abs() > BOUND).count();
+    println!(
+        "lion_kernel on {}: {N} elements, {STEPS} steps, bound {BOUND}: max error {worst:.2} ε·scale \
+         ({skipped} elements with a rounding-decided sign skipped), {over} weights past the bound",
+        rt.device_name()
+    );
+    if worst > UNITS || over > 0 {
+        failures += 1;
+    }
+
+    // SGD with momentum.
+    let (lr, momentum, wd) = (1e-2f32, 0.9f32, 1e-2f32);
+    let mut p = DeviceBuffer::from_slice(&host_p)?;
+    let mut b = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
+    let mut rb = vec![0.0f64; N];
+    for t in 0..STEPS {
+        let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
+        g.copy_from(&gt[..])?;
+        let buffers = sgd_momentum_kernel::Buffers {
+            p: &mut *p,
+            g: &mut *g,
+            momentum_buffer: &mut *b,
+        };
+        let scalars = sgd_momentum_kernel::Scalars {
+            lr,
+            momentum,
+            weight_decay: wd,
+        };
+        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+        for i in 0..N {
+            (rp[i], rb[i]) = reference::sgd_momentum(
+                rp[i],
+                gt[i] as f64,
+                rb[i],
+                lr as f64,
+                momentum as f64,
+                wd as f64,
+                BOUND as f64,
+            );
+        }
+    }
+    rt.synchronize()?;
+    p.copy_to(&mut gp[..])?;
+    let worst = (0..N)
+        .map(|i| (gp[i] as f64 - rp[i]).abs() / (f32::EPSILON as f64 * rp[i].abs().max(1e-3)))
+        .fold(0.0f64, f64::max);
+    if let Some(dir) = std::env::args().nth(1) {
+        let bytes: Vec<u8> = gp.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(std::path::Path::new(&dir).join("sgd_p.f32"), bytes)?;
+    }
+    let over = gp.iter().filter(|x| x.abs() > BOUND).count();
+    println!(
+        "sgd_momentum_kernel: {N} elements, {STEPS} steps, bound {BOUND}: max error {worst:.2} \
+         ε·scale, {over} weights past the bound"
+    );
+    if worst > UNITS || over > 0 {
+        failures += 1;
+    }
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
