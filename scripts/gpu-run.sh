@@ -25,9 +25,9 @@ done
 
 # The sanitizers instrument every access; ADAMANT_SANITIZER_RUN=1 makes the tests skip their
 # largest sizes (2^26) so a run stays within minutes (the plain run above covers them).
-# `missing_kernel_is_named` (and `add_module_missing_kernel_is_named`) provoke CUDA API errors on
-# purpose (a missing entry, a garbage
-# module), which compute-sanitizer would count; the plain run covers it.
+# `missing_kernel_is_named` and `add_module_missing_kernel_is_named` provoke CUDA API errors on
+# purpose (a missing entry, a garbage module), which compute-sanitizer would count; the plain run
+# covers them.
 for tool in memcheck racecheck; do
   for t in "$here"/tests/*; do
     name=$(basename "$t")
