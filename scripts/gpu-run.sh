@@ -56,29 +56,26 @@ for e in "$here"/examples/*; do
   cat "$logs/example-$name.log"
 done
 
-# PyTorch as a second reference: one step of each kernel replayed through torch.optim.
-cross=$here/gpu-logs/crosscheck
-if "$here/examples/torch_crosscheck" "$cross" >"$logs/torch-crosscheck.log" 2>&1 \
-   && python3 "$here/bench/torch_crosscheck.py" "$cross" >>"$logs/torch-crosscheck.log" 2>&1; then
-  note "PASS  torch crosscheck (five kernels vs torch.optim)"
-else
-  note "FAIL  torch crosscheck"
-fi
-cat "$logs/torch-crosscheck.log"
-rm -rf "$cross"
-
-# The downstream example crate's SGD against torch.optim.SGD (its Lion runs against the f64
-# reference in the example itself, above).
-cross=$here/gpu-logs/custom
-mkdir -p "$cross"
-if "$here/examples/custom_optimizer" "$cross" >"$logs/custom-optimizer-torch.log" 2>&1 \
-   && python3 "$here/bench/custom_optimizer_torch.py" "$cross" >>"$logs/custom-optimizer-torch.log" 2>&1; then
-  note "PASS  custom_optimizer vs torch.optim.SGD"
-else
-  note "FAIL  custom_optimizer vs torch.optim.SGD"
-fi
-cat "$logs/custom-optimizer-torch.log"
-rm -rf "$cross"
+# PyTorch as a second reference: `crosscheck NAME WHAT BINARY SCRIPT` runs the binary, which
+# writes its results to a folder, then the script, which replays the same run with torch.optim and
+# compares.
+crosscheck() {
+  local name=$1 what=$2 binary=$3 script=$4 dir=$here/gpu-logs/$1
+  mkdir -p "$dir"
+  if "$binary" "$dir" >"$logs/$name.log" 2>&1 && python3 "$script" "$dir" >>"$logs/$name.log" 2>&1; then
+    note "PASS  $what"
+  else
+    note "FAIL  $what"
+  fi
+  cat "$logs/$name.log"
+  rm -rf "$dir"
+}
+# One step of each of the five kernels.
+crosscheck torch-crosscheck "torch crosscheck (five kernels vs torch.optim)" \
+  "$here/examples/torch_crosscheck" "$here/bench/torch_crosscheck.py"
+# The downstream example crate's SGD (its Lion runs against the f64 reference in the example).
+crosscheck custom-optimizer-torch "custom_optimizer vs torch.optim.SGD" \
+  "$here/examples/custom_optimizer" "$here/bench/custom_optimizer_torch.py"
 
 [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-logs.tar.gz" -C "$logs" .
 echo

@@ -1,29 +1,20 @@
-//! Kernel sets: a kernel crate linked beside adamant (here this test crate, which defines an
-//! optimizer kernel of its own, as a downstream crate would) registers its entries under its own
-//! set, the defining crate's name. adamant's own set, module and audit are unaffected by it, and
-//! a launch of the foreign kernel looks in the module of that kernel's set, never in adamant's.
+//! Kernel sets: a kernel crate linked beside adamant registers its entries under its own set, the
+//! defining crate's name. Here two are linked: the downstream example's
+//! (`examples/custom-optimizer/kernels`, Lion and SGD with momentum) and this test crate, which
+//! defines a kernel named like one of adamant's. adamant's own set, module and audit are
+//! unaffected by them, and a launch looks for its entry in the module of its kernel's set, never
+//! in adamant's.
 //!
 //! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
 use adamant_kernels::abi::{self, OWN_SET};
-use adamant_kernels::optimizer_kernel;
 use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::{Adamant, ClampPolicy, Error};
+use custom_optimizer_kernels::sgd_momentum_kernel;
 
-/// This crate's kernel set: its name as Rust spells it.
+/// The example crate's kernel set.
+const FOREIGN_SET: &str = "custom_optimizer_kernels";
+/// This test crate's kernel set: its name as Rust spells it.
 const THIS_SET: &str = env!("CARGO_CRATE_NAME");
-
-/// SGD with momentum, as a downstream crate would write it.
-#[optimizer_kernel]
-pub fn sgd_momentum_kernel(
-    #[param] p: f32,
-    #[input] g: f32,
-    #[state] momentum_buffer: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
-) -> f32 {
-    *momentum_buffer = momentum * *momentum_buffer + g;
-    p - lr * *momentum_buffer
-}
 
 /// A downstream kernel named like one of adamant's: its own set's entry, not a second
 /// registration of adamant's.
@@ -39,7 +30,7 @@ mod same_name {
 #[test]
 fn a_linked_kernel_crate_registers_its_own_set() {
     let d = &sgd_momentum_kernel::DESCRIPTOR;
-    assert_eq!(d.set, THIS_SET);
+    assert_eq!(d.set, FOREIGN_SET);
     assert!(abi::all_kernels().iter().any(|k| std::ptr::eq(*k, d)));
     // adamant's own set does not see it, and keeps every one of its entries.
     assert!(abi::kernels().iter().all(|k| k.set == OWN_SET));
@@ -47,7 +38,7 @@ fn a_linked_kernel_crate_registers_its_own_set() {
         .iter()
         .all(|k| k.name != "sgd_momentum_kernel"));
     assert!(abi::kernel("sgd_momentum_kernel").is_none());
-    assert!(abi::kernel("iqn_adam_kernel").is_some());
+    assert!(abi::kernel_in(FOREIGN_SET, "sgd_momentum_kernel").is_some());
     // The same name in two sets: two descriptors, each found in its own set.
     let ours = abi::kernel("attn_adam_kernel").unwrap();
     assert_eq!(ours.set, OWN_SET);
@@ -56,7 +47,7 @@ fn a_linked_kernel_crate_registers_its_own_set() {
         ours,
         &same_name::attn_adam_kernel::DESCRIPTOR
     ));
-    // This crate's set is exactly its eight entries.
+    // This crate's set is exactly its four entries, the example crate's its eight.
     let mine: Vec<&str> = adamant_kernels::kernel_set!()
         .iter()
         .map(|k| k.name)
@@ -68,60 +59,69 @@ fn a_linked_kernel_crate_registers_its_own_set() {
             "attn_adam_kernel_multi",
             "attn_adam_kernel_multi_stepped",
             "attn_adam_kernel_stepped",
-            "sgd_momentum_kernel",
-            "sgd_momentum_kernel_multi",
-            "sgd_momentum_kernel_multi_stepped",
-            "sgd_momentum_kernel_stepped",
         ]
     );
-    assert_eq!(abi::all_kernels().len(), abi::kernels().len() + mine.len());
+    let foreign = abi::kernel_set(FOREIGN_SET);
+    assert_eq!(foreign.len(), 8);
+    assert!(foreign.iter().any(|k| std::ptr::eq(*k, d)));
+    assert_eq!(
+        abi::all_kernels().len(),
+        abi::kernels().len() + mine.len() + foreign.len()
+    );
 }
 
 #[test]
-fn adamants_audit_is_unaffected_by_a_linked_kernel_crate() {
+fn adamants_audit_is_unaffected_by_linked_kernel_crates() {
     let report = adamant::audit_embedded();
     assert!(report.is_ok(), "{report:?}");
     assert!(report.entry("sgd_momentum_kernel").is_none());
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
-fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_set() {
-    // Before kernel sets, Adamant::new looked for this crate's entries in adamant's PTX and
-    // failed; now it resolves adamant's set only.
-    let mut rt = Adamant::new().expect("adamant's module loads with a foreign kernel linked");
-    let n = 1024;
-    let mut p = DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap();
-    let mut g = DeviceBuffer::from_slice(&vec![0.1f32; n]).unwrap();
-    let mut b = DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap();
+fn sgd_launch(
+    rt: &Adamant,
+    p: &mut DeviceBuffer<f32>,
+    g: &mut DeviceBuffer<f32>,
+    b: &mut DeviceBuffer<f32>,
+) -> adamant_runtime::Result<adamant_runtime::LaunchInfo> {
+    let buffers = sgd_momentum_kernel::Buffers {
+        p: &mut **p,
+        g: &mut **g,
+        momentum_buffer: &mut **b,
+    };
     let scalars = sgd_momentum_kernel::Scalars {
         lr: 0.1,
         momentum: 0.9,
+        weight_decay: 0.0,
     };
-    let launch = |rt: &Adamant,
-                  p: &mut DeviceBuffer<f32>,
-                  g: &mut DeviceBuffer<f32>,
-                  b: &mut DeviceBuffer<f32>| {
-        let buffers = sgd_momentum_kernel::Buffers {
-            p: &mut **p,
-            g: &mut **g,
-            momentum_buffer: &mut **b,
-        };
-        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            ClampPolicy::Fixed { bound: 1.0 },
-        )
-    };
-    // Its module was never loaded: the error names its set, and nothing is launched.
-    match launch(&rt, &mut p, &mut g, &mut b) {
+    rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
+        rt.stream(),
+        &buffers,
+        &scalars,
+        ClampPolicy::Fixed { bound: 1.0 },
+    )
+}
+
+fn filled(x: f32, n: usize) -> DeviceBuffer<f32> {
+    DeviceBuffer::from_slice(&vec![x; n]).unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_set() {
+    // Before kernel sets, Adamant::new looked for the linked crates' entries in adamant's PTX
+    // and failed; now it resolves adamant's set only.
+    let rt = Adamant::new().expect("adamant's module loads with foreign kernels linked");
+    let n = 1024;
+    let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
+    // The example's module was never loaded: the error names the set, and nothing is launched.
+    match sgd_launch(&rt, &mut p, &mut g, &mut b) {
         Err(Error::MissingKernel { set, name, .. }) => {
-            assert_eq!((set, name), (THIS_SET, "sgd_momentum_kernel"));
+            assert_eq!((set, name), (FOREIGN_SET, "sgd_momentum_kernel"));
         }
         other => panic!("expected MissingKernel, got {other:?}"),
     }
-    // Loading adamant's own set a second time is refused by name.
+    // Loading adamant's own set a second time is refused by name, before the driver is asked.
+    let mut rt = rt;
     let err = rt
         .add_module(adamant_runtime::PTX, &abi::kernels())
         .unwrap_err();
@@ -130,7 +130,7 @@ fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_se
         "{err:?}"
     );
     // adamant's `attn_adam_kernel` still launches, though this crate has an entry of that name:
-    // the registry and the module are looked up by set and name.
+    // the registry and the modules are looked up by set and name.
     let mut group = adamant_runtime::ParamGroup::new("attention", &vec![0.5; n]).unwrap();
     group
         .upload(adamant_runtime::GroupBuffer::Grads, &vec![0.1; n])
@@ -161,43 +161,33 @@ fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_se
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn add_module_missing_kernel_is_named() {
     let mut rt = Adamant::new().expect("a GPU");
-    // adamant's PTX given as this set's module: it has an `attn_adam_kernel` (adamant's) but no
-    // `sgd_momentum_kernel`, so it is refused, naming the first missing entry.
+    // adamant's PTX given as the example crate's module: it has none of its entries, so it is
+    // refused, naming the first one missing.
     let err = rt
-        .add_module(adamant_runtime::PTX, &adamant_kernels::kernel_set!())
+        .add_module(adamant_runtime::PTX, &abi::kernel_set(FOREIGN_SET))
         .unwrap_err();
     assert!(
         matches!(
             err,
             Error::MissingKernel {
-                set: THIS_SET,
-                name: "sgd_momentum_kernel"
-                    | "sgd_momentum_kernel_multi"
-                    | "sgd_momentum_kernel_multi_stepped"
-                    | "sgd_momentum_kernel_stepped",
+                set: FOREIGN_SET,
                 ..
             }
         ),
         "{err:?}"
     );
-    // Nothing was added, not even the entries that were found: this set's `attn_adam_kernel`
-    // is still missing rather than bound to adamant's entry of the same name.
+    // Nothing was added: the set's kernels are still missing, not half-loaded.
     let n = 16;
-    let mut p = DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap();
-    let mut g = DeviceBuffer::from_slice(&vec![0.1f32; n]).unwrap();
-    let buffers = same_name::attn_adam_kernel::Buffers {
-        p: &mut *p,
-        g: &mut *g,
-    };
-    let scalars = same_name::attn_adam_kernel::Scalars { lr: 0.1 };
-    let launched = rt.launch_optimizer::<same_name::attn_adam_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &scalars,
-        ClampPolicy::Fixed { bound: 1.0 },
-    );
+    let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
+    let launched = sgd_launch(&rt, &mut p, &mut g, &mut b);
     assert!(
-        matches!(launched, Err(Error::MissingKernel { set: THIS_SET, .. })),
+        matches!(
+            launched,
+            Err(Error::MissingKernel {
+                set: FOREIGN_SET,
+                ..
+            })
+        ),
         "{launched:?}"
     );
 }

@@ -142,6 +142,9 @@ impl Adamant {
     /// crate's kernel set, [`kernel_set`](adamant_kernels::abi::kernel_set)) in it. Each
     /// launch then finds its entry in the module of its descriptor's set, so a user's kernels
     /// and adamant's never shadow one another, even where two sets use the same entry name.
+    /// Entries are found by name: `ptx` must be the module that set's build made
+    /// (`adamant_build::KernelCrate`, which checked every entry's parameters against these
+    /// descriptors and audited it).
     ///
     /// # Errors
     ///
