@@ -52,6 +52,40 @@ pub enum Error {
         source: CudaError,
     },
 
+    /// A raw device range that cannot be one ([`DeviceRegion::new`]).
+    ///
+    /// [`DeviceRegion::new`]: crate::DeviceRegion::new
+    #[error("device region of {len} f32s at {ptr:#x}: {reason}")]
+    ForeignRegion {
+        /// The address given.
+        ptr: u64,
+        /// The length given, in elements.
+        len: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A raw launch's buffer is not inside one device allocation the driver knows
+    /// ([`Adamant::launch_optimizer_raw`]); nothing was launched.
+    ///
+    /// [`Adamant::launch_optimizer_raw`]: crate::Adamant::launch_optimizer_raw
+    #[error(
+        "{kernel}: buffer `{buffer}` ({len} f32s at {ptr:#x}) is not device memory of this \
+         context: {reason} (nothing was launched)"
+    )]
+    ForeignBuffer {
+        /// The entry launched.
+        kernel: &'static str,
+        /// The buffer, by its name in the kernel's signature.
+        buffer: &'static str,
+        /// Its address.
+        ptr: u64,
+        /// Its length in elements.
+        len: usize,
+        /// What the driver said.
+        reason: String,
+    },
+
     /// [`Adamant::add_module`] was given a kernel whose set and name are already loaded.
     ///
     /// [`Adamant::add_module`]: crate::Adamant::add_module

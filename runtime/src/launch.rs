@@ -12,7 +12,7 @@ use crate::device::Adamant;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{CudaContext, Result};
-use crate::launch_check::{assemble, check_tensors, Uniforms};
+use crate::launch_check::{assemble, check_tensors, BufferView, Uniforms};
 use crate::step::StepStates;
 
 /// Threads per block for the optimizer kernels.
@@ -104,7 +104,7 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        self.launch_single::<E>(stream, buffers, Uniforms::Plain { scalars, policy })
+        self.launch_single::<E, _>(stream, buffers, Uniforms::Plain { scalars, policy })
     }
 
     /// Launches `E`'s stepped entry (`<kernel>_stepped`) on `stream`: as
@@ -166,14 +166,14 @@ impl Adamant {
             states,
             index,
         };
-        self.launch_single::<E>(stream, buffers, uniforms)
+        self.launch_single::<E, _>(stream, buffers, uniforms)
     }
 
     /// The one single-buffer launch path, plain or stepped.
-    fn launch_single<E: OptimizerEntry>(
+    pub(crate) fn launch_single<E: OptimizerEntry, B: BufferView>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
+        buffers: &E::Buffers<B>,
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(false)?;
@@ -203,8 +203,10 @@ impl Adamant {
         // SAFETY: `function` is the registered entry's; `params` holds one pointer per entry
         // parameter, in the registered descriptor's order (assembled from it), each pointing
         // into `values`, which outlives the call. Every buffer has `len` elements and no written
-        // buffer overlaps another (checked), and the `&mut` borrows keep them alive until the
-        // caller's next use; a step-state record lives as long as its `StepStates`.
+        // buffer overlaps another (checked); the safe launchers' `&mut` borrows keep them alive
+        // until the caller's next use, and the raw ones' callers promise as much
+        // (`Adamant::launch_optimizer_raw`); a step-state record lives as long as its
+        // `StepStates`.
         unsafe { stream.launch(function, grid, block, 0, &params) }
             .during_with(|| format!("launching {kernel} ({len} elements)"))?;
         Ok(info)

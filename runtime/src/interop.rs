@@ -1,0 +1,267 @@
+//! Launches on memory and streams that other CUDA code owns (a training codebase on cudarc or on
+//! raw driver calls), so that it can adopt adamant one kernel at a time: [`DeviceRegion`] is a
+//! raw device range, [`ForeignStream`] a borrowed raw stream, and
+//! [`Adamant::launch_optimizer_raw`] the validated launch over them.
+//!
+//! The launch runs every check of the safe launchers (registered entry, bound, domains, lengths,
+//! overlaps) and one more that only raw memory needs: each range must lie inside one allocation
+//! of device memory that the driver knows (`cuPointerGetAttribute`), so a host pointer, a freed
+//! or foreign-context address, or a length past the allocation's end is refused with a typed
+//! error before anything is enqueued. What no check can see, that the memory stays allocated and
+//! unaliased until the launch has run, is the caller's promise (`unsafe`).
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::{size_of, ManuallyDrop};
+use std::ops::Deref;
+
+use adamant_kernels::abi::OptimizerEntry;
+use cust::stream::Stream;
+use cust::sys::{CUpointer_attribute, CUresult, CUstream};
+
+use crate::clamp_policy::ClampPolicy;
+use crate::device::Adamant;
+use crate::error::{Error, Result};
+use crate::launch::LaunchInfo;
+use crate::launch_check::{BufferView, Uniforms};
+
+/// `len` `f32`s of device memory at `ptr`, owned by other code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceRegion {
+    ptr: u64,
+    len: usize,
+}
+
+impl DeviceRegion {
+    /// The range `ptr .. ptr + 4·len`. Checks what the address alone can tell: not null (unless
+    /// empty), 4-byte aligned, no overflow. [`Adamant::launch_optimizer_raw`] checks it against
+    /// the driver's allocations.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignRegion`] naming the reason.
+    pub fn new(ptr: u64, len: usize) -> Result<DeviceRegion> {
+        let bad = |reason: &str| {
+            Err(Error::ForeignRegion {
+                ptr,
+                len,
+                reason: reason.to_string(),
+            })
+        };
+        if len > 0 && ptr == 0 {
+            return bad("a null address");
+        }
+        if !ptr.is_multiple_of(size_of::<f32>() as u64) {
+            return bad("not 4-byte aligned");
+        }
+        if (len as u64)
+            .checked_mul(size_of::<f32>() as u64)
+            .and_then(|bytes| ptr.checked_add(bytes))
+            .is_none()
+        {
+            return bad("the range overflows the address space");
+        }
+        Ok(DeviceRegion { ptr, len })
+    }
+
+    /// The device address.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The length in `f32` elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The driver's word on the region: it lies inside one device allocation.
+    fn check_allocation(&self, kernel: &'static str, buffer: &'static str) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        let refuse = |reason: String| Error::ForeignBuffer {
+            kernel,
+            buffer,
+            ptr: self.ptr,
+            len: self.len,
+            reason,
+        };
+        let attribute = |which: CUpointer_attribute| -> std::result::Result<u64, CUresult> {
+            let mut value: u64 = 0;
+            // SAFETY: both attributes write one `CUdeviceptr` / `size_t` (8 bytes) into `value`;
+            // the driver only reads its tables for `ptr`.
+            let status = unsafe {
+                cust::sys::cuPointerGetAttribute(
+                    &mut value as *mut u64 as *mut c_void,
+                    which,
+                    self.ptr,
+                )
+            };
+            if status == CUresult::CUDA_SUCCESS {
+                Ok(value)
+            } else {
+                Err(status)
+            }
+        };
+        let start = attribute(CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+            .map_err(|s| refuse(format!("the driver knows no allocation there ({s:?})")))?;
+        let size = attribute(CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+            .map_err(|s| refuse(format!("the driver knows no allocation there ({s:?})")))?;
+        let end = self.ptr + (self.len * size_of::<f32>()) as u64;
+        if end > start.saturating_add(size) {
+            return Err(refuse(format!(
+                "it runs {} bytes past the end of its allocation ({size} bytes at {start:#x})",
+                end - start.saturating_add(size)
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl BufferView for DeviceRegion {
+    fn address(&self) -> u64 {
+        self.ptr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// A stream created by other code, borrowed for launches: it derefs to cust's [`Stream`], which
+/// every launcher and the NaN checker take, and is never destroyed by adamant.
+pub struct ForeignStream<'a> {
+    stream: ManuallyDrop<Stream>,
+    _borrowed: PhantomData<&'a ()>,
+}
+
+impl ForeignStream<'_> {
+    /// Borrows `raw`.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a stream of the runtime's context (or null, the legacy default stream) that stays
+    /// valid for the returned value's life.
+    pub unsafe fn from_raw(raw: CUstream) -> Self {
+        // cust's `Stream` (pinned at =0.3.2) is one `CUstream` field, `inner`; a test checks that
+        // the round trip gives back the same handle. `ManuallyDrop` keeps cust's `Drop`, which
+        // would destroy the stream, from ever running.
+        const _: () = assert!(size_of::<Stream>() == size_of::<CUstream>());
+        let stream: Stream = std::mem::transmute::<CUstream, Stream>(raw);
+        ForeignStream {
+            stream: ManuallyDrop::new(stream),
+            _borrowed: PhantomData,
+        }
+    }
+}
+
+impl Deref for ForeignStream<'_> {
+    type Target = Stream;
+
+    fn deref(&self) -> &Stream {
+        &self.stream
+    }
+}
+
+impl Adamant {
+    /// [`Adamant::launch_optimizer`] over memory other code owns: the same checks (registered
+    /// entry, bound, scalar domains, lengths, no written buffer overlapping another), and each
+    /// region must lie inside one device allocation the driver knows. `stream` may be a
+    /// [`ForeignStream`].
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::iqn_adam_kernel;
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, Error};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // Memory another library allocated, known to us by address and length only.
+    /// let n = 4096;
+    /// let owned: Vec<DeviceBuffer<f32>> =
+    ///     (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.1f32; n])).collect::<Result<_, _>>()?;
+    /// let region = |i: usize| DeviceRegion::new(owned[i].as_device_ptr().as_raw(), n);
+    /// let buffers = iqn_adam_kernel::Buffers { p: region(0)?, g: region(1)?, m: region(2)?, v: region(3)? };
+    /// let hyper = AdamHyper::pytorch_defaults(1)?;
+    /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
+    /// let policy = ClampPolicy::Fixed { bound: 1.0 };
+    /// // SAFETY: the four buffers outlive the launch (synchronised below) and nothing else
+    /// // touches them meanwhile.
+    /// unsafe { rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)? };
+    /// rt.synchronize()?;
+    ///
+    /// // One element past the end of its allocation: refused by the driver's tables.
+    /// let past = iqn_adam_kernel::Buffers {
+    ///     p: DeviceRegion::new(owned[0].as_device_ptr().as_raw() + 4, n)?, ..buffers
+    /// };
+    /// let refused = unsafe {
+    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), &past, &scalars, policy)
+    /// };
+    /// assert!(matches!(refused, Err(Error::ForeignBuffer { buffer: "p", .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// Every region is device memory of the runtime's context that stays allocated until the
+    /// launch has run on `stream`, and no other work reads or writes the regions the entry
+    /// writes while it runs (the checks see addresses, not other code's work).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Adamant::launch_optimizer`], and [`Error::ForeignBuffer`] for a region outside
+    /// the driver's device allocations. Nothing is enqueued on error.
+    pub unsafe fn launch_optimizer_raw<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        buffers: &E::Buffers<DeviceRegion>,
+        scalars: &E::Scalars,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        for (name, region) in E::named_buffers(buffers) {
+            region.check_allocation(E::DESCRIPTOR.name, name)?;
+        }
+        self.launch_single::<E, _>(stream, buffers, Uniforms::Plain { scalars, policy })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_refuses_null_misaligned_and_overflowing_ranges() {
+        for (ptr, len, reason) in [
+            (0, 1, "null"),
+            (0x1002, 4, "aligned"),
+            (u64::MAX - 3, 2, "overflows"),
+        ] {
+            match DeviceRegion::new(ptr, len) {
+                Err(Error::ForeignRegion { reason: r, .. }) => assert!(r.contains(reason), "{r}"),
+                other => panic!("{ptr:#x}/{len}: {other:?}"),
+            }
+        }
+        let empty = DeviceRegion::new(0, 0).unwrap();
+        assert!(empty.is_empty());
+        let r = DeviceRegion::new(0x1000, 10).unwrap();
+        assert_eq!((r.ptr(), r.len()), (0x1000, 10));
+    }
+
+    #[test]
+    fn a_foreign_stream_hands_back_the_raw_handle() {
+        // A made-up handle: the round trip must not touch the driver (no GPU here). That the
+        // borrow never destroys the stream is checked on the GPU (tests/gpu_interop.rs destroys
+        // its stream itself afterwards, which fails on a stream already destroyed).
+        let raw = 0x5eed_0000usize as CUstream;
+        let stream = unsafe { ForeignStream::from_raw(raw) };
+        assert_eq!(stream.as_inner(), raw);
+        std::mem::forget(stream);
+    }
+}

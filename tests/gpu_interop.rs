@@ -1,0 +1,188 @@
+//! Launches on memory and a stream that "other code" owns (here: cust buffers known only by
+//! address, and a stream created with a raw driver call), through `Adamant::launch_optimizer_raw`
+//! and `ForeignStream`: the same results as the safe launch, bit for bit, and the same
+//! refusals, plus the driver's check that each range is device memory. GPU only (`#[ignore]`).
+use adamant_kernels::optimizers::iqn_adam_kernel;
+use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+use adamant_runtime::{
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, ForeignStream,
+};
+
+const N: usize = 10_000;
+
+fn data(seed: u32) -> [Vec<f32>; 4] {
+    let f = |k: u32| -> Vec<f32> {
+        (0..N as u32)
+            .map(|i| ((i.wrapping_mul(2654435761) ^ (seed + k)) % 2001) as f32 / 1000.0 - 1.0)
+            .collect()
+    };
+    let v: Vec<f32> = f(3).iter().map(|x| x.abs() * 0.01).collect();
+    [f(0).iter().map(|x| x * 2.0).collect(), f(1), f(2), v]
+}
+
+fn upload(host: &[Vec<f32>; 4]) -> Vec<DeviceBuffer<f32>> {
+    host.iter()
+        .map(|h| DeviceBuffer::from_slice(h).unwrap())
+        .collect()
+}
+
+fn regions(owned: &[DeviceBuffer<f32>]) -> iqn_adam_kernel::Buffers<DeviceRegion> {
+    let r =
+        |i: usize| DeviceRegion::new(owned[i].as_device_ptr().as_raw(), owned[i].len()).unwrap();
+    iqn_adam_kernel::Buffers {
+        p: r(0),
+        g: r(1),
+        m: r(2),
+        v: r(3),
+    }
+}
+
+fn download(owned: &[DeviceBuffer<f32>]) -> Vec<Vec<f32>> {
+    owned
+        .iter()
+        .map(|b| {
+            let mut h = vec![0.0f32; b.len()];
+            b.copy_to(&mut h[..]).unwrap();
+            h
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
+    let rt = Adamant::new().expect("a GPU");
+    let hyper = AdamHyper::new(1e-2, 0.9, 0.999, 1e-8, 0.01, 3).unwrap();
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.01).unwrap();
+    let policy = ClampPolicy::Fixed { bound: 1.5 };
+    let host = data(7);
+
+    // The safe launch, on the runtime's stream.
+    let mut safe = upload(&host);
+    {
+        let (p, rest) = safe.split_at_mut(1);
+        let (g, rest) = rest.split_at_mut(1);
+        let (m, v) = rest.split_at_mut(1);
+        let b = iqn_adam_kernel::Buffers {
+            p: &mut *p[0],
+            g: &mut *g[0],
+            m: &mut *m[0],
+            v: &mut *v[0],
+        };
+        rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, policy)
+            .unwrap();
+    }
+    rt.synchronize().unwrap();
+
+    // The raw launch, on a stream made by a raw driver call, as another library would.
+    let foreign = upload(&host);
+    let mut raw_stream: adamant_runtime::cust::sys::CUstream = std::ptr::null_mut();
+    let status = unsafe { adamant_runtime::cust::sys::cuStreamCreate(&mut raw_stream, 1) };
+    assert_eq!(status, adamant_runtime::cust::sys::CUresult::CUDA_SUCCESS);
+    {
+        let stream = unsafe { ForeignStream::from_raw(raw_stream) };
+        // SAFETY: `foreign` outlives the launch (the stream is synchronised below).
+        let info = unsafe {
+            rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+                &stream,
+                &regions(&foreign),
+                &scalars,
+                policy,
+            )
+        }
+        .unwrap();
+        assert_eq!(info.elements, N);
+        stream.synchronize().unwrap();
+    } // the borrow ends; the stream is still ours to destroy
+    let status = unsafe { adamant_runtime::cust::sys::cuStreamDestroy_v2(raw_stream) };
+    assert_eq!(status, adamant_runtime::cust::sys::CUresult::CUDA_SUCCESS);
+
+    let (a, b) = (download(&safe), download(&foreign));
+    for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
+        let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(
+            same,
+            "buffer {name} differs between the safe and the raw launch"
+        );
+    }
+    // The clamp was applied (p started at up to ±2, the bound is 1.5).
+    assert!(b[0].iter().all(|x| x.abs() <= 1.5));
+    assert!(host[0].iter().any(|x| x.abs() > 1.5));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn raw_launches_refuse_overlaps_short_buffers_and_ranges_past_their_allocation() {
+    let rt = Adamant::new().expect("a GPU");
+    let hyper = AdamHyper::pytorch_defaults(1).unwrap();
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
+    let policy = ClampPolicy::Fixed { bound: 1.0 };
+    let owned = upload(&data(1));
+    let before = download(&owned);
+    let launch = |b: &iqn_adam_kernel::Buffers<DeviceRegion>| unsafe {
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), b, &scalars, policy)
+    };
+    let base = owned[0].as_device_ptr().as_raw();
+    // One element past the end of p's allocation.
+    let past = iqn_adam_kernel::Buffers {
+        p: DeviceRegion::new(base + 4, N).unwrap(),
+        ..regions(&owned)
+    };
+    match launch(&past) {
+        Err(Error::ForeignBuffer {
+            kernel,
+            buffer,
+            reason,
+            ..
+        }) => {
+            assert_eq!((kernel, buffer), ("iqn_adam_kernel", "p"));
+            assert!(reason.contains("4 bytes past the end"), "{reason}");
+        }
+        other => panic!("expected ForeignBuffer, got {other:?}"),
+    }
+    // m over p: the overlap check of every launch path.
+    let overlapping = iqn_adam_kernel::Buffers {
+        m: DeviceRegion::new(base, N).unwrap(),
+        ..regions(&owned)
+    };
+    assert!(matches!(launch(&overlapping), Err(Error::Overlap { .. })));
+    // A short v: the length check.
+    let short = iqn_adam_kernel::Buffers {
+        v: DeviceRegion::new(owned[3].as_device_ptr().as_raw(), N - 1).unwrap(),
+        ..regions(&owned)
+    };
+    assert!(matches!(
+        launch(&short),
+        Err(Error::LengthMismatch { buffer: "v", .. })
+    ));
+    rt.synchronize().unwrap();
+    assert_eq!(download(&owned), before, "a refused launch wrote nothing");
+}
+
+/// Provokes CUDA API errors on purpose (the driver's lookups of addresses that are not device
+/// memory), so `gpu-run.sh` skips it under compute-sanitizer.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn raw_launches_refuse_host_memory_provokes_driver_errors() {
+    let rt = Adamant::new().expect("a GPU");
+    let hyper = AdamHyper::pytorch_defaults(1).unwrap();
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
+    let owned = upload(&data(2));
+    let host = vec![0.5f32; N];
+    let on_host = iqn_adam_kernel::Buffers {
+        g: DeviceRegion::new(host.as_ptr() as u64, N).unwrap(),
+        ..regions(&owned)
+    };
+    let refused = unsafe {
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &on_host,
+            &scalars,
+            ClampPolicy::Fixed { bound: 1.0 },
+        )
+    };
+    assert!(
+        matches!(refused, Err(Error::ForeignBuffer { buffer: "g", .. })),
+        "{refused:?}"
+    );
+}
