@@ -262,6 +262,5 @@ mod tests {
         let raw = 0x5eed_0000usize as CUstream;
         let stream = unsafe { ForeignStream::from_raw(raw) };
         assert_eq!(stream.as_inner(), raw);
-        std::mem::forget(stream);
     }
 }
