@@ -14,7 +14,9 @@ pub(super) fn multi_name(name: &str) -> String {
 }
 
 /// The device block: the expansion's one `#[cfg(target_arch = "nvptx64")] const _: () = { .. };`,
-/// which holds only fns (sweep and the two entries; none of them can be named outside it).
+/// which holds one `#[cfg(adamant_entries)] const _: () = { .. };` (the entries are compiled
+/// into the PTX of the crate that defines them only), which holds only fns (sweep and the
+/// entries; none of them can be named outside it).
 pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
     let blocks: Vec<&syn::ItemConst> = file
         .items
@@ -33,14 +35,18 @@ pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
     if !cfg_is(&block.attrs, NVPTX) {
         return Err(format!("the device block is not `#[cfg({NVPTX})]`"));
     }
-    let Expr::Block(body) = &*block.expr else {
-        return Err("the device block's value is not a block".into());
+    let inner = match unit_block(block, "the device block")? {
+        [Stmt::Item(Item::Const(inner))] if inner.ident == "_" => inner,
+        _ => {
+            return Err(
+                "the device block does not hold exactly one `const _` block of entries".into(),
+            )
+        }
     };
-    if tokens(&block.ty) != "()" || body.block.stmts.is_empty() {
-        return Err("the device block is not `const _: () = { .. };`".into());
+    if !cfg_is(&inner.attrs, ENTRIES) {
+        return Err(format!("the entries' block is not `#[cfg({ENTRIES})]`"));
     }
-    body.block
-        .stmts
+    unit_block(inner, "the entries' block")?
         .iter()
         .map(|s| match s {
             Stmt::Item(Item::Fn(f)) => Ok(f),
@@ -50,6 +56,20 @@ pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
             )),
         })
         .collect()
+}
+
+/// The cfg under which the entries compile (set by the PTX build for the crate it builds).
+const ENTRIES: &str = "adamant_entries";
+
+/// The statements of `const _: () = { .. };`, not empty.
+fn unit_block<'a>(block: &'a syn::ItemConst, what: &str) -> Result<&'a [Stmt], String> {
+    let Expr::Block(body) = &*block.expr else {
+        return Err(format!("{what}'s value is not a block"));
+    };
+    if tokens(&block.ty) != "()" || body.block.stmts.is_empty() {
+        return Err(format!("{what} is not `const _: () = {{ .. }};`"));
+    }
+    Ok(&body.block.stmts)
 }
 
 pub(super) fn device_fn<'a>(file: &'a File, ident: &str) -> Result<&'a ItemFn, String> {

@@ -7,8 +7,8 @@ use syn::{Expr, File, ImplItem, Item, Stmt, Token};
 use super::expansion::multi_name;
 use super::syntax::tokens;
 use super::walk_mut::{
-    descriptor_params_mut, device_fn_mut, device_stmts_mut, entry_impl_mut, loops_mut, mod_fn_mut,
-    mod_items_mut, sweep_call_mut,
+    descriptor_params_mut, device_fn_mut, device_stmts_mut, entries_block_attrs_mut,
+    entry_impl_mut, loops_mut, mod_fn_mut, mod_items_mut, sweep_call_mut,
 };
 use super::{NEW, SWEEP};
 
@@ -140,6 +140,14 @@ pub(super) fn tampered(
                     c.attrs.clear();
                 }
             }
+        },
+    );
+    tamper(
+        "entries compiled into every dependent's PTX (no adamant_entries cfg)",
+        "entry_signatures",
+        "the entries' block is not `#[cfg(adamant_entries)]`",
+        &|f| {
+            entries_block_attrs_mut(f).clear();
         },
     );
     tamper(

@@ -5,9 +5,11 @@ use syn::{Expr, ExprCall, File, Item, ItemFn, ItemImpl, Stmt, Token};
 use super::syntax::tokens;
 use super::SWEEP;
 
-/// The statements of the device block (`const _: () = { .. };`).
-pub(super) fn device_stmts_mut(file: &mut File) -> &mut Vec<Stmt> {
-    file.items
+/// The device block's entries block: `#[cfg(adamant_entries)] const _: () = { .. };` inside
+/// `#[cfg(target_arch = "nvptx64")] const _: () = { .. };`.
+fn entries_block_mut(file: &mut File) -> &mut syn::ItemConst {
+    let outer = file
+        .items
         .iter_mut()
         .find_map(|item| match item {
             Item::Const(c) if c.ident == "_" => match &mut *c.expr {
@@ -16,7 +18,27 @@ pub(super) fn device_stmts_mut(file: &mut File) -> &mut Vec<Stmt> {
             },
             _ => None,
         })
-        .expect("the device block")
+        .expect("the device block");
+    outer
+        .iter_mut()
+        .find_map(|s| match s {
+            Stmt::Item(Item::Const(c)) if c.ident == "_" => Some(c),
+            _ => None,
+        })
+        .expect("the entries block")
+}
+
+/// The statements of the entries block.
+pub(super) fn device_stmts_mut(file: &mut File) -> &mut Vec<Stmt> {
+    match &mut *entries_block_mut(file).expr {
+        Expr::Block(b) => &mut b.block.stmts,
+        _ => panic!("the entries block is not a block"),
+    }
+}
+
+/// The attributes of the entries block.
+pub(super) fn entries_block_attrs_mut(file: &mut File) -> &mut Vec<syn::Attribute> {
+    &mut entries_block_mut(file).attrs
 }
 
 /// A fn of the device block.
