@@ -45,6 +45,10 @@ struct AuditArgs {
     /// Fail when ptxas cannot be found (otherwise its columns read "ptxas not found").
     #[arg(long)]
     require_ptxas: bool,
+    /// Audit against this kernel list (`<lib>.kernels.json`, written by adamant-build beside
+    /// every module it builds) instead of adamant's own kernels: for another crate's PTX.
+    #[arg(long, value_name = "PATH", requires = "ptx")]
+    kernels: Option<PathBuf>,
     /// Also write the audited PTX text to this file.
     #[arg(long, value_name = "PATH")]
     write_ptx: Option<PathBuf>,
@@ -108,7 +112,24 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
         outln!(out, "wrote the audited PTX to {}", path.display());
     }
 
-    let report = audit::audit(&ptx, &adamant_kernels::abi::kernels());
+    let kernels = match &args.kernels {
+        Some(path) => {
+            let json = fs::read_to_string(path)
+                .with_context(|| format!("cannot read the kernel list {}", path.display()))?;
+            let kernels = adamant_build::kernel_list::from_json(&json)
+                .with_context(|| format!("in the kernel list {}", path.display()))?;
+            outln!(
+                out,
+                "kernels: {} entries of set `{}` ({})",
+                kernels.len(),
+                kernels.first().map_or("", |k| k.set),
+                path.display()
+            );
+            kernels
+        }
+        None => adamant_kernels::abi::kernels(),
+    };
+    let report = audit::audit(&ptx, &kernels);
     let ptxas = match Ptxas::locate() {
         Ok(found) => match found.compile(&ptx, arch) {
             Ok(r) => PtxasOutcome::Report(found, Box::new(r)),

@@ -60,6 +60,8 @@ pub struct BuiltPtx {
     /// crate embeds with `include_str!(concat!(env!("OUT_DIR"), "/<lib>.ptx"))`.
     pub out_file: PathBuf,
     /// `<target-dir>/ptx/<lib>.ptx`, the same text, for tools and for copying to a GPU machine.
+    /// Beside it (and beside [`BuiltPtx::out_file`]), `<lib>.kernels.json`: the kernel set it
+    /// was checked against ([`crate::kernel_list`]).
     pub published: PathBuf,
     /// The kernel crate's package and library names, from its Cargo.toml.
     pub names: CrateNames,
@@ -164,6 +166,12 @@ impl KernelCrate {
         write(&out_file, &ptx)?;
         let published = target_dir.join("ptx").join(&file);
         write(&published, &ptx)?;
+        // The descriptors the module was checked and audited against, for tools that do not
+        // link the kernel crate (`adamant audit --ptx <lib>.ptx --kernels <lib>.kernels.json`).
+        let list = crate::kernel_list::to_json(&kernels)?;
+        let list_file = format!("{}.kernels.json", names.lib);
+        write(&out_dir.join(&list_file), &list)?;
+        write(&target_dir.join("ptx").join(&list_file), &list)?;
 
         let ptxas = Ptxas::locate().and_then(|p| p.compile(&ptx, ptxas::DEFAULT_ARCH));
         report_ptxas(&ptxas);

@@ -7,11 +7,14 @@
 //! - [`ptx`]: a reader for PTX that sees what ptxas sees, and the module check;
 //! - [`audit`]: the PTX audit against the kernel descriptors (writes attributed, clamp proven);
 //! - [`ptxas`]: NVIDIA's `ptxas`, found and run offline, and its `-v` report;
-//! - [`source_check`]: no assembly macros in a device crate's sources.
+//! - [`source_check`]: no assembly macros in a device crate's sources;
+//! - [`kernel_list`]: a kernel set as JSON, written next to its module, for tools that do not
+//!   link the kernel crate (`adamant audit --kernels`).
 pub mod audit;
 mod checks;
 mod error;
 mod kernel_crate;
+pub mod kernel_list;
 mod manifest;
 pub mod ptx;
 pub mod ptxas;

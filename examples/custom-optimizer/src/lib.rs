@@ -15,6 +15,13 @@ pub const SET: &str = "custom_optimizer_kernels";
 /// The module `build.rs` made: this crate's entries only.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/custom_optimizer_kernels.ptx"));
 
+/// The kernel set `build.rs` checked and audited [`PTX`] against, as JSON (for
+/// `adamant audit --ptx <it> --kernels <this>`, which does not link this crate).
+pub const KERNEL_LIST: &str = include_str!(concat!(
+    env!("OUT_DIR"),
+    "/custom_optimizer_kernels.kernels.json"
+));
+
 /// The kernels of [`PTX`].
 pub fn kernels() -> Vec<&'static KernelDescriptor> {
     abi::kernel_set(SET)

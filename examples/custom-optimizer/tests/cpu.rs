@@ -28,6 +28,16 @@ fn the_module_holds_this_crates_entries_and_none_of_adamants() {
 }
 
 #[test]
+fn the_kernel_list_the_build_wrote_is_this_crates_set() {
+    let listed = adamant_build::kernel_list::from_json(custom_optimizer::KERNEL_LIST).unwrap();
+    let ours = kernels();
+    assert_eq!(listed.len(), ours.len());
+    for (a, b) in listed.iter().zip(&ours) {
+        assert_eq!(*a, *b);
+    }
+}
+
+#[test]
 fn the_audit_proves_every_entrys_clamp() {
     let report = audit(PTX, &kernels());
     assert!(report.is_ok(), "{report:?}");

@@ -1,0 +1,266 @@
+//! A kernel set written next to its PTX (`<lib>.kernels.json`), so that a tool that does not link
+//! the kernel crate, such as `adamant audit --ptx X.ptx --kernels X.kernels.json`, audits the
+//! module against the same descriptors its build did. The JSON mirrors the descriptor types
+//! field for field; reading it back gives descriptors equal to the ones written.
+use adamant_kernels::abi::{
+    Domain, KernelDescriptor, KernelKind, KernelParam, Limit, ParamRole, ParamType,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::BuildError;
+
+#[derive(Serialize, Deserialize)]
+struct List {
+    set: String,
+    kernels: Vec<Kernel>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Kernel {
+    name: String,
+    kind: Kind,
+    params: Vec<Param>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Optimizer,
+    Other,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Param {
+    name: String,
+    #[serde(rename = "type")]
+    ty: Type,
+    role: Role,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Type {
+    Ptr,
+    F32,
+    U32,
+    Usize,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Role {
+    ParamBuffer,
+    Input,
+    State,
+    UniformPtr {
+        default: f32,
+    },
+    Len,
+    Scalar {
+        lower: Bound,
+        upper: Bound,
+        finite: bool,
+    },
+    ClampBound,
+    StepState,
+    ParamTable,
+    InputTable,
+    StateTable,
+    ChunkTable,
+    ChunkCount,
+    Output,
+    IndexTable,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Bound {
+    None,
+    Inclusive(f32),
+    Exclusive(f32),
+}
+
+/// `kernels` (one set) as JSON.
+///
+/// # Errors
+///
+/// A [`BuildError`] if the kernels are not all of one set.
+pub fn to_json(kernels: &[&KernelDescriptor]) -> Result<String, BuildError> {
+    let set = kernels.first().map_or("", |k| k.set);
+    if let Some(other) = kernels.iter().find(|k| k.set != set) {
+        return Err(BuildError::new(format!(
+            "a kernel list holds one set: `{}` is of `{}`, not `{set}`",
+            other.name, other.set
+        )));
+    }
+    let list = List {
+        set: set.to_string(),
+        kernels: kernels.iter().map(|k| kernel(k)).collect(),
+    };
+    serde_json::to_string_pretty(&list)
+        .map_err(|e| BuildError::new(format!("writing the kernel list: {e}")))
+}
+
+/// The descriptors of a list written by [`to_json`]. They are leaked (`'static`, as registered
+/// descriptors are): read a list once per process.
+///
+/// # Errors
+///
+/// A [`BuildError`] naming what is malformed.
+pub fn from_json(json: &str) -> Result<Vec<&'static KernelDescriptor>, BuildError> {
+    let list: List = serde_json::from_str(json)
+        .map_err(|e| BuildError::new(format!("reading the kernel list: {e}")))?;
+    let set = leak(list.set);
+    Ok(list
+        .kernels
+        .into_iter()
+        .map(|k| {
+            let params: Vec<KernelParam> = k
+                .params
+                .into_iter()
+                .map(|p| KernelParam {
+                    name: leak(p.name),
+                    ty: match p.ty {
+                        Type::Ptr => ParamType::Ptr,
+                        Type::F32 => ParamType::F32,
+                        Type::U32 => ParamType::U32,
+                        Type::Usize => ParamType::Usize,
+                    },
+                    role: role_from(p.role),
+                })
+                .collect();
+            &*Box::leak(Box::new(KernelDescriptor {
+                set,
+                name: leak(k.name),
+                kind: match k.kind {
+                    Kind::Optimizer => KernelKind::Optimizer,
+                    Kind::Other => KernelKind::Other,
+                },
+                params: Box::leak(params.into_boxed_slice()),
+            }))
+        })
+        .collect())
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+fn kernel(k: &KernelDescriptor) -> Kernel {
+    Kernel {
+        name: k.name.to_string(),
+        kind: match k.kind {
+            KernelKind::Optimizer => Kind::Optimizer,
+            KernelKind::Other => Kind::Other,
+        },
+        params: k
+            .params
+            .iter()
+            .map(|p| Param {
+                name: p.name.to_string(),
+                ty: match p.ty {
+                    ParamType::Ptr => Type::Ptr,
+                    ParamType::F32 => Type::F32,
+                    ParamType::U32 => Type::U32,
+                    ParamType::Usize => Type::Usize,
+                },
+                role: role_to(p.role),
+            })
+            .collect(),
+    }
+}
+
+fn role_to(role: ParamRole) -> Role {
+    let bound = |l: Limit| match l {
+        Limit::None => Bound::None,
+        Limit::Inclusive(v) => Bound::Inclusive(v),
+        Limit::Exclusive(v) => Bound::Exclusive(v),
+    };
+    match role {
+        ParamRole::ParamBuffer => Role::ParamBuffer,
+        ParamRole::Input => Role::Input,
+        ParamRole::State => Role::State,
+        ParamRole::UniformPtr { default } => Role::UniformPtr { default },
+        ParamRole::Len => Role::Len,
+        ParamRole::Scalar { domain } => Role::Scalar {
+            lower: bound(domain.lower),
+            upper: bound(domain.upper),
+            finite: domain.finite,
+        },
+        ParamRole::ClampBound => Role::ClampBound,
+        ParamRole::StepState => Role::StepState,
+        ParamRole::ParamTable => Role::ParamTable,
+        ParamRole::InputTable => Role::InputTable,
+        ParamRole::StateTable => Role::StateTable,
+        ParamRole::ChunkTable => Role::ChunkTable,
+        ParamRole::ChunkCount => Role::ChunkCount,
+        ParamRole::Output => Role::Output,
+        ParamRole::IndexTable => Role::IndexTable,
+    }
+}
+
+fn role_from(role: Role) -> ParamRole {
+    let limit = |b: Bound| match b {
+        Bound::None => Limit::None,
+        Bound::Inclusive(v) => Limit::Inclusive(v),
+        Bound::Exclusive(v) => Limit::Exclusive(v),
+    };
+    match role {
+        Role::ParamBuffer => ParamRole::ParamBuffer,
+        Role::Input => ParamRole::Input,
+        Role::State => ParamRole::State,
+        Role::UniformPtr { default } => ParamRole::UniformPtr { default },
+        Role::Len => ParamRole::Len,
+        Role::Scalar {
+            lower,
+            upper,
+            finite,
+        } => ParamRole::Scalar {
+            domain: Domain {
+                lower: limit(lower),
+                upper: limit(upper),
+                finite,
+            },
+        },
+        Role::ClampBound => ParamRole::ClampBound,
+        Role::StepState => ParamRole::StepState,
+        Role::ParamTable => ParamRole::ParamTable,
+        Role::InputTable => ParamRole::InputTable,
+        Role::StateTable => ParamRole::StateTable,
+        Role::ChunkTable => ParamRole::ChunkTable,
+        Role::ChunkCount => ParamRole::ChunkCount,
+        Role::Output => ParamRole::Output,
+        Role::IndexTable => ParamRole::IndexTable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adamants_set_round_trips_field_for_field() {
+        let ours = adamant_kernels::abi::kernels();
+        let json = to_json(&ours).unwrap();
+        let back = from_json(&json).unwrap();
+        assert_eq!(back.len(), ours.len());
+        for (a, b) in ours.iter().zip(&back) {
+            assert_eq!(*a, *b, "{}", a.name);
+        }
+        // Every role the abi has appears in adamant's set but the ones only a test kernel uses;
+        // a changed domain must change the JSON.
+        assert!(json.contains("\"exclusive\": 1.0"), "{json}");
+    }
+
+    #[test]
+    fn a_list_of_two_sets_or_bad_json_is_refused() {
+        let mut mixed = adamant_kernels::abi::kernels();
+        let other: &'static KernelDescriptor = Box::leak(Box::new(KernelDescriptor {
+            set: "other",
+            ..*mixed[0]
+        }));
+        mixed.push(other);
+        assert!(to_json(&mixed).unwrap_err().to_string().contains("one set"));
+        assert!(from_json("{\"set\": 3}").is_err());
+    }
+}
