@@ -26,6 +26,7 @@ static PARAMS: [KernelParam; 3] = [
 
 static TINY: KernelDescriptor = KernelDescriptor {
     set: adamant_kernels::abi::OWN_SET,
+    defined_at: "audit_semantics (tests/audit_semantics.rs)",
     name: "tiny",
     kind: KernelKind::Optimizer,
     params: &PARAMS,

@@ -142,7 +142,8 @@ impl KernelCrate {
         checks::sources(&dir.join("src"))?;
         let nightly = toolchain::check()?;
         let target_dir = target_dir(&manifest::workspace_root(&caller));
-        let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
+        // The descriptors first: a duplicate name is reported here, by both definitions, rather
+        // than as the symbol clash the compile would end in.
         let kernels = match self.kernels {
             Some(kernels) => kernels,
             None => {
@@ -159,6 +160,8 @@ impl KernelCrate {
                 set
             }
         };
+        check_unique_names(&kernels)?;
+        let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
         let audit = checks::module(&ptx, &kernels)?;
 
         let file = format!("{}.ptx", names.lib);
@@ -183,6 +186,24 @@ impl KernelCrate {
             audit,
             ptxas,
         })
+    }
+}
+
+/// Refuses a kernel set in which two kernels share an entry name (defined in two modules of one
+/// crate, say): both would be one PTX symbol. The error names both definitions, where the PTX
+/// compile would only report a symbol clash. [`KernelCrate::build`] runs it before compiling.
+///
+/// # Errors
+///
+/// A [`BuildError`] naming the entry, the crate and both `module (file:line)` locations.
+pub fn check_unique_names(kernels: &[&'static KernelDescriptor]) -> Result<(), BuildError> {
+    match adamant_kernels::abi::duplicate(kernels) {
+        Some((first, second)) => Err(BuildError::new(format!(
+            "kernel `{}` of crate `{}` is defined twice, at {} and at {}: entry names are PTX \
+             symbols, one per crate (rename one)",
+            first.name, first.set, first.defined_at, second.defined_at
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -18,6 +18,7 @@ struct List {
 #[derive(Serialize, Deserialize)]
 struct Kernel {
     name: String,
+    defined_at: String,
     kind: Kind,
     params: Vec<Param>,
 }
@@ -131,6 +132,7 @@ pub fn from_json(json: &str) -> Result<Vec<&'static KernelDescriptor>, BuildErro
                 .collect();
             &*Box::leak(Box::new(KernelDescriptor {
                 set,
+                defined_at: leak(k.defined_at),
                 name: leak(k.name),
                 kind: match k.kind {
                     Kind::Optimizer => KernelKind::Optimizer,
@@ -149,6 +151,7 @@ fn leak(s: String) -> &'static str {
 fn kernel(k: &KernelDescriptor) -> Kernel {
     Kernel {
         name: k.name.to_string(),
+        defined_at: k.defined_at.to_string(),
         kind: match k.kind {
             KernelKind::Optimizer => Kind::Optimizer,
             KernelKind::Other => Kind::Other,

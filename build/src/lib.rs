@@ -22,7 +22,7 @@ pub mod source_check;
 mod toolchain;
 
 pub use error::BuildError;
-pub use kernel_crate::{BuiltPtx, KernelCrate};
+pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};
 pub use manifest::CrateNames;
 pub use toolchain::{
     ALLOW_ANY_NIGHTLY_ENV, NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT, PINNED_TOOLCHAIN,

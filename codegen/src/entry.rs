@@ -110,6 +110,7 @@ pub fn expand(
             pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
                 #kernels::abi::KernelDescriptor {
                     set: ::core::env!("CARGO_CRATE_NAME"),
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                     name: #name_str,
                     kind: #kernels::abi::KernelKind::Other,
                     params: &[#(#params),*],

@@ -129,6 +129,7 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
         pub static #descriptor: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
                 set: ::core::env!("CARGO_CRATE_NAME"),
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 name: #name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#params),*],

@@ -222,6 +222,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
                 set: ::core::env!("CARGO_CRATE_NAME"),
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 name: #name_str,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#descriptor_params),*],
@@ -237,6 +238,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         pub static STEPPED_DESCRIPTOR: #kernels::abi::KernelDescriptor =
             #kernels::abi::KernelDescriptor {
                 set: ::core::env!("CARGO_CRATE_NAME"),
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 name: #stepped_name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#stepped_params),*],

@@ -31,6 +31,19 @@ pub fn kernel_set(set: &str) -> Vec<&'static KernelDescriptor> {
     all
 }
 
+/// The first entry name of `kernels` defined twice within one set, with both definitions: two
+/// kernels of one crate must not share a name (both would be the same PTX symbol).
+pub fn duplicate(
+    kernels: &[&'static KernelDescriptor],
+) -> Option<(&'static KernelDescriptor, &'static KernelDescriptor)> {
+    let mut sorted = kernels.to_vec();
+    sorted.sort_by_key(|k| (k.set, k.name, k.defined_at));
+    sorted
+        .windows(2)
+        .find(|w| w[0].set == w[1].set && w[0].name == w[1].name)
+        .map(|w| (w[0], w[1]))
+}
+
 /// Every registered kernel of every crate, sorted by set, then name.
 pub fn all_kernels() -> Vec<&'static KernelDescriptor> {
     let mut all: Vec<_> = KERNELS.iter().copied().collect();
@@ -274,6 +287,10 @@ pub struct KernelDescriptor {
     /// The kernel set: the name of the crate that defines the entry (`CARGO_CRATE_NAME` where
     /// the macro expanded), whose PTX module holds it.
     pub set: &'static str,
+    /// Where the kernel is defined: its path and `(file.rs:line)`, e.g.
+    /// `adamant_kernels::optimizers::iqn_adam_kernel (kernels-rs/src/optimizers.rs:54)`, so that
+    /// two definitions of one entry name can both be named.
+    pub defined_at: &'static str,
     /// The PTX entry name (the kernel function's name, unmangled).
     pub name: &'static str,
     pub kind: KernelKind,
