@@ -51,7 +51,8 @@ fn adamants_own_set_and_a_set_without_duplicates_pass() {
     // Where adamant's own kernels are defined.
     let iqn = abi::kernel("iqn_adam_kernel").unwrap();
     assert!(
-        iqn.defined_at.starts_with("adamant_kernels::optimizers::iqn_adam_kernel (")
+        iqn.defined_at
+            .starts_with("adamant_kernels::optimizers::iqn_adam_kernel (")
             && iqn.defined_at.contains("optimizers.rs:"),
         "{}",
         iqn.defined_at
