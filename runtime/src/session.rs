@@ -375,8 +375,8 @@ impl<'rt> TrainingSession<'rt> {
         }
     }
 
-    /// The step's launches: `before` (the advance), one branch per group, `after` (the check
-    /// and the copies to the host). Built by one function for the eager step and the capture.
+    /// The step's launches: `before` (the advance), one branch per group, `after` (the check).
+    /// Built by one function for the eager step and the capture.
     fn phases(&mut self) -> (Branch<'_>, Vec<Branch<'_>>, Branch<'_>) {
         let TrainingSession {
             checker,
@@ -530,8 +530,8 @@ impl<'rt> TrainingSession<'rt> {
     }
 
     /// Waits for the last step's event (not for the device, nor for work enqueued after that
-    /// step), then returns what its copies left in page-locked memory: every record and the NaN
-    /// check.
+    /// step), then returns what the step's kernels wrote into page-locked memory: every record
+    /// (from the advance) and the NaN check (from its last block).
     ///
     /// # Errors
     ///

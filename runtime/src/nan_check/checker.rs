@@ -160,7 +160,9 @@ impl<'rt> NanChecker<'rt> {
 
     /// Enqueues one check on `stream`: one write of the `q_abs_ref_eff` word and one launch for
     /// the whole range, whose last block writes the results into page-locked host memory and
-    /// resets the kernel's accumulators for the next check. Does not wait for the GPU; [`NanChecker::report`] reads the result. `q_abs_ref` is the ISV's
+    /// resets the kernel's accumulators for the next check. One checker's checks share those
+    /// accumulators, so they must not overlap on the device: enqueue them on one stream (or
+    /// order the streams with events). Does not wait for the GPU; [`NanChecker::report`] reads the result. `q_abs_ref` is the ISV's
     /// current `Q_ABS_REF` (thresholds are `factor × max(Q_ABS_REF, 1.0)`), written to a device
     /// word the kernel reads. Inside a graph capture it is recorded like any launch (and the
     /// value is recorded with it): for thresholds that follow the step, use
@@ -271,7 +273,7 @@ impl<'rt> NanChecker<'rt> {
     }
 
     /// Waits for the last check's event (not for the device or the whole stream), then decodes
-    /// the results its copies left in page-locked memory. Call it when the loop needs the answer
+    /// the report the kernel's last block wrote into page-locked memory. Call it when the loop needs the answer
     /// (every N steps, or before halting). A tripped slot is not an error here: see
     /// [`NanReport::ensure_quiet`]. After a graph replay, call [`NanChecker::record_done`] first.
     ///
