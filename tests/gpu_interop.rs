@@ -186,3 +186,64 @@ fn raw_launches_refuse_host_memory_provokes_driver_errors() {
         "{refused:?}"
     );
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
+    use adamant_runtime::{QAbsRef, StepBound, StepSpec, StepStates};
+    let rt = Adamant::new().expect("a GPU");
+    let spec = StepSpec::adam(
+        &AdamHyper::new(1e-2, 0.9, 0.999, 1e-8, 0.01, 1).unwrap(),
+        // A fixed bound of 1.5, so the clamp is engaged on the ±2 weights.
+        StepBound::Policy(ClampPolicy::Fixed { bound: 1.5 }),
+    )
+    .unwrap();
+    let safe_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let raw_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let scalars = iqn_adam_kernel::StepScalars {
+        eps: 1e-8,
+        weight_decay: 0.01,
+    };
+    let host = data(11);
+    let mut safe = upload(&host);
+    let foreign = upload(&host);
+    for _ in 0..5 {
+        safe_states.advance(&rt, rt.stream()).unwrap();
+        {
+            let (p, rest) = safe.split_at_mut(1);
+            let (g, rest) = rest.split_at_mut(1);
+            let (m, v) = rest.split_at_mut(1);
+            let b = iqn_adam_kernel::Buffers {
+                p: &mut *p[0],
+                g: &mut *g[0],
+                m: &mut *m[0],
+                v: &mut *v[0],
+            };
+            rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, &safe_states, 0)
+                .unwrap();
+        }
+        raw_states.advance(&rt, rt.stream()).unwrap();
+        // SAFETY: `foreign` outlives the launches (the stream is synchronised below).
+        unsafe {
+            rt.launch_stepped_raw::<iqn_adam_kernel::Entry>(
+                rt.stream(),
+                &regions(&foreign),
+                &scalars,
+                &raw_states,
+                0,
+            )
+        }
+        .unwrap();
+    }
+    rt.synchronize().unwrap();
+    let (a, b) = (download(&safe), download(&foreign));
+    for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
+        let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(
+            same,
+            "buffer {name} differs between the safe and the raw stepped launch"
+        );
+    }
+    assert!(b[0].iter().all(|x| x.abs() <= 1.5));
+    assert_eq!(raw_states.read().unwrap()[0].step, 5);
+}

@@ -1,7 +1,8 @@
 //! Launches on memory and streams that other CUDA code owns (a training codebase on cudarc or on
 //! raw driver calls), so that it can adopt adamant one kernel at a time: [`DeviceRegion`] is a
 //! raw device range, [`ForeignStream`] a borrowed raw stream, and
-//! [`Adamant::launch_optimizer_raw`] the validated launch over them.
+//! [`Adamant::launch_optimizer_raw`] and [`Adamant::launch_stepped_raw`] the validated launches
+//! over them.
 //!
 //! The launch runs every check of the safe launchers (registered entry, bound, domains, lengths,
 //! overlaps) and one more that only raw memory needs: each range must lie inside one allocation
@@ -23,6 +24,7 @@ use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::launch::LaunchInfo;
 use crate::launch_check::{BufferView, Uniforms};
+use crate::step::StepStates;
 
 /// `len` `f32`s of device memory at `ptr`, owned by other code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,11 +227,50 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        for (name, region) in E::named_buffers(buffers) {
-            region.check_allocation(E::DESCRIPTOR.name, name)?;
-        }
+        check_regions::<E>(E::DESCRIPTOR.name, buffers)?;
         self.launch_single::<E, _>(stream, buffers, Uniforms::Plain { scalars, policy })
     }
+
+    /// [`Adamant::launch_stepped`] over memory other code owns: the bound and the `#[step]`
+    /// scalars come from record `index` of `states`, so a graph that records this launch after
+    /// [`StepStates::advance`](crate::StepStates::advance) trains at every replay, on foreign
+    /// buffers and a [`ForeignStream`] alike. The checks are those of
+    /// [`Adamant::launch_optimizer_raw`] and of the stepped launch.
+    ///
+    /// # Safety
+    ///
+    /// As [`Adamant::launch_optimizer_raw`]: for a recorded graph, until its last replay has run.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Adamant::launch_stepped`], and [`Error::ForeignBuffer`].
+    pub unsafe fn launch_stepped_raw<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        buffers: &E::Buffers<DeviceRegion>,
+        scalars: &E::StepScalars,
+        states: &StepStates<'_>,
+        index: usize,
+    ) -> Result<LaunchInfo> {
+        check_regions::<E>(E::STEPPED_DESCRIPTOR.name, buffers)?;
+        let uniforms = Uniforms::Stepped {
+            scalars,
+            states,
+            index,
+        };
+        self.launch_single::<E, _>(stream, buffers, uniforms)
+    }
+}
+
+/// Every region of a raw launch against the driver's allocations, before any other check.
+fn check_regions<E: OptimizerEntry>(
+    kernel: &'static str,
+    buffers: &E::Buffers<DeviceRegion>,
+) -> Result<()> {
+    for (name, region) in E::named_buffers(buffers) {
+        region.check_allocation(kernel, name)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
