@@ -688,3 +688,32 @@ fn chunk_size_grows_with_the_check() {
             .all(|w| w[0].start + w[0].count as u64 == w[1].start));
     }
 }
+
+/// The report words the kernel's last block writes decode to the same partial on the host, for
+/// first indices that need both words.
+#[test]
+fn report_words_round_trip_every_field() {
+    use adamant_kernels::nan_check::{Partial, FLAG_ALL, REPORT_WORDS_PER_SLOT};
+    for first_bad in [
+        0u64,
+        1,
+        u32::MAX as u64,
+        1 << 32,
+        (7 << 32) | 5,
+        u64::MAX - 1,
+        u64::MAX,
+    ] {
+        let p = Partial {
+            flags: FLAG_ALL,
+            max_abs_bits: 0x7fc0_0001,
+            first_bad,
+        };
+        let words = p.to_words();
+        assert_eq!(words.len(), REPORT_WORDS_PER_SLOT);
+        assert_eq!(Partial::from_words(words), p, "{first_bad:#x}");
+    }
+    assert_eq!(
+        Partial::from_words(Partial::EMPTY.to_words()),
+        Partial::EMPTY
+    );
+}

@@ -28,8 +28,7 @@ pub const FLAG_ALL: u32 = FLAG_NON_FINITE | FLAG_OVER_THRESHOLD;
 /// with `0xFF` bytes once; the kernel only ever lowers it (atomic min), and its last block
 /// resets it.
 pub const NO_BAD_INDEX: u64 = u64::MAX;
-/// Words per slot in the report the last block publishes: flags, max-abs bits, then the first
-/// bad index's low and high words.
+/// Words per slot in the report the last block publishes ([`Partial::to_words`]).
 pub const REPORT_WORDS_PER_SLOT: usize = 4;
 
 /// The report's length in `u32` words for `n_slots` slots: every slot's
@@ -124,6 +123,29 @@ impl Partial {
         }
         self.flags |= bits;
         self.max_abs_bits = core::cmp::max(self.max_abs_bits, abs_bits(x));
+    }
+
+    /// The slot's words in the report: flags, max-abs bits, then the first bad index's low and
+    /// high words. The kernel writes these and the host reads them back with
+    /// [`Partial::from_words`]: one layout for both.
+    #[inline(always)]
+    pub fn to_words(self) -> [u32; REPORT_WORDS_PER_SLOT] {
+        [
+            self.flags,
+            self.max_abs_bits,
+            self.first_bad as u32,
+            (self.first_bad >> 32) as u32,
+        ]
+    }
+
+    /// The partial [`Partial::to_words`] wrote.
+    #[inline(always)]
+    pub fn from_words(words: [u32; REPORT_WORDS_PER_SLOT]) -> Partial {
+        Partial {
+            flags: words[0],
+            max_abs_bits: words[1],
+            first_bad: words[2] as u64 | ((words[3] as u64) << 32),
+        }
     }
 
     /// Combines two partials of disjoint elements (or, max, min: order-independent).
@@ -307,12 +329,15 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
         let mut slot = tid;
         while slot < n_slots {
             let s = slot as usize;
-            let first = atomic_load_u64(first_bad.add(s));
+            let seen = Partial {
+                flags: atomic_load_u32(flags.add(s)),
+                max_abs_bits: atomic_load_u32(max_abs_bits.add(s)),
+                first_bad: atomic_load_u64(first_bad.add(s)),
+            };
             let out = report.add(REPORT_WORDS_PER_SLOT * s);
-            *out = atomic_load_u32(flags.add(s));
-            *out.add(1) = atomic_load_u32(max_abs_bits.add(s));
-            *out.add(2) = first as u32;
-            *out.add(3) = (first >> 32) as u32;
+            for (k, word) in seen.to_words().into_iter().enumerate() {
+                *out.add(k) = word;
+            }
             *flags.add(s) = Partial::EMPTY.flags;
             *max_abs_bits.add(s) = Partial::EMPTY.max_abs_bits;
             *first_bad.add(s) = Partial::EMPTY.first_bad;

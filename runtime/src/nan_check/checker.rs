@@ -7,8 +7,8 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::nan_check::{
-    nan_check_kernel, report_words, SlotMeta, WorkItem, NO_BAD_INDEX, REPORT_WORDS_PER_SLOT,
-    SHARED_BYTES_PER_THREAD,
+    nan_check_kernel, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX,
+    REPORT_WORDS_PER_SLOT, SHARED_BYTES_PER_THREAD,
 };
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
@@ -297,9 +297,19 @@ impl<'rt> NanChecker<'rt> {
             .clone()
             .enumerate()
             .map(|(i, index)| {
-                let w = &words[REPORT_WORDS_PER_SLOT * i..REPORT_WORDS_PER_SLOT * (i + 1)];
-                let first_bad = (w[2] as u64) | ((w[3] as u64) << 32);
-                SlotResult::decode(index, self.lens[i], w[0], w[1], first_bad, q_abs_ref_eff)
+                let mut w = [0u32; REPORT_WORDS_PER_SLOT];
+                w.copy_from_slice(
+                    &words[REPORT_WORDS_PER_SLOT * i..REPORT_WORDS_PER_SLOT * (i + 1)],
+                );
+                let seen = Partial::from_words(w);
+                SlotResult::decode(
+                    index,
+                    self.lens[i],
+                    seen.flags,
+                    seen.max_abs_bits,
+                    seen.first_bad,
+                    q_abs_ref_eff,
+                )
             })
             .collect();
         Ok(NanReport {
