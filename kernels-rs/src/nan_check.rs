@@ -335,9 +335,12 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
                 first_bad: atomic_load_u64(first_bad.add(s)),
             };
             let out = report.add(REPORT_WORDS_PER_SLOT * s);
-            for (k, word) in seen.to_words().into_iter().enumerate() {
-                *out.add(k) = word;
-            }
+            // Four plain stores (an iterator over the array would go through local memory).
+            let [w0, w1, w2, w3] = seen.to_words();
+            *out = w0;
+            *out.add(1) = w1;
+            *out.add(2) = w2;
+            *out.add(3) = w3;
             *flags.add(s) = Partial::EMPTY.flags;
             *max_abs_bits.add(s) = Partial::EMPTY.max_abs_bits;
             *first_bad.add(s) = Partial::EMPTY.first_bad;
