@@ -2,12 +2,13 @@
 //! the kernel crate, such as `adamant audit --ptx X.ptx --kernels X.kernels.json`, audits the
 //! module against the same descriptors its build did. The JSON mirrors the descriptor types
 //! field for field; reading it back gives descriptors equal to the ones written.
-use adamant_kernels::abi::{
-    Domain, KernelDescriptor, KernelKind, KernelParam, Limit, ParamRole, ParamType,
-};
+use adamant_kernels::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
 use serde::{Deserialize, Serialize};
 
 use crate::error::BuildError;
+
+// The descriptor's string-free parts (kind, type, role with its domain) are the abi's own types,
+// serialised as they are; only the names need owned mirrors here.
 
 #[derive(Serialize, Deserialize)]
 struct List {
@@ -19,66 +20,16 @@ struct List {
 struct Kernel {
     name: String,
     defined_at: String,
-    kind: Kind,
+    kind: KernelKind,
     params: Vec<Param>,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Kind {
-    Optimizer,
-    Other,
 }
 
 #[derive(Serialize, Deserialize)]
 struct Param {
     name: String,
     #[serde(rename = "type")]
-    ty: Type,
-    role: Role,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Type {
-    Ptr,
-    F32,
-    U32,
-    Usize,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Role {
-    ParamBuffer,
-    Input,
-    State,
-    UniformPtr {
-        default: f32,
-    },
-    Len,
-    Scalar {
-        lower: Bound,
-        upper: Bound,
-        finite: bool,
-    },
-    ClampBound,
-    StepState,
-    ParamTable,
-    InputTable,
-    StateTable,
-    ChunkTable,
-    ChunkCount,
-    Output,
-    IndexTable,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Bound {
-    None,
-    Inclusive(f32),
-    Exclusive(f32),
+    ty: ParamType,
+    role: ParamRole,
 }
 
 /// `kernels` (one set) as JSON.
@@ -96,7 +47,23 @@ pub fn to_json(kernels: &[&KernelDescriptor]) -> Result<String, BuildError> {
     }
     let list = List {
         set: set.to_string(),
-        kernels: kernels.iter().map(|k| kernel(k)).collect(),
+        kernels: kernels
+            .iter()
+            .map(|k| Kernel {
+                name: k.name.to_string(),
+                defined_at: k.defined_at.to_string(),
+                kind: k.kind,
+                params: k
+                    .params
+                    .iter()
+                    .map(|p| Param {
+                        name: p.name.to_string(),
+                        ty: p.ty,
+                        role: p.role,
+                    })
+                    .collect(),
+            })
+            .collect(),
     };
     serde_json::to_string_pretty(&list)
         .map_err(|e| BuildError::new(format!("writing the kernel list: {e}")))
@@ -121,23 +88,15 @@ pub fn from_json(json: &str) -> Result<Vec<&'static KernelDescriptor>, BuildErro
                 .into_iter()
                 .map(|p| KernelParam {
                     name: leak(p.name),
-                    ty: match p.ty {
-                        Type::Ptr => ParamType::Ptr,
-                        Type::F32 => ParamType::F32,
-                        Type::U32 => ParamType::U32,
-                        Type::Usize => ParamType::Usize,
-                    },
-                    role: role_from(p.role),
+                    ty: p.ty,
+                    role: p.role,
                 })
                 .collect();
             &*Box::leak(Box::new(KernelDescriptor {
                 set,
                 defined_at: leak(k.defined_at),
                 name: leak(k.name),
-                kind: match k.kind {
-                    Kind::Optimizer => KernelKind::Optimizer,
-                    Kind::Other => KernelKind::Other,
-                },
+                kind: k.kind,
                 params: Box::leak(params.into_boxed_slice()),
             }))
         })
@@ -146,95 +105,6 @@ pub fn from_json(json: &str) -> Result<Vec<&'static KernelDescriptor>, BuildErro
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
-}
-
-fn kernel(k: &KernelDescriptor) -> Kernel {
-    Kernel {
-        name: k.name.to_string(),
-        defined_at: k.defined_at.to_string(),
-        kind: match k.kind {
-            KernelKind::Optimizer => Kind::Optimizer,
-            KernelKind::Other => Kind::Other,
-        },
-        params: k
-            .params
-            .iter()
-            .map(|p| Param {
-                name: p.name.to_string(),
-                ty: match p.ty {
-                    ParamType::Ptr => Type::Ptr,
-                    ParamType::F32 => Type::F32,
-                    ParamType::U32 => Type::U32,
-                    ParamType::Usize => Type::Usize,
-                },
-                role: role_to(p.role),
-            })
-            .collect(),
-    }
-}
-
-fn role_to(role: ParamRole) -> Role {
-    let bound = |l: Limit| match l {
-        Limit::None => Bound::None,
-        Limit::Inclusive(v) => Bound::Inclusive(v),
-        Limit::Exclusive(v) => Bound::Exclusive(v),
-    };
-    match role {
-        ParamRole::ParamBuffer => Role::ParamBuffer,
-        ParamRole::Input => Role::Input,
-        ParamRole::State => Role::State,
-        ParamRole::UniformPtr { default } => Role::UniformPtr { default },
-        ParamRole::Len => Role::Len,
-        ParamRole::Scalar { domain } => Role::Scalar {
-            lower: bound(domain.lower),
-            upper: bound(domain.upper),
-            finite: domain.finite,
-        },
-        ParamRole::ClampBound => Role::ClampBound,
-        ParamRole::StepState => Role::StepState,
-        ParamRole::ParamTable => Role::ParamTable,
-        ParamRole::InputTable => Role::InputTable,
-        ParamRole::StateTable => Role::StateTable,
-        ParamRole::ChunkTable => Role::ChunkTable,
-        ParamRole::ChunkCount => Role::ChunkCount,
-        ParamRole::Output => Role::Output,
-        ParamRole::IndexTable => Role::IndexTable,
-    }
-}
-
-fn role_from(role: Role) -> ParamRole {
-    let limit = |b: Bound| match b {
-        Bound::None => Limit::None,
-        Bound::Inclusive(v) => Limit::Inclusive(v),
-        Bound::Exclusive(v) => Limit::Exclusive(v),
-    };
-    match role {
-        Role::ParamBuffer => ParamRole::ParamBuffer,
-        Role::Input => ParamRole::Input,
-        Role::State => ParamRole::State,
-        Role::UniformPtr { default } => ParamRole::UniformPtr { default },
-        Role::Len => ParamRole::Len,
-        Role::Scalar {
-            lower,
-            upper,
-            finite,
-        } => ParamRole::Scalar {
-            domain: Domain {
-                lower: limit(lower),
-                upper: limit(upper),
-                finite,
-            },
-        },
-        Role::ClampBound => ParamRole::ClampBound,
-        Role::StepState => ParamRole::StepState,
-        Role::ParamTable => ParamRole::ParamTable,
-        Role::InputTable => ParamRole::InputTable,
-        Role::StateTable => ParamRole::StateTable,
-        Role::ChunkTable => ParamRole::ChunkTable,
-        Role::ChunkCount => ParamRole::ChunkCount,
-        Role::Output => ParamRole::Output,
-        Role::IndexTable => ParamRole::IndexTable,
-    }
 }
 
 #[cfg(test)]
