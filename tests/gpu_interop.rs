@@ -3,7 +3,7 @@
 //! and `ForeignStream`: the same results as the safe launch, bit for bit, and the same
 //! refusals, plus the driver's check that each range is device memory. GPU only (`#[ignore]`).
 use adamant_kernels::optimizers::iqn_adam_kernel;
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use adamant_runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, ForeignStream,
 };
@@ -48,6 +48,38 @@ fn download(owned: &[DeviceBuffer<f32>]) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// The four buffers as the safe launchers take them.
+fn safe_buffers(
+    owned: &mut [DeviceBuffer<f32>],
+) -> iqn_adam_kernel::Buffers<&mut DeviceSlice<f32>> {
+    let [p, g, m, v] = owned else {
+        panic!("four buffers")
+    };
+    iqn_adam_kernel::Buffers {
+        p: &mut **p,
+        g: &mut **g,
+        m: &mut **m,
+        v: &mut **v,
+    }
+}
+
+/// Every buffer of `safe` and `raw` equal bit for bit; returns the raw side's contents.
+fn assert_same_bits(
+    safe: &[DeviceBuffer<f32>],
+    raw: &[DeviceBuffer<f32>],
+    what: &str,
+) -> Vec<Vec<f32>> {
+    let (a, b) = (download(safe), download(raw));
+    for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
+        let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(
+            same,
+            "buffer {name} differs between the safe launch and {what}"
+        );
+    }
+    b
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
@@ -60,15 +92,7 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
     // The safe launch, on the runtime's stream.
     let mut safe = upload(&host);
     {
-        let (p, rest) = safe.split_at_mut(1);
-        let (g, rest) = rest.split_at_mut(1);
-        let (m, v) = rest.split_at_mut(1);
-        let b = iqn_adam_kernel::Buffers {
-            p: &mut *p[0],
-            g: &mut *g[0],
-            m: &mut *m[0],
-            v: &mut *v[0],
-        };
+        let b = safe_buffers(&mut safe);
         rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, policy)
             .unwrap();
     }
@@ -97,14 +121,7 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
     let status = unsafe { adamant_runtime::cust::sys::cuStreamDestroy_v2(raw_stream) };
     assert_eq!(status, adamant_runtime::cust::sys::CUresult::CUDA_SUCCESS);
 
-    let (a, b) = (download(&safe), download(&foreign));
-    for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
-        let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
-        assert!(
-            same,
-            "buffer {name} differs between the safe and the raw launch"
-        );
-    }
+    let b = assert_same_bits(&safe, &foreign, "the raw launch");
     // The clamp was applied (p started at up to ±2, the bound is 1.5).
     assert!(b[0].iter().all(|x| x.abs() <= 1.5));
     assert!(host[0].iter().any(|x| x.abs() > 1.5));
@@ -210,15 +227,7 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
     for _ in 0..5 {
         safe_states.advance(&rt, rt.stream()).unwrap();
         {
-            let (p, rest) = safe.split_at_mut(1);
-            let (g, rest) = rest.split_at_mut(1);
-            let (m, v) = rest.split_at_mut(1);
-            let b = iqn_adam_kernel::Buffers {
-                p: &mut *p[0],
-                g: &mut *g[0],
-                m: &mut *m[0],
-                v: &mut *v[0],
-            };
+            let b = safe_buffers(&mut safe);
             rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, &safe_states, 0)
                 .unwrap();
         }
@@ -236,14 +245,7 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
         .unwrap();
     }
     rt.synchronize().unwrap();
-    let (a, b) = (download(&safe), download(&foreign));
-    for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
-        let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
-        assert!(
-            same,
-            "buffer {name} differs between the safe and the raw stepped launch"
-        );
-    }
+    let b = assert_same_bits(&safe, &foreign, "the raw stepped launch");
     assert!(b[0].iter().all(|x| x.abs() <= 1.5));
     assert_eq!(raw_states.read().unwrap()[0].step, 5);
 }
