@@ -434,12 +434,7 @@ fn the_captured_check_follows_the_device_q_abs_ref() {
     let nan = s.report().unwrap().nan.unwrap();
     let tripped: Vec<_> = nan.tripped().map(|r| r.name).collect();
     assert!(tripped.contains(&"iqn_weight_max"), "{tripped:?}");
-    let slot = nan
-        .slots
-        .iter()
-        .find(|r| r.name == "iqn_weight_max")
-        .unwrap();
-    assert_eq!(slot.first_bad, Some(17), "{slot:?}");
+    assert_eq!(iqn_weight_slot(&nan).first_bad, Some(17), "{nan}");
     // The kernel's last block reset its accumulators: with the weights restored, the next
     // replays are quiet again, and later faults report their own first index (NaN passes the
     // clamp, which does not hide it; an inf would be clamped to the bound).
@@ -454,12 +449,15 @@ fn the_captured_check_follows_the_device_q_abs_ref() {
     s.upload("iqn_online", GroupBuffer::Params, &bad).unwrap();
     s.replay().unwrap();
     let nan = s.report().unwrap().nan.unwrap();
-    let slot = nan
-        .slots
+    assert_eq!(iqn_weight_slot(&nan).first_bad, Some(1234), "{nan}");
+}
+
+/// Slot 48, `iqn_weight_max`, of a report.
+fn iqn_weight_slot(nan: &adamant_runtime::NanReport) -> &adamant_runtime::nan_check::SlotResult {
+    nan.slots
         .iter()
         .find(|r| r.name == "iqn_weight_max")
-        .unwrap();
-    assert_eq!(slot.first_bad, Some(1234), "{slot:?}");
+        .expect("slot 48 in the report")
 }
 
 #[test]
