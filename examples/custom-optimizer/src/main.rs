@@ -26,6 +26,23 @@ fn grad(i: usize, t: usize) -> f32 {
     (((i * 31 + t * 17) % 997) as f32 / 997.0 - 0.45) * 0.1
 }
 
+/// Step `t`'s gradient, uploaded into `g`; returns the host copy for the reference.
+fn upload_grad(g: &mut DeviceBuffer<f32>, t: usize) -> Result<Vec<f32>> {
+    let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
+    g.copy_from(&gt[..])?;
+    Ok(gt)
+}
+
+/// The largest error of the GPU weights against the reference, in ε of each element's error
+/// scale (the elements marked in `skip` left out), and how many weights lie past the bound.
+fn judge(gpu: &[f32], reference: &[f64], scale: &[f64], skip: &[bool]) -> (f64, usize) {
+    let worst = (0..gpu.len())
+        .filter(|&i| !skip[i])
+        .map(|i| (gpu[i] as f64 - reference[i]).abs() / (f32::EPSILON as f64 * scale[i]))
+        .fold(0.0f64, f64::max);
+    (worst, gpu.iter().filter(|x| x.abs() > BOUND).count())
+}
+
 fn main() -> Result<ExitCode> {
     let mut rt = Adamant::new().context("the downstream example runs on a CUDA GPU")?;
     custom_optimizer::load(&mut rt)?;
@@ -44,8 +61,7 @@ fn main() -> Result<ExitCode> {
     let mut ambiguous = vec![false; N];
     let mut scale = vec![0.0f64; N];
     for t in 0..STEPS {
-        let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
-        g.copy_from(&gt[..])?;
+        let gt = upload_grad(&mut g, t)?;
         let buffers = lion_kernel::Buffers {
             p: &mut *p,
             g: &mut *g,
@@ -77,20 +93,14 @@ fn main() -> Result<ExitCode> {
     rt.synchronize()?;
     let mut gp = vec![0.0f32; N];
     p.copy_to(&mut gp[..])?;
-    let worst = (0..N)
-        .filter(|&i| !ambiguous[i])
-        .map(|i| (gp[i] as f64 - rp[i]).abs() / (f32::EPSILON as f64 * scale[i]))
-        .fold(0.0f64, f64::max);
+    let (worst, over) = judge(&gp, &rp, &scale, &ambiguous);
     let skipped = ambiguous.iter().filter(|&&a| a).count();
-    let over = gp.iter().filter(|x| x.abs() > BOUND).count();
     println!(
         "lion_kernel on {}: {N} elements, {STEPS} steps, bound {BOUND}: max error {worst:.2} ε·scale \
          ({skipped} elements with a rounding-decided sign skipped), {over} weights past the bound",
         rt.device_name()
     );
-    if worst > UNITS || over > 0 {
-        failures += 1;
-    }
+    failures += usize::from(worst > UNITS || over > 0);
 
     // SGD with momentum.
     let (lr, momentum, wd) = (1e-2f32, 0.9f32, 1e-2f32);
@@ -101,8 +111,7 @@ fn main() -> Result<ExitCode> {
     let mut scale = vec![0.0f64; N];
     let mut bscale = vec![0.0f64; N];
     for t in 0..STEPS {
-        let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
-        g.copy_from(&gt[..])?;
+        let gt = upload_grad(&mut g, t)?;
         let buffers = sgd_momentum_kernel::Buffers {
             p: &mut *p,
             g: &mut *g,
@@ -133,21 +142,16 @@ fn main() -> Result<ExitCode> {
     }
     rt.synchronize()?;
     p.copy_to(&mut gp[..])?;
-    let worst = (0..N)
-        .map(|i| (gp[i] as f64 - rp[i]).abs() / (f32::EPSILON as f64 * scale[i]))
-        .fold(0.0f64, f64::max);
+    let (worst, over) = judge(&gp, &rp, &scale, &vec![false; N]);
     if let Some(dir) = std::env::args().nth(1) {
         let bytes: Vec<u8> = gp.iter().flat_map(|x| x.to_le_bytes()).collect();
         std::fs::write(std::path::Path::new(&dir).join("sgd_p.f32"), bytes)?;
     }
-    let over = gp.iter().filter(|x| x.abs() > BOUND).count();
     println!(
         "sgd_momentum_kernel: {N} elements, {STEPS} steps, bound {BOUND}: max error {worst:.2} \
          ε·scale, {over} weights past the bound"
     );
-    if worst > UNITS || over > 0 {
-        failures += 1;
-    }
+    failures += usize::from(worst > UNITS || over > 0);
     Ok(if failures == 0 {
         ExitCode::SUCCESS
     } else {
