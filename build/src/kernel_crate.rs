@@ -20,6 +20,10 @@ use crate::ptxas::{self, Ptxas, PtxasError, PtxasReport};
 use crate::{checks, toolchain};
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
+/// The cfg the kernel macros compile every entry under (`adamant-codegen`'s `ENTRIES_CFG`; a
+/// proc-macro crate cannot export it). A drift would leave the module without its declared
+/// entries, which the module check after the compile refuses.
+const ENTRIES_CFG: &str = "adamant_entries";
 /// `-Ctarget-cpu` is the architecture ptxas is asked to assemble for ([`ptxas::DEFAULT_ARCH`]).
 const RUSTFLAGS: [&str; 3] = [
     "-Zunstable-options",
@@ -266,7 +270,7 @@ fn compile(
             // dependencies'): the macros compile entries under this cfg, so the module holds
             // the kernel crate's entries and none of its dependencies'.
             "--cfg",
-            "adamant_entries",
+            ENTRIES_CFG,
         ])
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())

@@ -92,13 +92,14 @@ pub fn expand(
             typed.attrs.retain(|a| role_attr(a).is_none());
         }
     }
+    let entries_cfg = crate::kernels_crate::entries_cfg();
     // Compiled only into the PTX of the crate that defines it (`adamant_entries`, see
     // `optimizer::expand`); the block can still see the module's items.
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #[allow(unexpected_cfgs)]
         const _: () = {
-            #[cfg(adamant_entries)]
+            #entries_cfg
             #[no_mangle]
             #func
         };

@@ -101,6 +101,7 @@ pub fn expand(
     // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
     // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
     // `extern "gpu-kernel"` forbids anyway).
+    let entries_cfg = crate::kernels_crate::entries_cfg();
     // `adamant_entries` is set by the PTX build for the crate it compiles only
     // (adamant_build::KernelCrate passes it after `--`), so a kernel crate's PTX holds its own
     // entries and none of its dependencies' (adamant's among them). The outer block allows the
@@ -111,7 +112,7 @@ pub fn expand(
         #[cfg(target_arch = "nvptx64")]
         #[allow(unexpected_cfgs)]
         const _: () = {
-            #[cfg(adamant_entries)]
+            #entries_cfg
             const _: () = {
                 #sweep
                 #entry

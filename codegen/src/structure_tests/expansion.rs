@@ -58,8 +58,7 @@ pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
         .collect()
 }
 
-/// The cfg under which the entries compile (set by the PTX build for the crate it builds).
-const ENTRIES: &str = "adamant_entries";
+use crate::kernels_crate::ENTRIES_CFG as ENTRIES;
 
 /// The statements of `const _: () = { .. };`, not empty.
 fn unit_block<'a>(block: &'a syn::ItemConst, what: &str) -> Result<&'a [Stmt], String> {
