@@ -110,7 +110,7 @@ fn filled(x: f32, n: usize) -> DeviceBuffer<f32> {
 fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_set() {
     // Before kernel sets, Adamant::new looked for the linked crates' entries in adamant's PTX
     // and failed; now it resolves adamant's set only.
-    let rt = Adamant::new().expect("adamant's module loads with foreign kernels linked");
+    let mut rt = Adamant::new().expect("adamant's module loads with foreign kernels linked");
     let n = 1024;
     let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
     // The example's module was never loaded: the error names the set, and nothing is launched.
@@ -121,7 +121,6 @@ fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_se
         other => panic!("expected MissingKernel, got {other:?}"),
     }
     // Loading adamant's own set a second time is refused by name, before the driver is asked.
-    let mut rt = rt;
     let err = rt
         .add_module(adamant_runtime::PTX, &abi::kernels())
         .unwrap_err();
