@@ -67,6 +67,19 @@ impl ToTokens for KernelsCrate {
     }
 }
 
+/// The cfg under which every generated entry compiles. adamant-build passes `--cfg` with this
+/// name to the crate it compiles to PTX, and to no dependency, so a module holds its own crate's
+/// entries only. (A proc-macro crate cannot export the constant; adamant-build keeps the same
+/// name, and a drift would leave a module without its declared entries, which its module check
+/// refuses.)
+pub const ENTRIES_CFG: &str = "adamant_entries";
+
+/// `#[cfg(adamant_entries)]`, for the block of entries.
+pub fn entries_cfg() -> TokenStream {
+    let name = Ident::new(ENTRIES_CFG, Span::call_site());
+    quote! { #[cfg(#name)] }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,17 +106,4 @@ mod tests {
             ":: adamant_kernels"
         );
     }
-}
-
-/// The cfg under which every generated entry compiles. adamant-build passes `--cfg` with this
-/// name to the crate it compiles to PTX, and to no dependency, so a module holds its own crate's
-/// entries only. (A proc-macro crate cannot export the constant; adamant-build keeps the same
-/// name, and a drift would leave a module without its declared entries, which its module check
-/// refuses.)
-pub const ENTRIES_CFG: &str = "adamant_entries";
-
-/// `#[cfg(adamant_entries)]`, for the block of entries.
-pub fn entries_cfg() -> TokenStream {
-    let name = Ident::new(ENTRIES_CFG, Span::call_site());
-    quote! { #[cfg(#name)] }
 }

@@ -34,7 +34,12 @@ pub const REPORT_WORDS_PER_SLOT: usize = 4;
 /// The report's length in `u32` words for `n_slots` slots: every slot's
 /// [`REPORT_WORDS_PER_SLOT`] words, then the bits of the `q_abs_ref_eff` the thresholds used.
 pub const fn report_words(n_slots: usize) -> usize {
-    REPORT_WORDS_PER_SLOT * n_slots + 1
+    report_q_word(n_slots) + 1
+}
+
+/// Where in the report the bits of `q_abs_ref_eff` are: right after the slots' words.
+pub const fn report_q_word(n_slots: usize) -> usize {
+    REPORT_WORDS_PER_SLOT * n_slots
 }
 /// Dynamic shared memory per thread of a block: the reduction's first-bad index (`u64`), flag
 /// word (`u32`) and max-abs bits (`u32`).
@@ -347,7 +352,7 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
             slot += threads;
         }
         if tid == 0 {
-            *report.add(REPORT_WORDS_PER_SLOT * n_slots as usize) = q_abs_ref_eff.to_bits();
+            *report.add(report_q_word(n_slots as usize)) = q_abs_ref_eff.to_bits();
             *arrivals = 0;
         }
     }

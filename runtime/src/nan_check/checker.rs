@@ -7,7 +7,7 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::nan_check::{
-    nan_check_kernel, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX,
+    nan_check_kernel, report_q_word, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX,
     REPORT_WORDS_PER_SLOT, SHARED_BYTES_PER_THREAD,
 };
 use cust::context::CurrentContext;
@@ -291,7 +291,7 @@ impl<'rt> NanChecker<'rt> {
             .during("waiting for the nan-check event")?;
         let words = self.report.read();
         let n = self.lens.len();
-        let q_abs_ref_eff = f32::from_bits(words[REPORT_WORDS_PER_SLOT * n]);
+        let q_abs_ref_eff = f32::from_bits(words[report_q_word(n)]);
         let slots = self
             .range
             .clone()
