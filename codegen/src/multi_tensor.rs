@@ -10,9 +10,10 @@ use syn::ext::IdentExt;
 
 use crate::kernels_crate::KernelsCrate;
 use crate::optimizer::{
-    kernel_param, uniform_descriptor_params, uniform_idents, uniform_loads, uniform_params, Flavor,
+    buffer_count, kernel_param, records_arg, records_param, uniform_descriptor_params,
+    uniform_idents, uniform_loads, uniform_params, Flavor,
 };
-use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS};
+use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS, RECORDS};
 
 /// The multi-tensor entry's exported name: `<kernel>_multi` or `<kernel>_multi_stepped`.
 pub(crate) fn multi_name(k: &OptimizerFn, flavor: Flavor) -> String {
@@ -46,6 +47,10 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
     let uniforms = uniform_idents(k);
     let last = flavor.last_arg(kernels);
     let state_loads = flavor.state_loads(k);
+    let records = format_ident!("{}", RECORDS);
+    let records_arg = records_arg(kernels);
+    let n = buffer_count(k);
+    let diagnostics = quote! { #kernels::diagnostics };
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -54,15 +59,30 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
             #chunks: *const #kernels::multi::Chunk,
             #n_chunks: u32,
             #(#uniform_params,)*
+            #records_arg,
             #last,
         ) {
             #state_loads
             #(#uniform_loads)*
+            let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
+            #diagnostics::begin::<#n>(__adamant_shared);
+            let mut __adamant_facts = #diagnostics::ThreadFacts::<#n>::new();
+            // The block's facts stay in registers while its chunks belong to one tensor (chunks
+            // are in tensor order), and are flushed to that tensor's record when it moves on.
+            let mut __adamant_recording: u32 = u32::MAX;
             let mut __adamant_c = #kernels::builtins::block_index();
             while __adamant_c < #n_chunks {
                 let __adamant_chunk = *#chunks.add(__adamant_c as usize);
                 let __adamant_tensor = __adamant_chunk.tensor as usize;
                 let __adamant_start = __adamant_chunk.start as usize;
+                if __adamant_chunk.tensor != __adamant_recording {
+                    if __adamant_recording != u32::MAX {
+                        #diagnostics::flush::<#n>(
+                            &mut __adamant_facts, __adamant_shared, #records, __adamant_recording,
+                        );
+                    }
+                    __adamant_recording = __adamant_chunk.tensor;
+                }
                 #(#chunk_pointers)*
                 __adamant_sweep(
                     #(#buffer_idents,)*
@@ -70,10 +90,19 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                     #kernels::builtins::thread_index() as usize,
                     #kernels::builtins::block_dim() as usize,
                     #(#uniforms,)*
+                    __adamant_start as u64,
+                    __adamant_shared,
+                    &mut __adamant_facts,
                     #bound,
                 );
                 __adamant_c += #kernels::builtins::grid_dim();
             }
+            if __adamant_recording != u32::MAX {
+                #diagnostics::flush::<#n>(
+                    &mut __adamant_facts, __adamant_shared, #records, __adamant_recording,
+                );
+            }
+            #diagnostics::publish::<#n>(__adamant_shared, #records);
         }
     }
 }
@@ -112,6 +141,7 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
         quote!(ChunkCount),
     ));
     params.extend(uniform_descriptor_params(k, kernels, flavor));
+    params.push(records_param(kernels));
     params.push(flavor.last_param(kernels));
     let (descriptor, register) = match flavor {
         Flavor::Plain => (

@@ -13,12 +13,12 @@
 //!   single entry's parameters are the buffers in declared order, `len`, the uniforms in
 //!   declared order, then `weight_clamp_max_abs`, always last.
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 use syn::{FnArg, Ident, Lit};
 
 use crate::kernels_crate::KernelsCrate;
-use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN, STEP_STATE};
+use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN, RECORDS, STEP_STATE};
 
 /// Which pair of entries: the plain ones take the bound and every scalar as arguments; the
 /// stepped ones take a `StepState` pointer last instead of the bound, and read the bound and the
@@ -106,8 +106,16 @@ pub fn expand(
     // (adamant_build::KernelCrate passes it after `--`), so a kernel crate's PTX holds its own
     // entries and none of its dependencies' (adamant's among them). The outer block allows the
     // cfg name, which no Cargo.toml declares.
+    let n_buffers = buffer_count(&kernel);
+    let name = kernel.name().unraw().to_string();
+    let too_many = format!(
+        "#[optimizer_kernel] `{name}` has {n_buffers} buffers; a diagnostics record holds at most \
+         adamant_kernels::diagnostics::MAX_BUFFERS"
+    );
     Ok(quote! {
         #module
+
+        const _: () = ::core::assert!(#n_buffers <= #kernels::diagnostics::MAX_BUFFERS, #too_many);
 
         #[cfg(target_arch = "nvptx64")]
         #[allow(unexpected_cfgs)]
@@ -422,8 +430,25 @@ fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) ->
         .collect();
     out.push(kernel_param(kernels, LEN, quote!(Usize), quote!(Len)));
     out.extend(uniform_descriptor_params(k, kernels, flavor));
+    out.push(records_param(kernels));
     out.push(flavor.last_param(kernels));
     out
+}
+
+/// The records header's `KernelParam`: every optimizer entry's, just before the last.
+pub(crate) fn records_param(kernels: &KernelsCrate) -> TokenStream {
+    kernel_param(kernels, RECORDS, quote!(Ptr), quote!(Records))
+}
+
+/// The records header in an entry's Rust signature.
+pub(crate) fn records_arg(kernels: &KernelsCrate) -> TokenStream {
+    let records = format_ident!("{}", RECORDS);
+    quote! { #records: *const #kernels::diagnostics::RecordsHeader }
+}
+
+/// The kernel's buffer count, as the const generic of the diagnostics functions.
+pub(crate) fn buffer_count(k: &OptimizerFn) -> usize {
+    k.buffers().count()
 }
 
 /// `__adamant_sweep`, in the device block next to the entries (unnameable outside it): a strided
@@ -449,7 +474,8 @@ fn sweep(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         quote! { (#ident as usize) }
     });
     let vector_body = vector_iteration(k, &buffers, kernels);
-    let scalar_body = scalar_iteration(k, &buffers);
+    let scalar_body = scalar_iteration(k, &buffers, kernels);
+    let n_buffers = buffer_count(k);
     quote! {
         /// One thread's share of `len` elements (called by the two entries only: it cannot be
         /// named outside this block).
@@ -461,6 +487,9 @@ fn sweep(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             __adamant_first: usize,
             __adamant_stride: usize,
             #(#uniform_values,)*
+            __adamant_base: u64,
+            __adamant_shared: *mut u32,
+            __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<#n_buffers>,
             #bound: f32,
         ) {
             let __adamant_aligned =
@@ -535,18 +564,23 @@ pub(crate) fn uniform_idents(k: &OptimizerFn) -> Vec<&Ident> {
     k.uniforms().map(|a| &a.ident).collect()
 }
 
-/// A single-buffer nvptx entry: the whole grid sweeps the buffers.
+/// A single-buffer nvptx entry: the whole grid sweeps the buffers, then records them as tensor 0
+/// of its records.
 fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
     let name = format_ident!("{}{}", k.name().unraw(), flavor.suffix());
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
+    let records = format_ident!("{}", RECORDS);
     let ptr_params = pointer_params(k);
     let uniform_params = uniform_params(k, flavor);
     let uniform_loads = uniform_loads(k);
+    let records_arg = records_arg(kernels);
     let last = flavor.last_arg(kernels);
     let state_loads = flavor.state_loads(k);
     let buffer_idents = k.buffers().map(|a| &a.ident);
     let uniforms = uniform_idents(k);
+    let n = buffer_count(k);
+    let diagnostics = quote! { #kernels::diagnostics };
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -554,18 +588,27 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
             #(#ptr_params,)*
             #len: usize,
             #(#uniform_params,)*
+            #records_arg,
             #last,
         ) {
             #state_loads
             #(#uniform_loads)*
+            let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
+            #diagnostics::begin::<#n>(__adamant_shared);
+            let mut __adamant_facts = #diagnostics::ThreadFacts::<#n>::new();
             __adamant_sweep(
                 #(#buffer_idents,)*
                 #len,
                 #kernels::builtins::global_thread_index(),
                 #kernels::builtins::grid_threads(),
                 #(#uniforms,)*
+                0,
+                __adamant_shared,
+                &mut __adamant_facts,
                 #bound,
             );
+            #diagnostics::flush::<#n>(&mut __adamant_facts, __adamant_shared, #records, 0);
+            #diagnostics::publish::<#n>(__adamant_shared, #records);
         }
     }
 }
@@ -574,9 +617,9 @@ fn local(a: &Arg) -> Ident {
     format_ident!("__adamant_{}", a.ident)
 }
 
-/// Arguments of one `element` call for lane `lane` (None: the scalar loop).
-fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
-    let bound = format_ident!("{}", BOUND);
+/// One `update` call for lane `lane` (None: the scalar loop): the kernel's raw value, before the
+/// clamp.
+fn update_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
     let args = k.args.iter().map(|a| {
         let ident = &a.ident;
         let local = local(a);
@@ -591,9 +634,47 @@ fn element_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
         }
     });
     let name = k.name();
-    quote! { #name::element(#(#args,)* #bound) }
+    quote! { #name::update(#(#args),*) }
 }
 
+/// The clamp of lane `lane`'s raw value (lane `lane` of `__adamant_raw`, or `__adamant_raw`
+/// itself in the scalar loop), with the sweep's bound.
+fn clamp_call(kernels: &KernelsCrate, lane: Option<usize>) -> TokenStream {
+    let bound = format_ident!("{}", BOUND);
+    let raw = at_lane(quote!(__adamant_raw), lane);
+    quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
+}
+
+/// Lane `lane` of a group (`e.0[lane]`), or `e` itself in the scalar loop.
+fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
+    match lane {
+        Some(l) => quote! { #e.0[#l] },
+        None => e,
+    }
+}
+
+/// The diagnostics of one element (lane `lane` of the group, or the scalar loop's element) at
+/// element index `index`, after its stores: the raw and stored values, then every buffer's value
+/// as the entry left it (the stored parameter, the updated states, the gradient as read).
+fn observe(k: &OptimizerFn, lane: Option<usize>, index: TokenStream) -> TokenStream {
+    let raw = at_lane(quote!(__adamant_raw), lane);
+    let new = at_lane(quote!(__adamant_new), lane);
+    let buffers = k.buffers().enumerate().map(|(b, a)| {
+        let value = match a.role {
+            Role::Param => new.clone(),
+            _ => at_lane(local(a).into_token_stream(), lane),
+        };
+        quote! { __adamant_facts.buffer(__adamant_shared, #b, #value, #index); }
+    });
+    quote! {
+        __adamant_facts.clamp(__adamant_shared, #raw, #new, #index);
+        #(#buffers)*
+    }
+}
+
+/// One group of the vector loop: every buffer's 16 bytes loaded, the four updates, the four
+/// clamps, the stores, then the four lanes' diagnostics (after the stores, so no atomic of theirs
+/// stands between the loads and the stores).
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -> TokenStream {
     let f4 = quote! { #kernels::vector::F4 };
     let loads = buffers.iter().map(|a| {
@@ -605,7 +686,8 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         };
         quote! { let #mutability #local: #f4 = *(#ident as *const #f4).add(__adamant_i); }
     });
-    let lanes = (0..4).map(|l| element_call(k, Some(l)));
+    let raws = (0..4).map(|l| update_call(k, Some(l)));
+    let lanes = (0..4).map(|l| clamp_call(kernels, Some(l)));
     let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
         let (ident, local) = (&a.ident, local(a));
         quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; }
@@ -615,15 +697,20 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         .find(|a| a.role == Role::Param)
         .expect("validated");
     let param_ident = &param.ident;
+    let observed = (0..4u64).map(|l| observe(k, Some(l as usize), quote! { __adamant_index + #l }));
     quote! {
         #(#loads)*
+        let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
         let __adamant_new: #f4 = #kernels::vector::F4([#(#lanes),*]);
         #(#state_stores)*
         *(#param_ident as *mut #f4).add(__adamant_i) = __adamant_new;
+        let __adamant_index: u64 =
+            __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
+        #(#observed)*
     }
 }
 
-fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {
+fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -> TokenStream {
     let loads = buffers.iter().map(|a| {
         let (ident, local) = (&a.ident, local(a));
         let mutability = if a.role == Role::State {
@@ -633,7 +720,8 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {
         };
         quote! { let #mutability #local: f32 = *#ident.add(__adamant_i); }
     });
-    let call = element_call(k, None);
+    let raw = update_call(k, None);
+    let call = clamp_call(kernels, None);
     let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
         let (ident, local) = (&a.ident, local(a));
         quote! { *#ident.add(__adamant_i) = #local; }
@@ -643,10 +731,14 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg]) -> TokenStream {
         .find(|a| a.role == Role::Param)
         .expect("validated");
     let param_ident = &param.ident;
+    let observed = observe(k, None, quote! { __adamant_index });
     quote! {
         #(#loads)*
+        let __adamant_raw: f32 = #raw;
         let __adamant_new: f32 = #call;
         #(#state_stores)*
         *#param_ident.add(__adamant_i) = __adamant_new;
+        let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
+        #observed
     }
 }

@@ -30,6 +30,9 @@ pub const CHUNKS: &str = "chunks";
 pub const N_CHUNKS: &str = "n_chunks";
 /// The step-state pointer the macro appends, in place of the bound, to the stepped entries.
 pub const STEP_STATE: &str = "step_state";
+/// The diagnostics records header the macro appends, before the bound (or the step state), to
+/// every optimizer entry.
+pub const RECORDS: &str = "records";
 /// Prefix of the macro's own local names; reserved so they can't shadow an argument.
 pub const RESERVED_PREFIX: &str = "__adamant";
 /// The fields of `adamant_kernels::step::StepState` a `#[step]` scalar may name: the values that
@@ -298,7 +301,7 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
              given a default here",
         ));
     }
-    if [LEN, CHUNKS, N_CHUNKS, STEP_STATE].contains(&name.as_str())
+    if [LEN, CHUNKS, N_CHUNKS, STEP_STATE, RECORDS].contains(&name.as_str())
         || name.starts_with(RESERVED_PREFIX)
     {
         return Err(syn::Error::new_spanned(

@@ -140,6 +140,11 @@ pub enum ParamRole {
     ChunkTable,
     /// Multi-tensor entries: the number of chunk records.
     ChunkCount,
+    /// `records`, every optimizer entry's parameter before the bound (or step state): a
+    /// read-only [`crate::diagnostics::RecordsHeader`] whose two pointers lead to the launch's
+    /// diagnostics accumulators and its published records, the only places the entry writes
+    /// besides its buffers. The audit proves that every optimizer entry writes through them.
+    Records,
     /// A `#[kernel_entry]`'s `#[output]` pointer: a buffer the entry writes. The runtime only ever
     /// binds buffers it owns here (the NaN checker's report words), never a parameter buffer.
     Output,
@@ -159,6 +164,7 @@ impl ParamRole {
                 | ParamRole::ParamTable
                 | ParamRole::StateTable
                 | ParamRole::Output
+                | ParamRole::Records
         )
     }
 
@@ -177,6 +183,7 @@ impl ParamRole {
                 | ParamRole::Output
                 | ParamRole::IndexTable
                 | ParamRole::StepState
+                | ParamRole::Records
         )
     }
 
@@ -185,11 +192,16 @@ impl ParamRole {
         matches!(self, ParamRole::ParamBuffer | ParamRole::ParamTable)
     }
 
-    /// Whether this is a device table of per-tensor buffer pointers.
+    /// Whether this is a device table of pointers (the per-tensor buffer tables, and the
+    /// records header): the entry writes, if at all, through the pointers loaded from it, never
+    /// into the table itself.
     pub fn is_pointer_table(self) -> bool {
         matches!(
             self,
-            ParamRole::ParamTable | ParamRole::InputTable | ParamRole::StateTable
+            ParamRole::ParamTable
+                | ParamRole::InputTable
+                | ParamRole::StateTable
+                | ParamRole::Records
         )
     }
 
@@ -333,6 +345,31 @@ impl KernelDescriptor {
         self.params
             .iter()
             .position(|p| p.role == ParamRole::StepState)
+    }
+
+    /// Index of the records header (every optimizer entry's, just before the bound or the step
+    /// state).
+    pub fn records_index(&self) -> Option<usize> {
+        self.params.iter().position(|p| p.role == ParamRole::Records)
+    }
+
+    /// The number of per-element buffers of an optimizer entry (or of pointer tables, for a
+    /// multi-tensor entry): the buffer count of its diagnostics records.
+    pub fn buffer_count(&self) -> usize {
+        self.params
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.role,
+                    ParamRole::ParamBuffer
+                        | ParamRole::Input
+                        | ParamRole::State
+                        | ParamRole::ParamTable
+                        | ParamRole::InputTable
+                        | ParamRole::StateTable
+                )
+            })
+            .count()
     }
 
     /// Whether this is a stepped entry (its bound and `#[step]` scalars come from a

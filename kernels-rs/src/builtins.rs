@@ -76,6 +76,16 @@ pub unsafe fn atomic_or_u32(ptr: *mut u32, value: u32) {
         .fetch_or(value, core::sync::atomic::Ordering::Relaxed);
 }
 
+/// `atomicAdd` on a `u32` (relaxed), in global or shared memory.
+///
+/// # Safety
+/// As [`atomic_or_u32`].
+#[inline(always)]
+pub unsafe fn atomic_add_u32(ptr: *mut u32, value: u32) {
+    core::sync::atomic::AtomicU32::from_ptr(ptr)
+        .fetch_add(value, core::sync::atomic::Ordering::Relaxed);
+}
+
 /// `atomicMax` on a `u32` in global memory (relaxed).
 ///
 /// # Safety

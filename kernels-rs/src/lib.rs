@@ -37,6 +37,7 @@ pub mod adam;
 #[cfg(target_arch = "nvptx64")]
 pub mod builtins;
 pub mod clamp;
+pub mod diagnostics;
 pub mod math;
 pub mod multi;
 pub mod nan_check;

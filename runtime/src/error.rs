@@ -122,6 +122,21 @@ pub enum Error {
         expected: usize,
     },
 
+    /// A launch's diagnostics records are shaped for another launch: their tensor or buffer
+    /// count differs from the entry's.
+    #[error(
+        "{kernel}: the diagnostics records hold {found}, but the launch needs {expected} \
+         (nothing was launched)"
+    )]
+    RecordsMismatch {
+        /// The kernel entry launched.
+        kernel: &'static str,
+        /// The launch's shape: tensors and buffers per tensor.
+        expected: String,
+        /// The records' shape.
+        found: String,
+    },
+
     /// Two buffers of one launch share memory, and at least one of them is written.
     #[error(
         "{kernel}: buffer {second} overlaps buffer {first}; a written buffer must not share \

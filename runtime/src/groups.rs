@@ -3,6 +3,7 @@
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 
 use crate::error::{CudaContext, Error, Result};
+use crate::records::{LaunchRecords, Records};
 
 /// Which buffer of a [`ParamGroup`], for uploads, downloads and the NaN checker's slot table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +47,13 @@ pub struct ParamGroup {
     pub(crate) m: DeviceBuffer<f32>,
     pub(crate) v: DeviceBuffer<f32>,
     pub(crate) v_max: Option<DeviceBuffer<f32>>,
+    /// The diagnostics records of the group's launches: one tensor of 4 buffers (`p`, `g`, `m`,
+    /// `v`), or 5 with AMSGrad's `v_max`.
+    pub(crate) records: Records,
 }
+
+/// Buffers of a group's kernels: `p`, `g`, `m`, `v`.
+const ADAM_BUFFERS: usize = 4;
 
 fn zeroed(group: &str, buffer: GroupBuffer, len: usize) -> Result<DeviceBuffer<f32>> {
     DeviceBuffer::zeroed(len).map_err(|source| match source {
@@ -78,6 +85,7 @@ impl ParamGroup {
             m: zeroed(&name, GroupBuffer::M, len)?,
             v: zeroed(&name, GroupBuffer::V, len)?,
             v_max: None,
+            records: Records::new(1, ADAM_BUFFERS)?,
             params,
             name,
         })
@@ -96,6 +104,7 @@ impl ParamGroup {
             GroupBuffer::VMax,
             initial_params.len(),
         )?);
+        group.records = Records::new(1, ADAM_BUFFERS + 1)?;
         Ok(group)
     }
 
@@ -112,6 +121,14 @@ impl ParamGroup {
     /// Whether the group has no parameters (a launch on it enqueues nothing).
     pub fn is_empty(&self) -> bool {
         self.params.len() == 0
+    }
+
+    /// The diagnostics records of the group's last finished optimizer launch (read after an
+    /// event recorded after it, or a synchronisation): what the launch read and wrote, per
+    /// buffer in the kernel's order (`p`, `g`, `m`, `v`, then `v_max`), and what the clamp
+    /// caught.
+    pub fn records(&self) -> LaunchRecords {
+        self.records.read()
     }
 
     /// Whether the group keeps AMSGrad's `v_max` ([`ParamGroup::new_amsgrad`]).

@@ -49,6 +49,17 @@ impl<T: DeviceCopy> HostMapped<T> {
         self.device
     }
 
+    /// Overwrites the first `values.len()` values from the host: only while no kernel that
+    /// writes them can be running (before the first launch).
+    pub(crate) fn write(&mut self, values: &[T]) {
+        let base = self.host.as_mut_ptr();
+        for (i, v) in values.iter().enumerate().take(self.host.len()) {
+            // SAFETY: `i` is within the allocation; no kernel writes it concurrently (the
+            // caller's promise), and volatile keeps the store from being elided.
+            unsafe { std::ptr::write_volatile(base.add(i), *v) };
+        }
+    }
+
     /// A copy of the values as the last kernel that wrote them left them: only meaningful after
     /// waiting for an event recorded after that kernel. Volatile reads, because the device
     /// writes this memory behind the compiler's back.

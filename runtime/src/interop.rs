@@ -21,6 +21,7 @@ use cust::sys::{CUpointer_attribute, CUresult, CUstream};
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
+use crate::records::Records;
 use crate::error::{Error, Result};
 use crate::launch::LaunchInfo;
 use crate::launch_check::{BufferView, Uniforms};
@@ -226,9 +227,15 @@ impl Adamant {
         buffers: &E::Buffers<DeviceRegion>,
         scalars: &E::Scalars,
         policy: ClampPolicy,
+        records: &Records,
     ) -> Result<LaunchInfo> {
         check_regions::<E>(E::DESCRIPTOR.name, buffers)?;
-        self.launch_single::<E, _>(stream, buffers, Uniforms::Plain { scalars, policy })
+        self.launch_single::<E, _>(
+            stream,
+            buffers,
+            Uniforms::Plain { scalars, policy },
+            records,
+        )
     }
 
     /// [`Adamant::launch_stepped`] over memory other code owns: the bound and the `#[step]`
@@ -251,6 +258,7 @@ impl Adamant {
         scalars: &E::StepScalars,
         states: &StepStates<'_>,
         index: usize,
+        records: &Records,
     ) -> Result<LaunchInfo> {
         check_regions::<E>(E::STEPPED_DESCRIPTOR.name, buffers)?;
         let uniforms = Uniforms::Stepped {
@@ -258,7 +266,7 @@ impl Adamant {
             states,
             index,
         };
-        self.launch_single::<E, _>(stream, buffers, uniforms)
+        self.launch_single::<E, _>(stream, buffers, uniforms, records)
     }
 }
 

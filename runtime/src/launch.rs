@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 
 use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamType};
+use adamant_kernels::diagnostics::shared_bytes;
 use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
@@ -13,6 +14,7 @@ use crate::device::Adamant;
 use crate::error::Error;
 use crate::error::{CudaContext, Result};
 use crate::launch_check::{assemble, check_tensors, BufferView, Uniforms};
+use crate::records::Records;
 use crate::step::StepStates;
 
 /// Threads per block for the optimizer kernels.
@@ -26,8 +28,9 @@ const MAX_GRID: usize = i32::MAX as usize;
 pub struct LaunchInfo {
     /// The entry launched, e.g. `iqn_adam_kernel` or `iqn_adam_kernel_multi`.
     pub kernel: &'static str,
-    /// Elements updated: the parameter buffer's length, or the sum over a multi-tensor set. 0
-    /// means nothing was enqueued.
+    /// Elements updated: the parameter buffer's length, or the sum over a multi-tensor set. A
+    /// single-buffer launch of 0 elements still runs (it publishes an empty record); an empty
+    /// multi-tensor set enqueues nothing.
     pub elements: usize,
     /// The `weight_clamp_max_abs` that was passed (0.0 = disabled); NaN for a stepped launch,
     /// whose entry reads the bound from its step-state record on the device.
@@ -103,8 +106,14 @@ impl Adamant {
         buffers: &E::Buffers<&mut DeviceSlice<f32>>,
         scalars: &E::Scalars,
         policy: ClampPolicy,
+        records: &Records,
     ) -> Result<LaunchInfo> {
-        self.launch_single::<E, _>(stream, buffers, Uniforms::Plain { scalars, policy })
+        self.launch_single::<E, _>(
+            stream,
+            buffers,
+            Uniforms::Plain { scalars, policy },
+            records,
+        )
     }
 
     /// Launches `E`'s stepped entry (`<kernel>_stepped`) on `stream`: as
@@ -160,13 +169,14 @@ impl Adamant {
         scalars: &E::StepScalars,
         states: &StepStates<'_>,
         index: usize,
+        records: &Records,
     ) -> Result<LaunchInfo> {
         let uniforms = Uniforms::Stepped {
             scalars,
             states,
             index,
         };
-        self.launch_single::<E, _>(stream, buffers, uniforms)
+        self.launch_single::<E, _>(stream, buffers, uniforms, records)
     }
 
     /// The one single-buffer launch path, plain or stepped.
@@ -175,10 +185,12 @@ impl Adamant {
         stream: &Stream,
         buffers: &E::Buffers<B>,
         uniforms: Uniforms<'_, E>,
+        records: &Records,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(false)?;
         let kernel = descriptor.name;
         let signature = check_tensors::<E, _>(std::slice::from_ref(buffers))?;
+        let records = records.check(descriptor, 1)?;
         let len = signature[0].first().map_or(0, |b| b.len);
         let function = self.function(descriptor)?;
         let (grid, block) = self.grid_for(len);
@@ -189,17 +201,17 @@ impl Adamant {
             grid,
             block,
         };
-        if len == 0 {
-            return Ok(info);
-        }
+        // An empty launch still runs (one block, no element): it publishes an empty record, so
+        // every launch advances its records' sequence.
         let pointer = |name: &str| {
             signature[0]
                 .iter()
                 .find(|b| b.name == name)
                 .map(|b| b.address)
         };
-        let mut values = assemble(descriptor, pointer, len, None, &checked)?;
+        let mut values = assemble(descriptor, pointer, len, None, records, &checked)?;
         let params = arg_pointers(&mut values);
+        let shared = shared_bytes(descriptor.buffer_count());
         // SAFETY: `function` is the registered entry's; `params` holds one pointer per entry
         // parameter, in the registered descriptor's order (assembled from it), each pointing
         // into `values`, which outlives the call. Every buffer has `len` elements and no written
@@ -207,7 +219,7 @@ impl Adamant {
         // until the caller's next use, and the raw ones' callers promise as much
         // (`Adamant::launch_optimizer_raw`); a step-state record lives as long as its
         // `StepStates`.
-        unsafe { stream.launch(function, grid, block, 0, &params) }
+        unsafe { stream.launch(function, grid, block, shared, &params) }
             .during_with(|| format!("launching {kernel} ({len} elements)"))?;
         Ok(info)
     }

@@ -393,13 +393,14 @@ pub fn check_lengths<E: OptimizerEntry, T>(
 }
 
 /// The argument list of an entry, in its descriptor's order: `pointer(name)` for each buffer or
-/// pointer table, `counts` for the length or chunk table and count, the checked uniforms, and the
-/// validated bound last. Any parameter this cannot fill is an error, not a guess.
+/// pointer table, `counts` for the length or chunk table and count, the checked uniforms, the
+/// checked records header, and the validated bound last. Any parameter this cannot fill is an error, not a guess.
 pub fn assemble(
     descriptor: &'static KernelDescriptor,
     pointer: impl Fn(&str) -> Option<u64>,
     len: usize,
     chunks: Option<(u64, u32)>,
+    records: u64,
     checked: &CheckedArgs,
 ) -> Result<Vec<ArgValue>> {
     let mut scalars = checked.scalars.iter();
@@ -419,6 +420,7 @@ pub fn assemble(
             ParamRole::Len => ArgValue::Usize(len),
             ParamRole::ChunkTable => ArgValue::Ptr(chunks.ok_or_else(bad)?.0),
             ParamRole::ChunkCount => ArgValue::U32(chunks.ok_or_else(bad)?.1),
+            ParamRole::Records if i + 1 == last => ArgValue::Ptr(records),
             ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. } => {
                 *scalars.next().ok_or_else(bad)?
             }
@@ -432,6 +434,7 @@ pub fn assemble(
             },
             ParamRole::ClampBound
             | ParamRole::StepState
+            | ParamRole::Records
             | ParamRole::Output
             | ParamRole::IndexTable => return Err(bad()),
         };

@@ -2,6 +2,7 @@
 //! by device-resident tables (one pointer table per buffer argument, one chunk table) that are
 //! rebuilt only when the set of tensors changes.
 use adamant_kernels::abi::OptimizerEntry;
+use adamant_kernels::diagnostics::shared_bytes;
 use adamant_kernels::multi::CHUNK_WORDS;
 use cust::memory::{DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
@@ -11,6 +12,7 @@ use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
 use crate::launch_check::{assemble, check_tensors, Signature, Uniforms};
+use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
 /// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
@@ -34,6 +36,8 @@ pub struct TensorSet {
     signature: Signature,
     elements: usize,
     rebuilds: u64,
+    /// The launches' diagnostics records, one per tensor: made with the tables.
+    records: Option<Records>,
 }
 
 impl Default for TensorSet {
@@ -53,6 +57,7 @@ impl TensorSet {
             signature: Vec::new(),
             elements: 0,
             rebuilds: 0,
+            records: None,
         }
     }
 
@@ -70,6 +75,12 @@ impl TensorSet {
     /// same tensors (a test of that, or a log line).
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
+    }
+
+    /// The diagnostics records of the set's last finished launch, one per tensor (read after an
+    /// event recorded after the launch); `None` before the tables are first built.
+    pub fn records(&self) -> Option<LaunchRecords> {
+        self.records.as_ref().map(Records::read)
     }
 
     /// Whether the device tables describe exactly `tensors` (same buffers at the same addresses,
@@ -156,6 +167,8 @@ impl TensorSet {
         } else {
             Some(DeviceBuffer::from_slice(&chunks).during("uploading a multi-tensor chunk table")?)
         };
+        // New records for the new set (their sequence starts again at 0).
+        let records = Records::for_entry(E::MULTI_DESCRIPTOR, signature.len())?;
         *self = TensorSet {
             tables,
             chunks: chunk_table,
@@ -163,6 +176,7 @@ impl TensorSet {
             signature,
             elements,
             rebuilds: self.rebuilds + 1,
+            records: Some(records),
         };
         Ok(true)
     }
@@ -304,14 +318,20 @@ impl Adamant {
                 .map(|t| t.as_device_ptr().as_raw())
         };
         let chunk_table = (chunks.as_device_ptr().as_raw(), set.n_chunks);
-        let mut values = assemble(descriptor, pointer, 0, Some(chunk_table), &checked)?;
+        let records = set
+            .records
+            .as_ref()
+            .expect("built with the tables")
+            .check(descriptor, tensors.len())?;
+        let mut values = assemble(descriptor, pointer, 0, Some(chunk_table), records, &checked)?;
         let params = arg_pointers(&mut values);
+        let shared = shared_bytes(descriptor.buffer_count());
         let function = self.function(descriptor)?;
         // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
         // definition), pointing into `values`. The tables describe exactly `tensors` (checked
         // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
         // chunk lies inside its tensor (built from the checked lengths).
-        unsafe { stream.launch(function, grid, BLOCK_THREADS, 0, &params) }
+        unsafe { stream.launch(function, grid, BLOCK_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
     }

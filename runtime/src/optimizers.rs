@@ -13,6 +13,7 @@ use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
+use crate::records::Records;
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::launch::LaunchInfo;
 
@@ -128,7 +129,7 @@ impl Adamant {
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
-        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
     }
 
     /// One step of `iqn_adam_kernel` on `group`, on `stream`: Adam with L2 decay
@@ -169,7 +170,7 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(iqn_adam_kernel, group);
-        self.launch_optimizer::<iqn_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<iqn_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
     }
 
     /// One step of `iql_adam_kernel` on `group`, on `stream`, for IQL's value and
@@ -217,7 +218,7 @@ impl Adamant {
         let scalars = adam_scalars!(iql_adam_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let buffers = group_buffers!(iql_adam_kernel, group);
-        self.launch_optimizer::<iql_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<iql_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
     }
 
     /// One step of `attn_adam_kernel` on `group`, on `stream`: AdamW (decoupled
@@ -258,7 +259,7 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(attn_adam_kernel, group);
-        self.launch_optimizer::<attn_adam_kernel::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<attn_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
     }
 
     /// One step of `curiosity_adam_step` on `group`, on `stream`, for the curiosity
@@ -312,7 +313,7 @@ impl Adamant {
         };
         let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
-        self.launch_optimizer::<curiosity_adam_step::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<curiosity_adam_step::Entry>(stream, &buffers, &scalars, policy, &group.records)
     }
 }
 
@@ -375,6 +376,7 @@ impl Adamant {
         online: &DeviceSlice<f32>,
         tau: f32,
         policy: ClampPolicy,
+        records: &Records,
     ) -> Result<LaunchInfo> {
         // cust's DeviceSlice is a (pointer, length) view: a copy of `online` is the same buffer,
         // which the kernel declares #[input] and never writes.
@@ -384,6 +386,6 @@ impl Adamant {
             online: &mut online,
         };
         let scalars = soft_update_kernel::Scalars { tau };
-        self.launch_optimizer::<soft_update_kernel::Entry>(stream, &buffers, &scalars, policy)
+        self.launch_optimizer::<soft_update_kernel::Entry>(stream, &buffers, &scalars, policy, records)
     }
 }

@@ -408,7 +408,14 @@ impl<'rt> TrainingSession<'rt> {
                         m: &mut *group.m,
                         v: &mut *group.v,
                     };
-                    rt.launch_stepped::<$kernel::Entry>(s, &b, &$scalars, states, $record)
+                    rt.launch_stepped::<$kernel::Entry>(
+                        s,
+                        &b,
+                        &$scalars,
+                        states,
+                        $record,
+                        &group.records,
+                    )
                         .map(|_| ())
                 }) as Branch<'_>
             }};
@@ -428,7 +435,14 @@ impl<'rt> TrainingSession<'rt> {
                 v_max,
             };
             let scalars = u.curiosity;
-            rt.launch_stepped::<curiosity_adam_step::Entry>(s, &b, &scalars, states, 6)
+            rt.launch_stepped::<curiosity_adam_step::Entry>(
+                s,
+                &b,
+                &scalars,
+                states,
+                6,
+                &curiosity.records,
+            )
                 .map(|_| ())
         });
         let branches = vec![

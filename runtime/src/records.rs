@@ -1,0 +1,174 @@
+//! The diagnostics records of optimizer launches: what each launch read and wrote, per tensor
+//! (`adamant_kernels::diagnostics`). Every optimizer entry takes a records header; every launch
+//! path of the runtime passes one, checked against the entry before anything is enqueued.
+use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
+use adamant_kernels::diagnostics::{
+    identity, record_words, TensorRecord, ACCUM_PREFIX_WORDS, MAX_BUFFERS, OUT_PREFIX_WORDS,
+};
+use cust::memory::{CopyDestination, DeviceBuffer};
+
+use crate::error::{CudaContext, Error, Result};
+use crate::host_mapped::HostMapped;
+
+/// The device memory and the mapped host memory behind one launch site's records: the header
+/// the entry reads, its accumulators (reset by each launch's last block) and the published
+/// records, which the host reads after an event recorded after the launch, with no copy and no
+/// device-wide synchronisation.
+///
+/// One `Records` serves one launch at a time: two launches in flight with the same records (on
+/// two streams, or two branches of a graph) would share one arrival counter. A [`ParamGroup`]
+/// and a [`TensorSet`] own theirs; a [`TrainingSession`] keeps one per group.
+///
+/// [`ParamGroup`]: crate::ParamGroup
+/// [`TensorSet`]: crate::TensorSet
+/// [`TrainingSession`]: crate::TrainingSession
+pub struct Records {
+    header: DeviceBuffer<u64>,
+    // Kept alive for the header's pointer into it.
+    _accum: DeviceBuffer<u32>,
+    out: HostMapped<u32>,
+    n_tensors: usize,
+    n_buffers: usize,
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("n_tensors", &self.n_tensors)
+            .field("n_buffers", &self.n_buffers)
+            .finish()
+    }
+}
+
+/// What [`Records::read`] returns: the records of the last launch that published.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchRecords {
+    /// How many launches have published through these records (0: none yet). A launch that has
+    /// been enqueued but not finished has not published.
+    pub sequence: u32,
+    /// One record per tensor, in launch order (a single-buffer launch has one).
+    pub tensors: Vec<TensorRecord>,
+}
+
+impl Records {
+    /// Records for launches of `n_tensors` tensors of a kernel with `n_buffers` buffers (its
+    /// `#[param]`, `#[input]` and `#[state]` arguments): the accumulators at "nothing seen", the
+    /// published block empty, sequence 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] for more than [`MAX_BUFFERS`] buffers or more than `u32::MAX` tensors;
+    /// [`Error::Cuda`] or [`Error::Driver`] if an allocation fails.
+    pub fn new(n_tensors: usize, n_buffers: usize) -> Result<Records> {
+        if n_buffers > MAX_BUFFERS {
+            return Err(Error::TooLarge {
+                kernel: "records",
+                what: "the buffer count".into(),
+                value: n_buffers,
+                limit: MAX_BUFFERS,
+            });
+        }
+        if n_tensors > u32::MAX as usize {
+            return Err(Error::TooLarge {
+                kernel: "records",
+                what: "the tensor count".into(),
+                value: n_tensors,
+                limit: u32::MAX as usize,
+            });
+        }
+        let words = record_words(n_buffers);
+        let mut initial = vec![0u32; ACCUM_PREFIX_WORDS];
+        for _ in 0..n_tensors {
+            initial.extend((0..words).map(identity));
+        }
+        let accum = DeviceBuffer::from_slice(&initial).during("allocating diagnostics records")?;
+        let mut out = HostMapped::new(&0u32, initial.len(), "diagnostics records")?;
+        // Written once, before any launch can read it: the same identity words.
+        out.write(&initial);
+        let header_words = [
+            accum.as_device_ptr().as_raw(),
+            out.device_ptr(),
+            n_tensors as u64 | ((n_buffers as u64) << 32),
+        ];
+        let mut header = DeviceBuffer::from_slice(&[0u64; 3]).during("allocating records header")?;
+        header
+            .copy_from(&header_words[..])
+            .during("uploading records header")?;
+        debug_assert_eq!(OUT_PREFIX_WORDS, ACCUM_PREFIX_WORDS);
+        Ok(Records {
+            header,
+            _accum: accum,
+            out,
+            n_tensors,
+            n_buffers,
+        })
+    }
+
+    /// Records sized for `descriptor`'s launches of `n_tensors` tensors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Records::new`].
+    pub fn for_entry(descriptor: &KernelDescriptor, n_tensors: usize) -> Result<Records> {
+        Records::new(n_tensors, descriptor.buffer_count())
+    }
+
+    /// Records for single-buffer launches of `E` ([`Adamant::launch_optimizer`],
+    /// [`Adamant::launch_stepped`] and their raw forms): one tensor of `E`'s buffers.
+    ///
+    /// [`Adamant::launch_optimizer`]: crate::Adamant::launch_optimizer
+    /// [`Adamant::launch_stepped`]: crate::Adamant::launch_stepped
+    ///
+    /// # Errors
+    ///
+    /// As [`Records::new`].
+    pub fn single<E: OptimizerEntry>() -> Result<Records> {
+        Records::for_entry(E::DESCRIPTOR, 1)
+    }
+
+    /// Tensors per launch.
+    pub fn n_tensors(&self) -> usize {
+        self.n_tensors
+    }
+
+    /// Buffers per tensor.
+    pub fn n_buffers(&self) -> usize {
+        self.n_buffers
+    }
+
+    /// The header's device address, after checking that these records fit a launch of
+    /// `descriptor` over `n_tensors` tensors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RecordsMismatch`], naming the kernel and both shapes.
+    pub(crate) fn check(&self, descriptor: &KernelDescriptor, n_tensors: usize) -> Result<u64> {
+        let n_buffers = descriptor.buffer_count();
+        if self.n_buffers != n_buffers || self.n_tensors != n_tensors {
+            return Err(Error::RecordsMismatch {
+                kernel: descriptor.name,
+                expected: format!("{n_tensors} tensors of {n_buffers} buffers"),
+                found: format!("{} tensors of {} buffers", self.n_tensors, self.n_buffers),
+            });
+        }
+        Ok(self.header.as_device_ptr().as_raw())
+    }
+
+    /// The records as the last launch that finished left them. Call it after waiting for an
+    /// event recorded after the launch (or a synchronisation); [`LaunchRecords::sequence`] says
+    /// how many launches have published.
+    pub fn read(&self) -> LaunchRecords {
+        let words = self.out.read();
+        let per = record_words(self.n_buffers);
+        let tensors = (0..self.n_tensors)
+            .map(|t| {
+                let at = OUT_PREFIX_WORDS + t * per;
+                TensorRecord::from_words(&words[at..at + per], self.n_buffers)
+            })
+            .collect();
+        LaunchRecords {
+            sequence: words[0],
+            tensors,
+        }
+    }
+}
