@@ -7,6 +7,7 @@ pub use adamant_kernels as kernels;
 pub use adamant_runtime as runtime;
 pub mod audit_doc;
 pub mod nan_check_reference;
+pub mod record_reference;
 pub mod reference;
 
 use adamant_build::audit::{audit, AuditReport};

@@ -6,7 +6,7 @@
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
 use adamant_kernels::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
 
-static PARAMS: [KernelParam; 3] = [
+static PARAMS: [KernelParam; 4] = [
     KernelParam {
         name: "p",
         ty: ParamType::Ptr,
@@ -16,6 +16,11 @@ static PARAMS: [KernelParam; 3] = [
         name: "len",
         ty: ParamType::Usize,
         role: ParamRole::Len,
+    },
+    KernelParam {
+        name: "records",
+        ty: ParamType::Ptr,
+        role: ParamRole::Records,
     },
     KernelParam {
         name: "weight_clamp_max_abs",
@@ -33,17 +38,21 @@ static TINY: KernelDescriptor = KernelDescriptor {
 };
 
 /// A module with one optimizer entry: `x = p[tid]`, then `clamp` (PTX lines computing `%out`
-/// from `%x` and the bound `%b`), then `p[tid] = %out`.
+/// from `%x` and the bound `%b`), then `p[tid] = %out`, then what every optimizer entry has: an
+/// atomic into its records' accumulators and a store of its published record.
 fn module(clamp: &str) -> String {
     format!(
         ".version 7.8\n.target sm_90\n.address_size 64\n\n\
          .visible .entry tiny(\n\t.param .u64 .ptr .align 1 tiny_param_0,\n\
-         \t.param .u64 tiny_param_1,\n\t.param .f32 tiny_param_2\n)\n{{\n\
+         \t.param .u64 tiny_param_1,\n\t.param .u64 tiny_param_2,\n\t.param .f32 tiny_param_3\n)\n{{\n\
          \t.reg .pred %p<8>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<8>;\n\
          \tld.param.b64 \t%rd1, [tiny_param_0];\n\tcvta.to.global.u64 \t%rd2, %rd1;\n\
-         \tld.param.b32 \t%b, [tiny_param_2];\n\tmov.u32 \t%r1, %tid.x;\n\
+         \tld.param.b32 \t%b, [tiny_param_3];\n\tmov.u32 \t%r1, %tid.x;\n\
          \tmul.wide.u32 \t%rd3, %r1, 4;\n\tadd.s64 \t%rd4, %rd2, %rd3;\n\
-         \tld.global.b32 \t%x, [%rd4];\n{clamp}\n\tst.global.b32 \t[%rd4], %out;\n\tret;\n\n}}\n"
+         \tld.global.b32 \t%x, [%rd4];\n{clamp}\n\tst.global.b32 \t[%rd4], %out;\n\
+         \tld.param.b64 \t%rd5, [tiny_param_2];\n\tld.global.b64 \t%rd6, [%rd5];\n\
+         \tatom.global.add.u32 \t%r9, [%rd6], 1;\n\tld.global.b64 \t%rd7, [%rd5+8];\n\
+         \tst.global.b32 \t[%rd7], %r9;\n\tret;\n\n}}\n"
     )
 }
 
@@ -170,4 +179,68 @@ fn a_clamp_defined_under_a_guard_is_unprovable() {
         "mov.b32 \t%out, %x;\n\t@%p2 mov.b32 \t%out, %s;",
     );
     assert!(matches!(failure(&report), ClampFailure::Unprovable { .. }));
+}
+
+/// The canonical module with `from` replaced by `to` in the records epilogue.
+fn run_records_variant(from: &str, to: &str) -> AuditReport {
+    let module = module(CANONICAL);
+    assert!(module.contains(from), "no `{from}` in the module");
+    audit(&module.replacen(from, to, 1), &[&TINY])
+}
+
+#[test]
+fn an_entry_that_does_not_reduce_into_its_records_is_refused() {
+    let report = run_records_variant("\tatom.global.add.u32 \t%r9, [%rd6], 1;\n", "");
+    match report.violations.as_slice() {
+        [Violation::RecordsNotWritten {
+            atomics: 0,
+            stores: 1,
+            ..
+        }] => {}
+        other => panic!("expected RecordsNotWritten, got {other:?}\n{report}"),
+    }
+}
+
+#[test]
+fn an_entry_that_does_not_publish_its_records_is_refused() {
+    let report = run_records_variant("\tst.global.b32 \t[%rd7], %r9;\n", "");
+    match report.violations.as_slice() {
+        [Violation::RecordsNotWritten {
+            atomics: 1,
+            stores: 0,
+            ..
+        }] => {}
+        other => panic!("expected RecordsNotWritten, got {other:?}\n{report}"),
+    }
+}
+
+#[test]
+fn a_write_into_the_records_header_itself_is_refused() {
+    // The header holds the two pointers the entry writes through: writing it would redirect them.
+    let report = run_records_variant("[%rd7], %r9", "[%rd5], %r9");
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| matches!(v, Violation::WriteToReadOnly { param, .. } if param == "records")),
+        "{report}"
+    );
+}
+
+#[test]
+fn an_optimizer_descriptor_without_records_is_refused() {
+    static NO_RECORDS: [KernelParam; 3] = [PARAMS[0], PARAMS[1], PARAMS[3]];
+    static BARE: KernelDescriptor = KernelDescriptor {
+        params: &NO_RECORDS,
+        ..TINY
+    };
+    let ptx = module(CANONICAL).replace("\t.param .u64 tiny_param_2,\n", "");
+    let report = audit(&ptx, &[&BARE]);
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| matches!(v, Violation::RecordsMissing { .. })),
+        "{report}"
+    );
 }

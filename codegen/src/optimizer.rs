@@ -106,16 +106,8 @@ pub fn expand(
     // (adamant_build::KernelCrate passes it after `--`), so a kernel crate's PTX holds its own
     // entries and none of its dependencies' (adamant's among them). The outer block allows the
     // cfg name, which no Cargo.toml declares.
-    let n_buffers = buffer_count(&kernel);
-    let name = kernel.name().unraw().to_string();
-    let too_many = format!(
-        "#[optimizer_kernel] `{name}` has {n_buffers} buffers; a diagnostics record holds at most \
-         adamant_kernels::diagnostics::MAX_BUFFERS"
-    );
     Ok(quote! {
         #module
-
-        const _: () = ::core::assert!(#n_buffers <= #kernels::diagnostics::MAX_BUFFERS, #too_many);
 
         #[cfg(target_arch = "nvptx64")]
         #[allow(unexpected_cfgs)]
@@ -171,6 +163,12 @@ fn module(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
     let host = host_items(k, kernels);
     let multi_host = crate::multi_tensor::host_items(k, kernels);
+    let n_buffers = buffer_count(k);
+    let too_many = format!(
+        "#[optimizer_kernel] `{}` has {n_buffers} buffers; a diagnostics record holds at most \
+         diagnostics::MAX_BUFFERS",
+        k.name().unraw()
+    );
     quote! {
         #(#docs)*
         #[allow(non_snake_case)]
@@ -190,6 +188,9 @@ fn module(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             pub fn element(#(#forwarded,)* #bound: f32) -> f32 {
                 #kernels::clamp::weight_clamp(self::update(#(#idents),*), #bound)
             }
+
+            // The diagnostics record has a fixed number of buffer slots.
+            const _: () = ::core::assert!(#n_buffers <= #kernels::diagnostics::MAX_BUFFERS, #too_many);
 
             #host
 

@@ -13,6 +13,7 @@ fn role_allowed(kind: KernelKind, role: ParamRole) -> bool {
     match kind {
         KernelKind::Optimizer => !matches!(role, Output | IndexTable),
         KernelKind::Other => matches!(role, Input | Output | IndexTable | Scalar { .. }),
+        // Records is an optimizer role: listed under Optimizer by the `!matches!` above.
     }
 }
 
@@ -99,11 +100,21 @@ pub(super) fn audit_entry(
         descriptor,
         private_symbols,
     };
-    let (writes, clamp) = audit_writes(&cx, violations);
+    let (writes, clamp, records) = audit_writes(&cx, violations);
     if let Some(c) = clamp {
         if c.param_stores == 0 {
             violations.push(Violation::NoParamStore {
                 entry: entry.name.clone(),
+            });
+        }
+    }
+    if kind == EntryKind::Optimizer && descriptor.records_index().is_some() {
+        let (atomics, stores) = records;
+        if atomics == 0 || stores == 0 {
+            violations.push(Violation::RecordsNotWritten {
+                entry: entry.name.clone(),
+                atomics,
+                stores,
             });
         }
     }
@@ -139,6 +150,21 @@ fn optimizer_shape(
             entry: name.clone(),
             bound_index,
             param_count: descriptor.params.len(),
+        });
+    }
+    // The records header comes right before the last parameter, once.
+    let records = descriptor
+        .params
+        .iter()
+        .filter(|p| p.role == ParamRole::Records)
+        .count();
+    let n = descriptor.params.len();
+    let records_before_last = n >= 2
+        && descriptor.params[n - 2].role == ParamRole::Records
+        && descriptor.params[n - 2].ty == ParamType::Ptr;
+    if records != 1 || !records_before_last {
+        violations.push(Violation::RecordsMissing {
+            entry: name.clone(),
         });
     }
     let has_param_buffer = descriptor

@@ -43,6 +43,18 @@ pub enum Violation {
     NoParamBuffer { entry: String },
     /// An optimizer entry that never stores through its parameter-buffer pointer.
     NoParamStore { entry: String },
+    /// An optimizer entry whose descriptor has no records header just before its bound (or
+    /// step state).
+    RecordsMissing { entry: String },
+    /// An optimizer entry that does not both reduce into its records' accumulators (an atomic)
+    /// and publish them (a store) through its records header.
+    RecordsNotWritten {
+        entry: String,
+        /// Atomics and reductions attributed to the records header.
+        atomics: usize,
+        /// Plain stores attributed to it.
+        stores: usize,
+    },
     /// A value stored to the parameter buffer that is not clamped.
     ClampBypassed {
         entry: String,
@@ -118,6 +130,8 @@ impl Violation {
             | Violation::BoundNotLast { entry, .. }
             | Violation::NoParamBuffer { entry }
             | Violation::NoParamStore { entry }
+            | Violation::RecordsMissing { entry }
+            | Violation::RecordsNotWritten { entry, .. }
             | Violation::ClampBypassed { entry, .. }
             | Violation::UnattributedWrite { entry, .. }
             | Violation::WriteToReadOnly { entry, .. }
@@ -192,6 +206,21 @@ impl fmt::Display for Violation {
             Violation::NoParamStore { entry } => write!(
                 f,
                 "{entry}: no store through the parameter-buffer pointer was found"
+            ),
+            Violation::RecordsMissing { entry } => write!(
+                f,
+                "{entry}: an optimizer entry takes its diagnostics records header (role Records) \
+                 just before its last parameter; this one does not"
+            ),
+            Violation::RecordsNotWritten {
+                entry,
+                atomics,
+                stores,
+            } => write!(
+                f,
+                "{entry}: an optimizer entry reduces into its diagnostics accumulators and \
+                 publishes its records, both through its records header; found {atomics} \
+                 atomic(s) and {stores} store(s) there"
             ),
             Violation::ClampBypassed {
                 entry,

@@ -6,7 +6,7 @@
 //! An instruction the audit does not know, and any call, is a violation.
 use std::collections::{BTreeMap, HashSet};
 
-use adamant_kernels::abi::{KernelDescriptor, KernelKind};
+use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
 
 use super::clamp::{BoundSource, ClampProver};
 use super::opcodes::{address, class, space, written_values, Class, Space};
@@ -32,7 +32,7 @@ pub(super) struct WriteContext<'a> {
 pub(super) fn audit_writes(
     cx: &WriteContext<'_>,
     violations: &mut Vec<Violation>,
-) -> (WriteAudit, Option<ClampAudit>) {
+) -> (WriteAudit, Option<ClampAudit>, (usize, usize)) {
     let entry = cx.entry;
     let descriptor = cx.descriptor;
     let name = &entry.name;
@@ -52,6 +52,8 @@ pub(super) fn audit_writes(
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
+    // Writes through the records header: (atomics and reductions, plain stores).
+    let mut records = (0usize, 0usize);
 
     let at = |inst: &Instruction| (name.clone(), inst.line, inst.text.clone());
     for inst in &instructions {
@@ -124,6 +126,13 @@ pub(super) fn audit_writes(
         }
         writes.attributed_writes += 1;
         *per_param.entry(i).or_default() += 1;
+        if param.role == ParamRole::Records {
+            match inst.op() {
+                "st" => records.1 += 1,
+                "atom" | "red" => records.0 += 1,
+                _ => {}
+            }
+        }
         if !param.role.is_param() {
             continue;
         }
@@ -184,7 +193,7 @@ pub(super) fn audit_writes(
         .into_iter()
         .map(|(i, n)| (descriptor.params[i].name.to_string(), n))
         .collect();
-    (writes, clamp)
+    (writes, clamp, records)
 }
 
 /// Whether the write's address is the table parameter `i` itself (writing into the table),

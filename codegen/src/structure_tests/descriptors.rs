@@ -254,7 +254,16 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
     // validated one itself), never a buffer or the length.
     let f = impl_fn(imp, "scalar_values")?;
     let elems: Vec<String> = vec_elems(f)?.iter().map(tokens).collect();
-    let want: Vec<String> = desc.params[n + 1..desc.params.len() - 1]
+    // Both descriptors end in the records header, then the bound.
+    for (d, which) in [(&desc, "DESCRIPTOR"), (&mdesc, "MULTI_DESCRIPTOR")] {
+        let records = d.params.len().checked_sub(2).map(|i| &d.params[i]);
+        if !records.is_some_and(|r| r.role == "Records" && r.name == crate::signature::RECORDS) {
+            return Err(format!(
+                "{which} does not end in `records` (Records), then the bound"
+            ));
+        }
+    }
+    let want: Vec<String> = desc.params[n + 1..desc.params.len() - 2]
         .iter()
         .map(|p| {
             let (variant, suffix) = match (p.ty.as_str(), p.role.as_str()) {

@@ -10,22 +10,29 @@ use super::visitors::{bindings, mentions, Calls, Stores};
 use super::{NEW, SWEEP};
 use crate::signature::BOUND;
 
-fn is_element_call<'a>(e: &'a Expr, name: &str) -> Option<&'a ExprCall> {
+/// The raw values: `__adamant_raw` is bound to `<kernel>::update(..)` calls.
+pub(super) const RAW: &str = "__adamant_raw";
+
+fn is_call_of<'a>(e: &'a Expr, path: &[&str], absolute: bool) -> Option<&'a ExprCall> {
     match e {
         Expr::Call(c) => match &*c.func {
-            Expr::Path(p) if path_is(&p.path, false, &[name, "element"]) => Some(c),
+            Expr::Path(p) if path_is(&p.path, absolute, path) => Some(c),
             _ => None,
         },
         _ => None,
     }
 }
 
-/// The `element` calls `__adamant_new` is made of: exactly `<kernel>::element(..)` (scalar
-/// loop), or exactly `::adamant_kernels::vector::F4([<kernel>::element(..); 4 lanes])` (vector
-/// loop).
-fn new_value_calls<'a>(init: &'a Expr, lanes: usize, name: &str) -> Option<Vec<&'a ExprCall>> {
+/// The calls a loop's value is made of: exactly one call (scalar loop), or exactly
+/// `::adamant_kernels::vector::F4([call, call, call, call])` (vector loop), each accepted by
+/// `is_call`.
+fn lane_calls<'a>(
+    init: &'a Expr,
+    lanes: usize,
+    is_call: impl Fn(&'a Expr) -> Option<&'a ExprCall>,
+) -> Option<Vec<&'a ExprCall>> {
     if lanes == 1 {
-        return is_element_call(init, name).map(|c| vec![c]);
+        return is_call(init).map(|c| vec![c]);
     }
     let Expr::Call(f4) = init else { return None };
     let Expr::Path(p) = &*f4.func else {
@@ -37,20 +44,27 @@ fn new_value_calls<'a>(init: &'a Expr, lanes: usize, name: &str) -> Option<Vec<&
     let Expr::Array(lanes_array) = &f4.args[0] else {
         return None;
     };
-    let calls: Option<Vec<&ExprCall>> = lanes_array
-        .elems
-        .iter()
-        .map(|e| is_element_call(e, name))
-        .collect();
+    let calls: Option<Vec<&ExprCall>> = lanes_array.elems.iter().map(is_call).collect();
     calls.filter(|c| c.len() == lanes)
+}
+
+/// Whether `e` is lane `lane` of `__adamant_raw` (`__adamant_raw.0[lane]`), or `__adamant_raw`
+/// itself in the scalar loop.
+fn is_raw_lane(e: &Expr, lane: Option<usize>) -> bool {
+    match lane {
+        None => expr_is_ident(e, RAW),
+        Some(l) => tokens(e) == format!("{RAW} . 0 [{l}usize]"),
+    }
 }
 
 /// `__adamant_sweep` is in the device block only (the kernel module holds no fn but `update` and
 /// `element`), has no ABI, is not exported, and takes the bound last, once. It has
 /// a vector loop and a scalar loop; each stores the parameter buffer exactly once, with
-/// `__adamant_new`, bound once in that loop to exactly the `<kernel>::element` calls (4 lanes, then
-/// 1), each passing `sweep`'s bound last (and nowhere else) and never the parameter pointer; there
-/// are no other `element` / `update` calls. `sweep` stores the parameter buffer nowhere else,
+/// `__adamant_new`, bound once in that loop to exactly the clamp
+/// (`::adamant_kernels::clamp::weight_clamp`) of each lane of `__adamant_raw` in order (4 lanes,
+/// then 1) with `sweep`'s bound (and nowhere else), and `__adamant_raw` is bound once in that loop
+/// to exactly the `<kernel>::update` calls, which never get the bound or the parameter pointer;
+/// there are no other `element` / `update` / clamp calls. `sweep` stores the parameter buffer nowhere else,
 /// stores only through its `*mut f32` buffers, never with `op=`, a write-like call or a macro,
 /// never reassigns `__adamant_new` or the bound and never rebinds any of its inputs.
 pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result<(), String> {
@@ -164,39 +178,73 @@ pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result
                 bound_new.len()
             ));
         };
-        let Some(calls) = new_value_calls(init, lanes, name) else {
+        let clamp_path = ["adamant_kernels", "clamp", "weight_clamp"];
+        let Some(clamps) = lane_calls(init, lanes, |e| is_call_of(e, &clamp_path, true)) else {
             return Err(format!(
-                "the {which} loop's `{NEW}` is not exactly {lanes} `{name}::element` call(s): `{}`",
+                "the {which} loop's `{NEW}` is not exactly {lanes} clamp call(s): `{}`",
                 tokens(*init)
             ));
         };
-        for call in calls {
+        for (lane, call) in clamps.iter().enumerate() {
+            let lane = (lanes > 1).then_some(lane);
             let args: Vec<&Expr> = call.args.iter().collect();
-            let Some((last, rest)) = args.split_last() else {
-                return Err("an `element` call without arguments".into());
-            };
-            if !expr_is_ident(last, BOUND) || rest.iter().any(|a| mentions(a, BOUND)) {
+            let ok = matches!(args.as_slice(), [raw, b] if is_raw_lane(raw, lane)
+                && expr_is_ident(b, BOUND));
+            if !ok {
                 return Err(format!(
-                    "an `element` call in the {which} loop passes `{}` as the bound",
-                    tokens(*last)
+                    "a clamp in the {which} loop is `{}`, not lane {lane:?} of `{RAW}` with `{BOUND}`",
+                    tokens(*call)
                 ));
             }
-            if args.iter().any(|a| mentions(a, param)) {
+        }
+        let bound_raw = lets(&w.body.stmts, RAW);
+        let [(_, raw_init)] = bound_raw.as_slice() else {
+            return Err(format!(
+                "the {which} loop binds `{RAW}` {} times",
+                bound_raw.len()
+            ));
+        };
+        let Some(updates) = lane_calls(raw_init, lanes, |e| is_call_of(e, &[name, "update"], false))
+        else {
+            return Err(format!(
+                "the {which} loop's `{RAW}` is not exactly {lanes} `{name}::update` call(s): `{}`",
+                tokens(*raw_init)
+            ));
+        };
+        for call in updates {
+            if call
+                .args
+                .iter()
+                .any(|a| mentions(a, BOUND) || mentions(a, param))
+            {
                 return Err(format!(
-                    "`element` receives the parameter buffer `{param}` in the {which} loop"
+                    "an `update` call in the {which} loop receives the bound or the parameter \
+                     buffer `{param}`: `{}`",
+                    tokens(call)
                 ));
             }
         }
     }
     let mut calls = Calls::new(name);
     calls.visit_block(&sweep.block);
-    if calls.element.len() != 5 || !calls.other.is_empty() || !calls.sweep.is_empty() {
+    if calls.update.len() != 5
+        || calls.clamp.len() != 5
+        || !calls.element.is_empty()
+        || !calls.other.is_empty()
+        || !calls.sweep.is_empty()
+    {
         return Err(format!(
-            "`{SWEEP}` calls `element` {} times (expected 5), `{SWEEP}` {} times and {:?}",
+            "`{SWEEP}` calls `update` {} times and the clamp {} times (expected 5 each), \
+             `element` {} times, `{SWEEP}` {} times and {:?}",
+            calls.update.len(),
+            calls.clamp.len(),
             calls.element.len(),
             calls.sweep.len(),
             calls.other
         ));
+    }
+    if all.assigned.iter().any(|a| a == RAW) {
+        return Err(format!("`{SWEEP}` reassigns `{RAW}`"));
     }
     Ok(())
 }

@@ -47,7 +47,7 @@ pub(super) fn tampered(
     tamper(
         "entry without the bound",
         "entry_signatures",
-        "`curiosity_adam_step`'s last input is `bias_correction2",
+        "`curiosity_adam_step`'s last input is `records",
         &|f| {
             device_fn_mut(f, name).sig.inputs.pop();
         },
@@ -55,7 +55,7 @@ pub(super) fn tampered(
     tamper(
         "bound moved first",
         "entry_signatures",
-        "`curiosity_adam_step`'s last input is `bias_correction2",
+        "`curiosity_adam_step`'s last input is `records",
         &|f| {
             let inputs = &mut device_fn_mut(f, name).sig.inputs;
             let bound = inputs.pop().expect("bound").into_value();
@@ -75,7 +75,7 @@ pub(super) fn tampered(
     tamper(
         "multi entry drops the bound",
         "entry_signatures",
-        "`curiosity_adam_step_multi`'s last input is `bias_correction2",
+        "`curiosity_adam_step_multi`'s last input is `records",
         &|f| {
             device_fn_mut(f, &multi).sig.inputs.pop();
         },
@@ -422,7 +422,7 @@ pub(super) fn tampered(
     tamper(
         "sweep without the bound",
         "sweep_stores",
-        "`__adamant_sweep`'s last input is `bias_correction2",
+        "`__adamant_sweep`'s last input is `__adamant_facts",
         &|f| {
             device_fn_mut(f, SWEEP).sig.inputs.pop();
         },
@@ -497,7 +497,7 @@ pub(super) fn tampered(
     tamper(
         "scalar loop stores update() directly",
         "sweep_stores",
-        "scalar loop's `__adamant_new` is not exactly 1 `curiosity_adam_step::element` call(s): \
+        "scalar loop's `__adamant_new` is not exactly 1 clamp call(s): \
          `curiosity_adam_step :: update",
         &|f| set_scalar_new(f, &unclamped),
     );
@@ -509,46 +509,43 @@ pub(super) fn tampered(
             set_scalar_new(
                 f,
                 &syn::parse_quote!(
-                    curiosity_adam_step::element(
-                        __adamant_p,
-                        __adamant_g,
-                        &mut __adamant_m,
-                        &mut __adamant_v,
-                        &mut __adamant_v_max,
-                        lr,
-                        beta1,
-                        beta2,
-                        eps,
-                        bias_correction1,
-                        bias_correction2,
-                        weight_clamp_max_abs
-                    ) * 2.0
+                    ::adamant_kernels::clamp::weight_clamp(__adamant_raw, weight_clamp_max_abs)
+                        * 2.0
                 ),
             )
         },
     );
     tamper(
-        "an element call in the scalar loop passes another bound",
+        "the clamp in the scalar loop gets another bound",
         "sweep_stores",
-        "in the scalar loop passes `f32 :: MAX` as the bound",
+        "a clamp in the scalar loop is `:: adamant_kernels :: clamp :: weight_clamp (__adamant_raw \
+         , f32 :: MAX)`",
         &|f| {
             set_scalar_new(
                 f,
-                &syn::parse_quote!(curiosity_adam_step::element(
-                    __adamant_p,
-                    __adamant_g,
-                    &mut __adamant_m,
-                    &mut __adamant_v,
-                    &mut __adamant_v_max,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    bias_correction1,
-                    bias_correction2,
+                &syn::parse_quote!(::adamant_kernels::clamp::weight_clamp(
+                    __adamant_raw,
                     f32::MAX
                 )),
             )
+        },
+    );
+    tamper(
+        "the scalar loop's raw value is not the update's",
+        "sweep_stores",
+        "the scalar loop's `__adamant_raw` is not exactly 1 `curiosity_adam_step::update` call(s): \
+         `__adamant_p`",
+        &|f| {
+            let scalar = loops_mut(device_fn_mut(f, SWEEP))
+                .pop()
+                .expect("scalar loop");
+            for s in &mut scalar.body.stmts {
+                if let Stmt::Local(l) = s {
+                    if tokens(&l.pat).contains("__adamant_raw") {
+                        *l.init.as_mut().expect("init").expr = syn::parse_quote!(__adamant_p);
+                    }
+                }
+            }
         },
     );
     tamper(

@@ -151,12 +151,15 @@ impl<'a> Visit<'a> for Stores<'a> {
     }
 }
 
-/// Calls of `__adamant_sweep` and `<kernel>::element`, and any other call naming `update`,
-/// `element` or a sweep (which would compute or store outside the checked path).
+/// Calls of `__adamant_sweep`, `<kernel>::element`, `<kernel>::update` and the clamp
+/// (`::adamant_kernels::clamp::weight_clamp`), and any other call naming `update`, `element`, the
+/// clamp or a sweep (which would compute or store outside the checked path).
 pub(super) struct Calls<'a> {
     kernel: &'a str,
     pub(super) sweep: Vec<&'a ExprCall>,
     pub(super) element: Vec<&'a ExprCall>,
+    pub(super) update: Vec<&'a ExprCall>,
+    pub(super) clamp: Vec<&'a ExprCall>,
     pub(super) other: Vec<String>,
 }
 
@@ -166,6 +169,8 @@ impl<'a> Calls<'a> {
             kernel,
             sweep: vec![],
             element: vec![],
+            update: vec![],
+            clamp: vec![],
             other: vec![],
         }
     }
@@ -178,9 +183,14 @@ impl<'a> Visit<'a> for Calls<'a> {
                 self.sweep.push(node);
             } else if path_is(path, false, &[self.kernel, "element"]) {
                 self.element.push(node);
+            } else if path_is(path, false, &[self.kernel, "update"]) {
+                self.update.push(node);
+            } else if path_is(path, true, &["adamant_kernels", "clamp", "weight_clamp"]) {
+                self.clamp.push(node);
             } else if path.segments.iter().any(|s| {
                 s.ident == "update"
                     || s.ident == "element"
+                    || s.ident == "weight_clamp"
                     || s.ident == "sweep"
                     || s.ident == SWEEP
             }) {
@@ -191,7 +201,11 @@ impl<'a> Visit<'a> for Calls<'a> {
     }
 
     fn visit_expr_method_call(&mut self, node: &'a ExprMethodCall) {
-        if node.method == "update" || node.method == "element" || node.method == SWEEP {
+        if node.method == "update"
+            || node.method == "element"
+            || node.method == "weight_clamp"
+            || node.method == SWEEP
+        {
             self.other.push(tokens(node));
         }
         visit::visit_expr_method_call(self, node);
