@@ -137,6 +137,16 @@ pub enum Error {
         found: String,
     },
 
+    /// A slot derived from a group would take a name the report already has.
+    #[error(
+        "the nan check would derive slot `{name}` for a group, but a slot of that name exists; \
+         rename the group"
+    )]
+    DuplicateSlotName {
+        /// The name.
+        name: String,
+    },
+
     /// Two buffers of one launch share memory, and at least one of them is written.
     #[error(
         "{kernel}: buffer {second} overlaps buffer {first}; a written buffer must not share \

@@ -251,9 +251,11 @@ fn the_device_gets_the_validated_bound_last() {
         (ClampPolicy::disabled("test"), 0.0),
     ] {
         let checked = check_launch::<iqn_adam_kernel::Entry>(desc, &scalars(), policy).unwrap();
-        let args = assemble(desc, pointer, 10, None, &checked).unwrap();
+        let args = assemble(desc, pointer, 10, None, 0xEC0, &checked).unwrap();
         assert_eq!(args.len(), desc.params.len());
         assert_eq!(args.last(), Some(&ArgValue::F32(bound)));
+        // The records header right before it, always.
+        assert_eq!(args[args.len() - 2], ArgValue::Ptr(0xEC0));
         assert_eq!(args[4], ArgValue::Usize(10));
     }
     for bad in [
@@ -359,6 +361,6 @@ fn a_forged_entry_cannot_change_what_the_device_receives() {
     // The right values: the bound is still the policy's, placed by the runtime.
     FORGED_VALUES.with(|v| *v.borrow_mut() = real_values.clone());
     let checked = check_launch::<Forged>(Forged::DESCRIPTOR, &(), policy).unwrap();
-    let args = assemble(Forged::DESCRIPTOR, |_| Some(0x1000), 4, None, &checked).unwrap();
+    let args = assemble(Forged::DESCRIPTOR, |_| Some(0x1000), 4, None, 0xEC0, &checked).unwrap();
     assert_eq!(args.last(), Some(&ArgValue::F32(100.0)));
 }

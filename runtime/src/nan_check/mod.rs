@@ -47,6 +47,7 @@
 //! ```
 mod bindings;
 mod checker;
+mod group_slots;
 // Public only for tests/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
 // work table the checker uploads (`build`, `chunk_for`, `work_items_for`, `validate_range`).
 // Hidden: not part of the API, and free to change with the checker. `CHUNK_ELEMENTS` is
@@ -58,6 +59,9 @@ mod slots;
 
 pub use bindings::{DeviceRegion, SlotBindings};
 pub use checker::NanChecker;
+pub use group_slots::{
+    group_slots, record_position, result_from_record, GroupShape, GroupSlot, WEIGHT_MAX_FACTOR,
+};
 pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{

@@ -16,7 +16,7 @@ pub struct SlotResult {
     /// The slot's index in the table.
     pub index: usize,
     /// The slot's name, e.g. `iqn_weight_max`.
-    pub name: &'static str,
+    pub name: String,
     /// The slot's check, from the table.
     pub check: Check,
     /// Elements checked.
@@ -24,8 +24,12 @@ pub struct SlotResult {
     /// The kernel's flag word ([`FLAG_NON_FINITE`], [`FLAG_OVER_THRESHOLD`]).
     pub flags: u32,
     /// Largest `|x|` seen (`NaN` if a NaN was seen, `inf` if an infinity and no NaN; 0 for an
-    /// empty slot).
+    /// empty slot), when [`SlotResult::max_abs_known`].
     pub max_abs: f32,
+    /// Whether `max_abs` was measured: always for a slot the checker kernel scans; for a group
+    /// slot taken from the optimizer's diagnostics records, only for the weights (the records
+    /// keep no maximum of the gradients and moments), so 0.0 stands for "not kept" there.
+    pub max_abs_known: bool,
     /// The max-abs threshold that applied, for [`Check::MaxAbs`] slots.
     pub threshold: Option<f32>,
     /// Index (within the slot) of the first element that set a flag.
@@ -52,23 +56,21 @@ impl SlotResult {
         let spec = &SLOTS[index];
         SlotResult {
             index,
-            name: spec.name,
+            name: spec.name.to_string(),
             check: spec.check,
             len,
             flags,
             max_abs: f32::from_bits(max_abs_bits),
+            max_abs_known: true,
             threshold: spec.check.threshold(q_abs_ref_eff),
             first_bad: (first_bad != NO_BAD_INDEX).then_some(first_bad),
         }
     }
 
-    /// The slot as a [`SlotId`].
-    ///
-    /// # Panics
-    ///
-    /// If `index` was changed to one outside the table (a decoded result's never is).
-    pub fn id(&self) -> SlotId {
-        SlotId::new(self.index).expect("results are decoded from the table")
+    /// The slot as a [`SlotId`] of the table, or `None` for a slot derived from a group the
+    /// table does not cover ([`super::group_slots`]).
+    pub fn id(&self) -> Option<SlotId> {
+        SlotId::new(self.index)
     }
 
     /// Whether the slot raised any flag: what should stop a training loop.
@@ -113,13 +115,20 @@ impl fmt::Display for SlotResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "slot {} {}: {} (bits {:#04b}), max |x| {:e}",
+            "slot {} {}: {} (bits {:#04b})",
             self.index,
             self.name,
             flag_names(self.flags),
             self.flags,
-            self.max_abs
         )?;
+        if !self.max_abs_known {
+            // A group slot from the records of a buffer whose maximum they do not keep.
+            if let Some(first) = self.first_bad {
+                write!(f, ", first bad element {first} of {}", self.len)?;
+            }
+            return Ok(());
+        }
+        write!(f, ", max |x| {:e}", self.max_abs)?;
         if let Some(threshold) = self.threshold {
             let relation = if self.max_abs > threshold { ">" } else { "<=" };
             write!(f, " {relation} threshold {threshold:e}")?;
@@ -174,10 +183,14 @@ impl NanReport {
         self.tripped().next().is_none()
     }
 
-    /// The result of `slot`, if it is in the checked range.
+    /// The result of `slot`, if it is in the report.
     pub fn slot(&self, slot: SlotId) -> Option<&SlotResult> {
-        let offset = slot.index().checked_sub(*self.range.start())?;
-        self.slots.get(offset)
+        self.slots.iter().find(|s| s.index == slot.index())
+    }
+
+    /// The result of the slot called `name` (a table slot, or one derived from a group).
+    pub fn slot_named(&self, name: &str) -> Option<&SlotResult> {
+        self.slots.iter().find(|s| s.name == name)
     }
 
     /// `Ok` if quiet, else [`Error::NanCheckTripped`] carrying this report's log line: what a
