@@ -23,8 +23,8 @@ use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SLOTS,
 };
 use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, QAbsRef, SessionConfig, StepBound,
-    TrainingGroups, TrainingSession,
+    AdamHyper, Adamant, ClampPolicy, ClampPressureLog, GroupBuffer, GroupSizes, QAbsRef,
+    SessionConfig, StepBound, TrainingGroups, TrainingSession,
 };
 use anyhow::{Context, Result};
 use rand::rngs::SmallRng;
@@ -96,6 +96,8 @@ struct RunOutcome {
     steps_run: u64,
     /// Largest |w| downloaded over the run.
     max_weight: f32,
+    /// The clamp pressure of every step (every group), from the diagnostics records.
+    pressure: ClampPressureLog,
 }
 
 struct Trip {
@@ -135,6 +137,7 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
         first_over_threshold: None,
         steps_run: 0,
         max_weight: 0.0,
+        pressure: ClampPressureLog::new(),
     };
     for step in 1..=STEPS {
         let gradient = G0 * GROWTH.powi(step as i32);
@@ -151,7 +154,8 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
             report.states[2].step as u64 == step,
             "the captured step advanced"
         );
-        let report = report.nan.context("the session checks every step")?;
+        outcome.pressure.push(&report);
+        let report = report.nan;
         outcome.steps_run = step;
 
         let weights = session.download("iqn_online", GroupBuffer::Params)?;
@@ -217,7 +221,7 @@ fn main() -> Result<ExitCode> {
                 },
                 trip.max_weight
             );
-            let names: Vec<&str> = trip.report.tripped().map(|s| s.name).collect();
+            let names: Vec<&str> = trip.report.tripped().map(|s| s.name.as_str()).collect();
             if names != ["iqn_weight_max"] {
                 failures.push(format!(
                     "run 1 tripped {names:?}, expected only iqn_weight_max"
@@ -262,6 +266,37 @@ fn main() -> Result<ExitCode> {
             "run 2 stopped after {} of {STEPS} steps",
             after.steps_run
         ));
+    }
+
+    // The IQN group's clamp pressure, step by step, in both runs (the plot in docs/).
+    let iqn = |log: &ClampPressureLog| log.group("iqn_online").last().cloned();
+    if let (Some(off), Some(on)) = (iqn(&before.pressure), iqn(&after.pressure)) {
+        println!(
+            "\nclamp pressure of iqn_online at the last step: off (step {}): max raw |w| {:e}; \
+             on (step {}): {} of {} weights caught, max raw |w| {:e} = {:.4} × the bound",
+            off.step,
+            off.max_raw,
+            on.step,
+            on.clamped,
+            on.len,
+            on.max_raw,
+            on.overshoot()
+        );
+    }
+    if let Ok(path) = std::env::var("ADAMANT_PRESSURE_CSV") {
+        let mut csv = String::from("run,");
+        let header_and_rows = |log: &ClampPressureLog| log.to_csv();
+        let off = header_and_rows(&before.pressure);
+        let on = header_and_rows(&after.pressure);
+        csv.push_str(off.lines().next().unwrap_or_default());
+        csv.push('\n');
+        for (run, text) in [("clamp_off", &off), ("clamp_on", &on)] {
+            for line in text.lines().skip(1) {
+                csv.push_str(&format!("{run},{line}\n"));
+            }
+        }
+        std::fs::write(&path, csv).with_context(|| format!("writing {path}"))?;
+        println!("clamp pressure written to {path}");
     }
 
     println!();

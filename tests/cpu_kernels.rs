@@ -1266,6 +1266,7 @@ mod soft_update {
                 ("online", ParamType::Ptr, ParamRole::Input),
                 ("len", ParamType::Usize, ParamRole::Len),
                 ("tau", ParamType::F32, tau),
+                ("records", ParamType::Ptr, ParamRole::Records),
                 (
                     "weight_clamp_max_abs",
                     ParamType::F32,
@@ -1285,6 +1286,7 @@ mod soft_update {
                 ("chunks", ParamRole::ChunkTable),
                 ("n_chunks", ParamRole::ChunkCount),
                 ("tau", tau),
+                ("records", ParamRole::Records),
                 ("weight_clamp_max_abs", ParamRole::ClampBound),
             ]
         );

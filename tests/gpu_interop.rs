@@ -5,7 +5,7 @@
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use adamant_runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, ForeignStream,
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, ForeignStream, Records,
 };
 
 const N: usize = 10_000;
@@ -91,15 +91,23 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
 
     // The safe launch, on the runtime's stream.
     let mut safe = upload(&host);
+    let safe_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     {
         let b = safe_buffers(&mut safe);
-        rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, policy)
-            .unwrap();
+        rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &b,
+            &scalars,
+            policy,
+            &safe_records,
+        )
+        .unwrap();
     }
     rt.synchronize().unwrap();
 
     // The raw launch, on a stream made by a raw driver call, as another library would.
     let foreign = upload(&host);
+    let foreign_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let mut raw_stream: adamant_runtime::cust::sys::CUstream = std::ptr::null_mut();
     let status = unsafe { adamant_runtime::cust::sys::cuStreamCreate(&mut raw_stream, 1) };
     assert_eq!(status, adamant_runtime::cust::sys::CUresult::CUDA_SUCCESS);
@@ -112,6 +120,7 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
                 &regions(&foreign),
                 &scalars,
                 policy,
+                &foreign_records,
             )
         }
         .unwrap();
@@ -135,9 +144,16 @@ fn raw_launches_refuse_overlaps_short_buffers_and_ranges_past_their_allocation()
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
     let policy = ClampPolicy::Fixed { bound: 1.0 };
     let owned = upload(&data(1));
+    let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let before = download(&owned);
     let launch = |b: &iqn_adam_kernel::Buffers<DeviceRegion>| unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), b, &scalars, policy)
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            b,
+            &scalars,
+            policy,
+            &records,
+        )
     };
     let base = owned[0].as_device_ptr().as_raw();
     // One element past the end of p's allocation.
@@ -185,6 +201,7 @@ fn raw_launches_refuse_host_memory_provokes_driver_errors() {
     let hyper = AdamHyper::pytorch_defaults(1).unwrap();
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
     let owned = upload(&data(2));
+    let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let host = vec![0.5f32; N];
     let on_host = iqn_adam_kernel::Buffers {
         g: DeviceRegion::new(host.as_ptr() as u64, N).unwrap(),
@@ -196,6 +213,7 @@ fn raw_launches_refuse_host_memory_provokes_driver_errors() {
             &on_host,
             &scalars,
             ClampPolicy::Fixed { bound: 1.0 },
+            &records,
         )
     };
     assert!(
@@ -224,12 +242,21 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
     let host = data(11);
     let mut safe = upload(&host);
     let foreign = upload(&host);
+    let safe_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
+    let raw_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     for _ in 0..5 {
         safe_states.advance(&rt, rt.stream()).unwrap();
         {
             let b = safe_buffers(&mut safe);
-            rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, &safe_states, 0)
-                .unwrap();
+            rt.launch_stepped::<iqn_adam_kernel::Entry>(
+                rt.stream(),
+                &b,
+                &scalars,
+                &safe_states,
+                0,
+                &safe_records,
+            )
+            .unwrap();
         }
         raw_states.advance(&rt, rt.stream()).unwrap();
         // SAFETY: `foreign` outlives the launches (the stream is synchronised below).
@@ -240,6 +267,7 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
                 &scalars,
                 &raw_states,
                 0,
+                &raw_records,
             )
         }
         .unwrap();

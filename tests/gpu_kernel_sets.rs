@@ -8,7 +8,7 @@
 //! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
 use adamant_kernels::abi::{self, OWN_SET};
 use adamant_runtime::cust::memory::DeviceBuffer;
-use adamant_runtime::{Adamant, ClampPolicy, Error};
+use adamant_runtime::{Adamant, ClampPolicy, Error, Records};
 use custom_optimizer_kernels::sgd_momentum_kernel;
 
 /// The example crate's kernel set.
@@ -82,6 +82,7 @@ fn sgd_launch(
     p: &mut DeviceBuffer<f32>,
     g: &mut DeviceBuffer<f32>,
     b: &mut DeviceBuffer<f32>,
+    records: &Records,
 ) -> adamant_runtime::Result<adamant_runtime::LaunchInfo> {
     let buffers = sgd_momentum_kernel::Buffers {
         p: &mut **p,
@@ -98,6 +99,7 @@ fn sgd_launch(
         &buffers,
         &scalars,
         ClampPolicy::Fixed { bound: 1.0 },
+        records,
     )
 }
 
@@ -113,8 +115,9 @@ fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_se
     let mut rt = Adamant::new().expect("adamant's module loads with foreign kernels linked");
     let n = 1024;
     let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
+    let records = Records::single::<sgd_momentum_kernel::Entry>().unwrap();
     // The example's module was never loaded: the error names the set, and nothing is launched.
-    match sgd_launch(&rt, &mut p, &mut g, &mut b) {
+    match sgd_launch(&rt, &mut p, &mut g, &mut b, &records) {
         Err(Error::MissingKernel { set, name, .. }) => {
             assert_eq!((set, name), (FOREIGN_SET, "sgd_momentum_kernel"));
         }
@@ -178,7 +181,8 @@ fn add_module_missing_kernel_is_named() {
     // Nothing was added: the set's kernels are still missing, not half-loaded.
     let n = 16;
     let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
-    let launched = sgd_launch(&rt, &mut p, &mut g, &mut b);
+    let records = Records::single::<sgd_momentum_kernel::Entry>().unwrap();
+    let launched = sgd_launch(&rt, &mut p, &mut g, &mut b, &records);
     assert!(
         matches!(
             launched,

@@ -224,7 +224,7 @@ fn injection_matrix(adamant: &Adamant, range: RangeInclusive<usize>, q_abs_ref: 
                     }
                 }
                 if bits != 0 {
-                    let tripped: Vec<_> = report.tripped().map(|r| r.name).collect();
+                    let tripped: Vec<_> = report.tripped().map(|r| r.name.as_str()).collect();
                     assert_eq!(tripped, [spec.name], "{case}");
                     assert!(report.to_string().contains(spec.name), "{case}: {report}");
                 }
@@ -358,7 +358,7 @@ fn results_reset_between_checks() {
     }
     let report = checker.report().unwrap();
     assert_eq!(
-        report.tripped().map(|r| r.name).collect::<Vec<_>>(),
+        report.tripped().map(|r| r.name.as_str()).collect::<Vec<_>>(),
         ["iqn_trunk_grad_out"]
     );
 }
@@ -573,7 +573,7 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         .unwrap();
     checker.enqueue(adamant.stream(), 1.0).unwrap();
     let report = checker.report().unwrap();
-    let tripped: Vec<&str> = report.tripped().map(|r| r.name).collect();
+    let tripped: Vec<&str> = report.tripped().map(|r| r.name.as_str()).collect();
     assert_eq!(
         tripped,
         [

@@ -6,6 +6,7 @@
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, LaunchInfo, ParamGroup,
+    Records,
 };
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
@@ -302,6 +303,7 @@ fn unaligned_buffers_take_the_scalar_path() {
     let mut g = DeviceBuffer::from_slice(&s.g).unwrap();
     let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
     let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     // Offset by one element: 4-byte aligned only.
     let (mut p1, mut g1, mut m1, mut v1) = (p.index(1..), g.index(1..), m.index(1..), v.index(1..));
     let hyper = hyper_for(KernelRef::Iqn, 1);
@@ -313,8 +315,14 @@ fn unaligned_buffers_take_the_scalar_path() {
         v: &mut v1,
     };
     let policy = ClampPolicy::from_isv(1.0);
-    rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)
-        .unwrap();
+    rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+        rt.stream(),
+        &buffers,
+        &scalars,
+        policy,
+        &records,
+    )
+    .unwrap();
     rt.synchronize().unwrap();
     let mut reference = RefState::from_f32(&s.p[1..], &s.m[1..], &s.v[1..], None);
     let hp = reference_hyper(KernelRef::Iqn, &hyper, 1.0, 0.0);
@@ -462,6 +470,7 @@ fn bad_inputs_are_refused_before_launch() {
     let mut g = DeviceBuffer::from_slice(&s.g[..999]).unwrap();
     let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
     let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
         p: &mut *p,
@@ -475,6 +484,7 @@ fn bad_inputs_are_refused_before_launch() {
             &buffers,
             &scalars,
             ClampPolicy::from_isv(1.0),
+            &records,
         )
         .unwrap_err();
     match &err {
@@ -569,6 +579,7 @@ fn overlapping_buffers_are_refused_before_launch() {
     let big = DeviceBuffer::from_slice(&original).unwrap();
     let mut g = DeviceBuffer::from_slice(&vec![1e5f32; n]).unwrap();
     let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap();
+    let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let mut p = big.index(0..n);
     let mut m = big.index(n / 2..n / 2 + n);
     let hyper = hyper_for(KernelRef::Iqn, 1);
@@ -580,7 +591,13 @@ fn overlapping_buffers_are_refused_before_launch() {
         v: &mut v,
     };
     let policy = ClampPolicy::Fixed { bound: 1.0 };
-    match rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy) {
+    match rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+        rt.stream(),
+        &buffers,
+        &scalars,
+        policy,
+        &records,
+    ) {
         Err(Error::Overlap {
             kernel,
             first,
@@ -653,6 +670,8 @@ fn soft_update_matches_the_f64_reference() {
     let mut rng = SmallRng::seed_from_u64(21);
     let bound = 1.5f32;
     let mut worst = 0.0f64;
+    // Every soft update below runs on the one stream, one after the other.
+    let records = Records::single::<soft_update_kernel::Entry>().unwrap();
     for n in sizes() {
         for tau in [0.005f32, 0.0, 1.0, 0.5] {
             let mut target: Vec<f32> = (0..n).map(|_| rng.gen_range(-2.0..2.0)).collect();
@@ -671,6 +690,7 @@ fn soft_update_matches_the_f64_reference() {
                 &d_online,
                 tau,
                 ClampPolicy::Fixed { bound },
+                &records,
             )
             .unwrap();
             rt.synchronize().unwrap();
@@ -722,6 +742,7 @@ fn soft_update_matches_the_f64_reference() {
             &online,
             tau,
             ClampPolicy::Fixed { bound },
+            &records,
         ) {
             Err(Error::InvalidScalar { kernel, name, .. }) => {
                 assert_eq!((kernel, name), ("soft_update_kernel", "tau"))
@@ -736,7 +757,8 @@ fn soft_update_matches_the_f64_reference() {
             &mut target,
             &overlapping,
             0.5,
-            ClampPolicy::Fixed { bound }
+            ClampPolicy::Fixed { bound },
+            &records,
         ),
         Err(Error::Overlap { .. })
     ));

@@ -349,7 +349,7 @@ fn other_writes_to_the_parameter_buffer_fail() {
     let ptx = insert_before_ret(
         real(),
         kernel,
-        &format!("\tcvta.to.global.u64 \t%rd90, {p};\n\tred.global.add.f32 \t[%rd90], %r1;"),
+        &format!("\tcvta.to.global.u64 \t%rd990, {p};\n\tred.global.add.f32 \t[%rd990], %r1;"),
     );
     let report = run(&ptx);
     only_about(&report, kernel);
@@ -365,7 +365,7 @@ fn other_writes_to_the_parameter_buffer_fail() {
     let ptx = insert_before_ret(
         real(),
         kernel,
-        &format!("\tcvta.to.global.u64 \t%rd91, {g};\n\tst.global.b64 \t[%rd91], {p};"),
+        &format!("\tcvta.to.global.u64 \t%rd991, {g};\n\tst.global.b64 \t[%rd991], {p};"),
     );
     let report = run(&ptx);
     only_about(&report, kernel);
@@ -384,7 +384,7 @@ fn other_writes_to_the_parameter_buffer_fail() {
     let ptx = insert_before_ret(
         real(),
         kernel,
-        &format!("\tld.global.b64 \t%rd92, [{g}];\n\tst.global.b32 \t[%rd92+4], %r1;"),
+        &format!("\tld.global.b64 \t%rd992, [{g}];\n\tst.global.b32 \t[%rd992+4], %r1;"),
     );
     let report = run(&ptx);
     only_about(&report, kernel);
@@ -401,8 +401,8 @@ fn other_writes_to_the_parameter_buffer_fail() {
         real(),
         kernel,
         &format!(
-            "\tmov.b64 \t%rd93, {p};\n\tshl.b64 \t%rd94, %rd7, 2;\n\tadd.s64 \t%rd95, %rd93, \
-             %rd94;\n\tst.global.f32 \t[%rd95], 0f00000000;"
+            "\tmov.b64 \t%rd993, {p};\n\tshl.b64 \t%rd994, %rd7, 2;\n\tadd.s64 \t%rd995, %rd993, \
+             %rd994;\n\tst.global.f32 \t[%rd995], 0f00000000;"
         ),
     );
     let report = run(&ptx);

@@ -137,6 +137,21 @@ pub enum Error {
         found: String,
     },
 
+    /// A group's diagnostics records are not those of the session's last step: something other
+    /// than the session launched the group, or a launch did not run.
+    #[error(
+        "group `{group}`: its diagnostics records are from launch {sequence}, but the session \
+         has run {steps} steps"
+    )]
+    RecordsStale {
+        /// The group.
+        group: String,
+        /// The records' launch count.
+        sequence: u32,
+        /// The session's step count.
+        steps: u64,
+    },
+
     /// A slot derived from a group would take a name the report already has.
     #[error(
         "the nan check would derive slot `{name}` for a group, but a slot of that name exists; \

@@ -71,7 +71,7 @@ impl Adamant {
     /// use adamant_kernels::soft_update::soft_update_kernel;
     /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
     /// use adamant_runtime::cust::stream::Stream;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, Branch, ClampPolicy};
+    /// use adamant_runtime::{adam_scalars, AdamHyper, Branch, ClampPolicy, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -82,6 +82,9 @@ impl Adamant {
     /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
     /// let (mut p, mut g, mut m, mut v) = (filled(0.01)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
     /// let (mut target, mut online) = (filled(0.0)?, filled(1.0)?);
+    /// // One records per branch: the two launches may run at the same time.
+    /// let adam_records = Records::single::<iqn_adam_kernel::Entry>()?;
+    /// let tau_records = Records::single::<soft_update_kernel::Entry>()?;
     /// let hyper = AdamHyper::pytorch_defaults(1)?;
     /// let adam = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
     /// let policy = ClampPolicy::from_isv(1.0);
@@ -90,12 +93,14 @@ impl Adamant {
     /// let branches: Vec<Branch> = vec![
     ///     Box::new(|s: &Stream| {
     ///         let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
-    ///         rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &adam, policy).map(|_| ())
+    ///         rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &adam, policy, &adam_records)
+    ///             .map(|_| ())
     ///     }),
     ///     Box::new(|s: &Stream| {
     ///         let b = soft_update_kernel::Buffers { target: &mut *target, online: &mut *online };
     ///         let tau = soft_update_kernel::Scalars { tau: 0.5 };
-    ///         rt.launch_optimizer::<soft_update_kernel::Entry>(s, &b, &tau, policy).map(|_| ())
+    ///         rt.launch_optimizer::<soft_update_kernel::Entry>(s, &b, &tau, policy, &tau_records)
+    ///             .map(|_| ())
     ///     }),
     /// ];
     /// let graph = rt.capture(branches)?; // recorded, nothing has run yet
@@ -103,6 +108,7 @@ impl Adamant {
     /// graph.launch(rt.stream())?; // and again
     /// rt.synchronize()?;
     /// drop(graph); // releases the buffers
+    /// assert_eq!((adam_records.read().sequence, tau_records.read().sequence), (2, 2));
     ///
     /// let mut host = vec![0.0f32; n];
     /// target.copy_to(&mut host[..])?;

@@ -178,7 +178,7 @@ impl Adamant {
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
     /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, Error};
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, Error, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -191,20 +191,36 @@ impl Adamant {
     ///     (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.1f32; n])).collect::<Result<_, _>>()?;
     /// let region = |i: usize| DeviceRegion::new(owned[i].as_device_ptr().as_raw(), n);
     /// let buffers = iqn_adam_kernel::Buffers { p: region(0)?, g: region(1)?, m: region(2)?, v: region(3)? };
+    /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
     /// let hyper = AdamHyper::pytorch_defaults(1)?;
     /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
     /// let policy = ClampPolicy::Fixed { bound: 1.0 };
     /// // SAFETY: the four buffers outlive the launch (synchronised below) and nothing else
     /// // touches them meanwhile.
-    /// unsafe { rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)? };
+    /// unsafe {
+    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+    ///         rt.stream(),
+    ///         &buffers,
+    ///         &scalars,
+    ///         policy,
+    ///         &records,
+    ///     )?
+    /// };
     /// rt.synchronize()?;
+    /// assert_eq!(records.read().sequence, 1);
     ///
     /// // One element past the end of its allocation: refused by the driver's tables.
     /// let past = iqn_adam_kernel::Buffers {
     ///     p: DeviceRegion::new(owned[0].as_device_ptr().as_raw() + 4, n)?, ..buffers
     /// };
     /// let refused = unsafe {
-    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(rt.stream(), &past, &scalars, policy)
+    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+    ///         rt.stream(),
+    ///         &past,
+    ///         &scalars,
+    ///         policy,
+    ///         &records,
+    ///     )
     /// };
     /// assert!(matches!(refused, Err(Error::ForeignBuffer { buffer: "p", .. })));
     /// # Ok(())

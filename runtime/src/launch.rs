@@ -57,7 +57,7 @@ impl Adamant {
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
     /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error};
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -71,22 +71,35 @@ impl Adamant {
     /// let mut m = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
     /// let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
     /// let mut short = DeviceBuffer::from_slice(&vec![0.0f32; n - 1])?;
+    /// // What each launch read and wrote; one launch at a time through them.
+    /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
     ///
     /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
     /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
     /// let policy = ClampPolicy::Fixed { bound: 1.0 };
     ///
     /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
-    /// let info =
-    ///     rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+    /// let info = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+    ///     rt.stream(),
+    ///     &buffers,
+    ///     &scalars,
+    ///     policy,
+    ///     &records,
+    /// )?;
     /// assert_eq!((info.elements, info.bound), (n, 1.0));
     ///
     /// // A second moment one element short: refused, and nothing is enqueued.
     /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *short };
-    /// let refused =
-    ///     rt.launch_optimizer::<iqn_adam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy);
+    /// let refused = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+    ///     rt.stream(),
+    ///     &buffers,
+    ///     &scalars,
+    ///     policy,
+    ///     &records,
+    /// );
     /// assert!(matches!(refused, Err(Error::LengthMismatch { buffer: "v", .. })));
     /// rt.synchronize()?;
+    /// assert_eq!(records.read().sequence, 1); // the refused launch never ran
     /// # Ok(())
     /// # }
     /// ```
@@ -130,7 +143,7 @@ impl Adamant {
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
     /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-    /// use adamant_runtime::{AdamHyper, QAbsRef, StepBound, StepSpec, StepStates};
+    /// use adamant_runtime::{AdamHyper, QAbsRef, Records, StepBound, StepSpec, StepStates};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -140,16 +153,25 @@ impl Adamant {
     /// let n = 1024;
     /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
     /// let (mut p, mut g, mut m, mut v) = (filled(0.5)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
+    /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
     /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?;
     /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.001 })?; // bound 100
     /// let scalars = iqn_adam_kernel::StepScalars { eps: 1e-8, weight_decay: 0.0 };
     /// for _ in 0..3 {
     ///     states.advance(&rt, rt.stream())?; // t += 1 on the device
     ///     let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
-    ///     rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &scalars, &states, 0)?;
+    ///     rt.launch_stepped::<iqn_adam_kernel::Entry>(
+    ///         rt.stream(),
+    ///         &b,
+    ///         &scalars,
+    ///         &states,
+    ///         0,
+    ///         &records,
+    ///     )?;
     /// }
     /// rt.synchronize()?;
     /// assert_eq!(states.read()?[0].step, 3);
+    /// assert_eq!(records.read().sequence, 3); // three launches through the one records
     /// let mut host = vec![0.0f32; n];
     /// p.copy_to(&mut host[..])?;
     /// assert!((host[0] - (0.5 - 3.0 * 1e-3)).abs() < 1e-5); // three Adam steps of ~lr each

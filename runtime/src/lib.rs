@@ -70,7 +70,9 @@ pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
 pub use records::{LaunchRecords, Records};
-pub use session::{SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS};
+pub use session::{
+    ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
+};
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
 pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
 

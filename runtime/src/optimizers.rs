@@ -340,8 +340,9 @@ impl Adamant {
     /// policy's bound.
     ///
     /// ```
+    /// use adamant_kernels::soft_update::soft_update_kernel;
     /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-    /// use adamant_runtime::{ClampPolicy, Error};
+    /// use adamant_runtime::{ClampPolicy, Error, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -350,15 +351,17 @@ impl Adamant {
     /// # };
     /// let online = DeviceBuffer::from_slice(&[1.0f32; 256])?;
     /// let mut target = DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    /// let records = Records::single::<soft_update_kernel::Entry>()?;
     /// let policy = ClampPolicy::from_isv(1.0);
-    /// rt.soft_update(rt.stream(), &mut target, &online, 0.25, policy)?;
+    /// rt.soft_update(rt.stream(), &mut target, &online, 0.25, policy, &records)?;
     /// rt.synchronize()?;
+    /// assert_eq!(records.read().sequence, 1);
     /// let mut host = [0.0f32; 256];
     /// target.copy_to(&mut host[..])?;
     /// assert_eq!(host[0], 0.25); // 0.25 × 1 + 0.75 × 0
     ///
     /// // τ outside [0, 1] is refused before anything is enqueued.
-    /// let refused = rt.soft_update(rt.stream(), &mut target, &online, 1.5, policy);
+    /// let refused = rt.soft_update(rt.stream(), &mut target, &online, 1.5, policy, &records);
     /// assert!(matches!(refused, Err(Error::InvalidScalar { name: "tau", .. })));
     /// # Ok(())
     /// # }

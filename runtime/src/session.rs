@@ -8,6 +8,7 @@ use adamant_kernels::abi::UniformPtr;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
+use adamant_kernels::diagnostics::NO_INDEX;
 use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use cust::event::{Event, EventFlags};
 use cust::memory::DeviceBuffer;
@@ -19,7 +20,10 @@ use crate::error::{CudaContext, Error, Result};
 use crate::graph::{Branch, StepGraph};
 use crate::groups::{GroupBuffer, ParamGroup};
 use crate::hyper::{validate_grad_clip, AdamHyper};
-use crate::nan_check::{NanChecker, NanReport, SlotBindings, ALL_SLOTS};
+use crate::nan_check::{
+    group_slots, result_from_record, GroupShape, GroupSlot, NanChecker, NanReport, SlotBindings,
+    SlotId, ALL_SLOTS,
+};
 use crate::step::{QAbsRef, StepBound, StepSpec, StepStates};
 use crate::training::{TrainingGroups, DT_CLAMP_DISABLED};
 
@@ -59,9 +63,10 @@ impl SessionConfig {
         }
     }
 
-    /// The hyperparameters of each group, in [`TrainingGroups::all`]'s order.
-    fn per_group(&self) -> [&AdamHyper; 8] {
-        [
+    /// The hyperparameters of each group, in [`TrainingGroups::every`]'s order: an extra group
+    /// takes the attention ones, or the curiosity ones with AMSGrad.
+    fn per_group<'c>(&'c self, groups: &TrainingGroups) -> Vec<&'c AdamHyper> {
+        let mut all = vec![
             &self.dqn,
             &self.dqn,
             &self.iqn,
@@ -70,7 +75,15 @@ impl SessionConfig {
             &self.attention,
             &self.curiosity,
             &self.attention,
-        ]
+        ];
+        all.extend(groups.extra.iter().map(|g| {
+            if g.has_amsgrad() {
+                &self.curiosity
+            } else {
+                &self.attention
+            }
+        }));
+        all
     }
 }
 
@@ -83,8 +96,98 @@ pub struct SessionReport {
     /// Each group's record, in [`TrainingGroups::all`]'s order (named by
     /// [`TrainingSession::group_names`]).
     pub states: Vec<StepState>,
-    /// The NaN check of the last step (None for a session without one).
-    pub nan: Option<NanReport>,
+    /// The NaN check of the last step: every group slot ([`crate::nan_check::group_slots`]),
+    /// from the groups' diagnostics records of that step, and, for a session made with
+    /// activations, every activation slot, from the checker kernel.
+    pub nan: NanReport,
+    /// Per group (in [`TrainingSession::group_names`]' order), what the clamp did in the last
+    /// step.
+    pub pressure: Vec<ClampPressure>,
+}
+
+/// What the clamp of one group did in one step, from the group's diagnostics record: how many
+/// weights it caught and how far past the bound the update wanted to take them. Rising counts
+/// are the early warning of a drift (the seed's IQN weights, which reached NaN at step 3540).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClampPressure {
+    /// The group.
+    pub group: String,
+    /// The session's step count when it was read.
+    pub step: u64,
+    /// Weights the clamp caught.
+    pub clamped: u32,
+    /// The first of them, if any.
+    pub first_clamped: Option<u64>,
+    /// The largest `|p|` the update produced before the clamp (NaN if one was NaN).
+    pub max_raw: f32,
+    /// The bound of the step (0.0: the clamp is disabled for this group).
+    pub bound: f32,
+    /// Weights whose update was NaN or ±inf before the clamp.
+    pub raw_non_finite: u32,
+    /// The group's element count.
+    pub len: usize,
+}
+
+impl ClampPressure {
+    /// `max_raw / bound`: above 1, the update wanted to leave the clamp's range (NaN without a
+    /// bound).
+    pub fn overshoot(&self) -> f32 {
+        if self.bound > 0.0 {
+            self.max_raw / self.bound
+        } else {
+            f32::NAN
+        }
+    }
+
+    /// The fraction of the group's weights the clamp caught.
+    pub fn caught_fraction(&self) -> f64 {
+        if self.len == 0 {
+            0.0
+        } else {
+            self.clamped as f64 / self.len as f64
+        }
+    }
+}
+
+/// A time series of [`ClampPressure`], one row per group and step, for a training loop to log:
+/// [`ClampPressureLog::push`] after each [`TrainingSession::report`] (which reads mapped host
+/// memory after the step's event: no copy, no device-wide synchronisation), then
+/// [`ClampPressureLog::to_csv`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClampPressureLog {
+    /// Every row, in the order pushed.
+    pub rows: Vec<ClampPressure>,
+}
+
+impl ClampPressureLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        ClampPressureLog::default()
+    }
+
+    /// Appends the report's rows.
+    pub fn push(&mut self, report: &SessionReport) {
+        self.rows.extend(report.pressure.iter().cloned());
+    }
+
+    /// The rows of one group, in order.
+    pub fn group<'a>(&'a self, group: &'a str) -> impl Iterator<Item = &'a ClampPressure> + 'a {
+        self.rows.iter().filter(move |r| r.group == group)
+    }
+
+    /// `step,group,clamped,first_clamped,max_raw,bound,raw_non_finite,len`, one line per row
+    /// (an empty `first_clamped` when none was caught).
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("step,group,clamped,first_clamped,max_raw,bound,raw_non_finite,len\n");
+        for r in &self.rows {
+            let first = r.first_clamped.map(|i| i.to_string()).unwrap_or_default();
+            out.push_str(&format!(
+                "{},{},{},{},{:e},{:e},{},{}\n",
+                r.step, r.group, r.clamped, first, r.max_raw, r.bound, r.raw_non_finite, r.len
+            ));
+        }
+        out
+    }
 }
 
 impl SessionReport {
@@ -171,11 +274,15 @@ pub struct TrainingSession<'rt> {
     /// step's end otherwise): one event record per step.
     done: Event,
     uniforms: Uniforms,
+    /// Every slot that watches a group, derived from the groups: their results come from the
+    /// groups' diagnostics records.
+    group_slots: Vec<GroupSlot>,
     rt: &'rt Adamant,
     steps: u64,
 }
 
-/// The number of groups, and of records: one per group, in [`TrainingGroups::all`]'s order.
+/// The number of the seed's groups ([`TrainingGroups::all`]); a session has one record per
+/// group, these first, then one per [`TrainingGroups::extra`] group.
 pub const SESSION_GROUPS: usize = 8;
 /// The record whose `q_abs_ref_eff` the NaN check's thresholds read (the DQN trunk's, which
 /// follows the device `Q_ABS_REF`).
@@ -231,12 +338,22 @@ impl<'rt> TrainingSession<'rt> {
     ) -> Result<Self> {
         crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
         validate_grad_clip(cfg.iql_grad_clip)?;
+        let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
         let specs = cfg
-            .per_group()
+            .per_group(&groups)
             .iter()
-            .zip(bounds)
+            .zip(bounds.into_iter().chain(extra_bounds))
             .map(|(hyper, bound)| StepSpec::adam(hyper, bound))
             .collect::<Result<Vec<_>>>()?;
+        let shapes: Vec<GroupShape<'_>> = groups
+            .every()
+            .into_iter()
+            .map(|g| GroupShape {
+                name: g.name(),
+                amsgrad: g.has_amsgrad(),
+            })
+            .collect();
+        let group_slots = group_slots(&shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
         let grad_scale = DeviceBuffer::from_slice(&[1.0f32]).during("allocating grad_scale")?;
         let grad_ptr = UniformPtr(grad_scale.as_device_ptr().as_raw());
@@ -263,9 +380,13 @@ impl<'rt> TrainingSession<'rt> {
                 eps: cfg.curiosity.eps,
             },
         };
+        // The checker kernel reads the activations only: every group slot's result comes from
+        // its group's records, so its binding is left empty (no work for the kernel).
         let checker = match activations {
             Some(mut bindings) => {
-                bindings.bind_training_groups(&groups)?;
+                for slot in group_slots.iter().filter(|s| s.in_table) {
+                    bindings.leave_to_records(SlotId::new(slot.index).expect("a table slot"));
+                }
                 Some(NanChecker::new(rt, ALL_SLOTS, &bindings)?)
             }
             None => None,
@@ -278,14 +399,21 @@ impl<'rt> TrainingSession<'rt> {
             grad_scale,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
             uniforms,
+            group_slots,
             rt,
             steps: 0,
         })
     }
 
-    /// The groups' names, in record order ([`TrainingGroups::all`]'s).
-    pub fn group_names(&self) -> [&str; SESSION_GROUPS] {
-        self.groups.all().map(ParamGroup::name)
+    /// The groups' names, in record order ([`TrainingGroups::every`]'s).
+    pub fn group_names(&self) -> Vec<&str> {
+        self.groups.every().into_iter().map(ParamGroup::name).collect()
+    }
+
+    /// Every slot that watches a group, in index order: the table's, then those derived for
+    /// the groups it does not cover.
+    pub fn group_slots(&self) -> &[GroupSlot] {
+        &self.group_slots
     }
 
     /// The groups, read only: their lengths, device addresses and read-only slices (for kernels
@@ -397,6 +525,7 @@ impl<'rt> TrainingSession<'rt> {
             tlob,
             curiosity,
             decision_transformer,
+            extra,
         } = groups;
         macro_rules! stepped {
             ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
@@ -445,7 +574,7 @@ impl<'rt> TrainingSession<'rt> {
             )
                 .map(|_| ())
         });
-        let branches = vec![
+        let mut branches = vec![
             stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
             stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
             stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
@@ -460,6 +589,38 @@ impl<'rt> TrainingSession<'rt> {
                 DT_RECORD
             ),
         ];
+        for (i, group) in extra.iter_mut().enumerate() {
+            let record = SESSION_GROUPS + i;
+            branches.push(if group.has_amsgrad() {
+                Box::new(move |s: &Stream| {
+                    let missing = Error::MissingBuffer {
+                        kernel: "curiosity_adam_step",
+                        group: group.name().to_string(),
+                        buffer: "v_max",
+                    };
+                    let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
+                    let b = curiosity_adam_step::Buffers {
+                        p: &mut *group.params,
+                        g: &mut *group.grads,
+                        m: &mut *group.m,
+                        v: &mut *group.v,
+                        v_max,
+                    };
+                    let scalars = u.curiosity;
+                    rt.launch_stepped::<curiosity_adam_step::Entry>(
+                        s,
+                        &b,
+                        &scalars,
+                        states,
+                        record,
+                        &group.records,
+                    )
+                    .map(|_| ())
+                }) as Branch<'_>
+            } else {
+                stepped!(attn_adam_kernel, group, u.attention, record)
+            });
+        }
         // The records reach the host through the advance's own page-locked copy, and the
         // check's results through its kernel's: no copy nodes.
         let after: Branch<'_> = Box::new(move |s: &Stream| match checker.as_mut() {
@@ -487,7 +648,7 @@ impl<'rt> TrainingSession<'rt> {
     ///
     /// As [`TrainingSession::set_lr`].
     pub fn set_lr_all(&self, lr: f32) -> Result<()> {
-        for i in 0..SESSION_GROUPS {
+        for i in 0..self.group_names().len() {
             self.states.set_lr(self.rt.stream(), i, lr)?;
         }
         Ok(())
@@ -529,7 +690,7 @@ impl<'rt> TrainingSession<'rt> {
     /// [`ParamGroup::upload`].
     pub fn upload(&mut self, group: &str, buffer: GroupBuffer, data: &[f32]) -> Result<()> {
         let index = self.record_of(group)?;
-        self.groups.all_mut()[index].upload(buffer, data)
+        self.groups.every_mut().swap_remove(index).upload(buffer, data)
     }
 
     /// `buffer` of group `group`, after the steps enqueued before it (see
@@ -540,7 +701,7 @@ impl<'rt> TrainingSession<'rt> {
     /// As [`TrainingSession::upload`].
     pub fn download(&self, group: &str, buffer: GroupBuffer) -> Result<Vec<f32>> {
         let index = self.record_of(group)?;
-        self.groups.all()[index].download(buffer)
+        self.groups.every()[index].download(buffer)
     }
 
     /// Waits for the last step's event (not for the device, nor for work enqueued after that
@@ -557,7 +718,7 @@ impl<'rt> TrainingSession<'rt> {
         }
         // The checker's report waits for its event, recorded at the end of the step; without a
         // checker the session's own event is.
-        let nan = match self.checker.as_ref() {
+        let checked = match self.checker.as_ref() {
             Some(checker) => Some(checker.report()?),
             None => {
                 self.done
@@ -567,10 +728,68 @@ impl<'rt> TrainingSession<'rt> {
             }
         };
         let states = self.states.last_advanced();
+        let q_abs_ref_eff = checked
+            .as_ref()
+            .map_or(states[CHECK_RECORD].q_abs_ref_eff, |c| c.q_abs_ref_eff);
+        let groups = self.groups.every();
+        let mut records = Vec::with_capacity(groups.len());
+        for group in &groups {
+            let r = group.records();
+            // Every step launches each group once, and nothing else launches them: the records
+            // must be this step's.
+            if r.sequence as u64 != self.steps & u32::MAX as u64 {
+                return Err(Error::RecordsStale {
+                    group: group.name().to_string(),
+                    sequence: r.sequence,
+                    steps: self.steps,
+                });
+            }
+            records.push(r);
+        }
+        let record_of = |name: &str| {
+            let i = groups
+                .iter()
+                .position(|g| g.name() == name)
+                .expect("group slots are derived from these groups");
+            (&records[i].tensors[0], groups[i].len())
+        };
+        let mut nan = checked.unwrap_or_else(|| NanReport {
+            range: ALL_SLOTS,
+            q_abs_ref_eff,
+            slots: Vec::new(),
+        });
+        for slot in &self.group_slots {
+            let (record, len) = record_of(&slot.group);
+            let result = result_from_record(slot, record, len, q_abs_ref_eff);
+            match nan.slots.iter_mut().find(|s| s.index == slot.index) {
+                Some(kernel_result) => *kernel_result = result,
+                None => nan.slots.push(result),
+            }
+        }
+        nan.slots.sort_by_key(|s| s.index);
+        let pressure = groups
+            .iter()
+            .zip(&records)
+            .zip(&states)
+            .map(|((g, r), state)| {
+                let t = &r.tensors[0];
+                ClampPressure {
+                    group: g.name().to_string(),
+                    step: self.steps,
+                    clamped: t.clamped,
+                    first_clamped: (t.first_clamped != NO_INDEX).then_some(t.first_clamped),
+                    max_raw: t.max_raw(),
+                    bound: state.bound,
+                    raw_non_finite: t.raw_non_finite,
+                    len: g.len(),
+                }
+            })
+            .collect();
         Ok(SessionReport {
             steps: self.steps,
             states,
             nan,
+            pressure,
         })
     }
 

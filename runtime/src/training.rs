@@ -71,6 +71,12 @@ pub struct TrainingGroups {
     /// The decision transformer, stepped by `attn_adam_kernel` with the clamp disabled
     /// ([`DT_CLAMP_DISABLED`]).
     pub decision_transformer: ParamGroup,
+    /// Further groups of the step (a new model), empty at first: each is stepped by
+    /// `attn_adam_kernel` (AdamW with the attention hyperparameters), or by `curiosity_adam_step`
+    /// with the curiosity ones if it keeps AMSGrad's `v_max`, with the bound from `Q_ABS_REF`.
+    /// No slot of the table names them: a [`crate::TrainingSession`] derives theirs
+    /// ([`crate::nan_check::group_slots`]).
+    pub extra: Vec<ParamGroup>,
 }
 
 /// The per-step inputs of [`TrainingGroups::step_all`].
@@ -120,6 +126,7 @@ impl TrainingGroups {
             tlob,
             curiosity,
             decision_transformer,
+            extra: Vec::new(),
         })
     }
 
@@ -151,11 +158,46 @@ impl TrainingGroups {
         ]
     }
 
+    /// Every group: the eight of [`TrainingGroups::all`], then [`TrainingGroups::extra`].
+    pub fn every(&self) -> Vec<&ParamGroup> {
+        let mut all = self.all().to_vec();
+        all.extend(self.extra.iter());
+        all
+    }
+
+    /// Every group, mutably, in the order of [`TrainingGroups::every`].
+    pub fn every_mut(&mut self) -> Vec<&mut ParamGroup> {
+        let TrainingGroups {
+            dqn_trunk,
+            dqn_heads,
+            iqn_online,
+            iql,
+            attention,
+            tlob,
+            curiosity,
+            decision_transformer,
+            extra,
+        } = self;
+        let mut all = vec![
+            dqn_trunk,
+            dqn_heads,
+            iqn_online,
+            iql,
+            attention,
+            tlob,
+            curiosity,
+            decision_transformer,
+        ];
+        all.extend(extra.iter_mut());
+        all
+    }
+
     /// One optimizer step for every group on `stream`, each with its kernel: the clamp bound comes from
     /// `q_abs_ref` for all of them except the decision transformer, which passes 0.0 with
-    /// [`DT_CLAMP_DISABLED`] as the reason. Every policy and hyperparameter is validated before
-    /// the first launch, so a bad input launches nothing at all. Returns the eight launches'
-    /// [`LaunchInfo`]s, in the order of [`TrainingGroups::all`].
+    /// [`DT_CLAMP_DISABLED`] as the reason, then every [`TrainingGroups::extra`] group. Every
+    /// policy and hyperparameter is validated before the first launch, so a bad input launches
+    /// nothing at all. Returns the launches' [`LaunchInfo`]s, in the order of
+    /// [`TrainingGroups::every`].
     ///
     /// # Errors
     ///
@@ -175,7 +217,7 @@ impl TrainingGroups {
         }
         crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
         crate::hyper::validate_grad_clip(cfg.iql_grad_clip)?;
-        Ok(vec![
+        let mut infos = vec![
             rt.dqn_adam_update(
                 stream,
                 &mut self.dqn_trunk,
@@ -196,6 +238,14 @@ impl TrainingGroups {
             rt.attn_adam(stream, &mut self.tlob, &cfg.attention, isv)?,
             rt.curiosity_adam(stream, &mut self.curiosity, &cfg.curiosity, isv)?,
             rt.attn_adam(stream, &mut self.decision_transformer, &cfg.attention, dt)?,
-        ])
+        ];
+        for group in &mut self.extra {
+            infos.push(if group.has_amsgrad() {
+                rt.curiosity_adam(stream, group, &cfg.curiosity, isv)?
+            } else {
+                rt.attn_adam(stream, group, &cfg.attention, isv)?
+            });
+        }
+        Ok(infos)
     }
 }

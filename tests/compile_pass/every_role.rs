@@ -65,6 +65,7 @@ fn main() {
                     }
                 }
             ),
+            ("records", ParamType::Ptr, ParamRole::Records),
             (
                 "weight_clamp_max_abs",
                 ParamType::F32,

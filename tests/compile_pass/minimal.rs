@@ -39,7 +39,7 @@ fn main() {
     let d = &halve::DESCRIPTOR;
     assert_eq!(d.kind, KernelKind::Optimizer);
     let names: Vec<&str> = d.params.iter().map(|p| p.name).collect();
-    assert_eq!(names, ["p", "len", "weight_clamp_max_abs"]);
+    assert_eq!(names, ["p", "len", "records", "weight_clamp_max_abs"]);
     assert_eq!(d.param_buffer_index(), Some(0));
     assert_eq!(d.clamp_bound_index(), Some(d.params.len() - 1));
     let registered = abi::kernel_in(env!("CARGO_CRATE_NAME"), "halve").expect("halve is registered in abi::KERNELS");

@@ -57,6 +57,7 @@ fn main() {
                 ParamType::Ptr,
                 ParamRole::UniformPtr { default: 2.0 }
             ),
+            ("records", ParamType::Ptr, ParamRole::Records),
             (
                 "weight_clamp_max_abs",
                 ParamType::F32,
@@ -101,8 +102,10 @@ fn main() {
         values,
         [ArgValue::F32(0.5), ArgValue::U32(4), ArgValue::Ptr(9)]
     );
-    assert_eq!(values.len(), d.params.len() - 6);
-    assert_eq!(values.len(), single.params.len() - 5);
+    // Everything but the buffers (3), the chunk table and count (or len), the records and the
+    // bound.
+    assert_eq!(values.len(), d.params.len() - 7);
+    assert_eq!(values.len(), single.params.len() - 6);
 
     // `element` is still `update`, then the clamp.
     let mut m = 0.0;

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-use adamant_runtime::{Adamant, ClampPolicy};
+use adamant_runtime::{Adamant, ClampPolicy, Records};
 use anyhow::{Context, Result};
 use custom_optimizer::{lion_kernel, reference, sgd_momentum_kernel};
 
@@ -55,6 +55,7 @@ fn main() -> Result<ExitCode> {
     let mut p = DeviceBuffer::from_slice(&host_p)?;
     let mut g = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
     let mut m = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let records = Records::single::<lion_kernel::Entry>()?;
     let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
     let mut rm = vec![0.0f64; N];
     // Elements whose Lion direction was ever decided by rounding (c within 1e-6 of 0).
@@ -73,7 +74,13 @@ fn main() -> Result<ExitCode> {
             beta2,
             weight_decay: wd,
         };
-        rt.launch_optimizer::<lion_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+        rt.launch_optimizer::<lion_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            policy,
+            &records,
+        )?;
         for i in 0..N {
             let c = beta1 as f64 * rm[i] + (1.0 - beta1 as f64) * gt[i] as f64;
             ambiguous[i] |= c.abs() < 1e-6;
@@ -106,6 +113,7 @@ fn main() -> Result<ExitCode> {
     let (lr, momentum, wd) = (1e-2f32, 0.9f32, 1e-2f32);
     let mut p = DeviceBuffer::from_slice(&host_p)?;
     let mut b = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let records = Records::single::<sgd_momentum_kernel::Entry>()?;
     let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
     let mut rb = vec![0.0f64; N];
     let mut scale = vec![0.0f64; N];
@@ -122,7 +130,13 @@ fn main() -> Result<ExitCode> {
             momentum,
             weight_decay: wd,
         };
-        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(rt.stream(), &buffers, &scalars, policy)?;
+        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            policy,
+            &records,
+        )?;
         for i in 0..N {
             // The buffer carries the errors of all its past terms (`bscale`), and each reaches p
             // times lr, beside the step's own terms.

@@ -145,6 +145,14 @@ impl SlotBindings {
         Ok(self)
     }
 
+    /// Binds `slot` to no elements: the checker kernel does no work for it. A
+    /// [`TrainingSession`](crate::TrainingSession) does this for every group slot, whose result
+    /// it takes from the group's diagnostics records instead.
+    pub fn leave_to_records(&mut self, slot: SlotId) -> &mut Self {
+        self.regions[slot.index()] = Some(DeviceRegion { ptr: 0, len: 0 });
+        self
+    }
+
     /// Removes the binding of `slot`.
     pub fn unbind(&mut self, slot: SlotId) -> &mut Self {
         self.regions[slot.index()] = None;

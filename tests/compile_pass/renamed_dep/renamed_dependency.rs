@@ -108,6 +108,7 @@ fn main() {
                     domain: Domain::ANY
                 }
             ),
+            ("records", ParamType::Ptr, ParamRole::Records),
             (
                 "weight_clamp_max_abs",
                 ParamType::F32,
