@@ -541,6 +541,23 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     for (index, buffer) in &activations {
         bindings.bind(SlotId::new(*index).context("slot")?, buffer);
     }
+    // The check the session runs: the activation slots only (every group slot comes from the
+    // optimizer's records), one kernel in a one-node graph.
+    let activation_check_us = {
+        let mut only = bindings.clone();
+        for slot in SLOTS {
+            if let Source::Group { .. } = slot.source {
+                only.leave_to_records(SlotId::new(slot.index).context("slot")?);
+            }
+        }
+        let mut checker = NanChecker::new(rt, adamant::runtime::nan_check::ALL_SLOTS, &only)?;
+        let graph = rt.capture(vec![Box::new(|s: &Stream| checker.enqueue(s, 1.0))])?;
+        let us = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        drop(graph);
+        checker.record_done(stream)?;
+        checker.report()?.ensure_quiet()?;
+        us
+    };
     let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
     let cfg = SessionConfig::uniform(hyper());
     let mut session = TrainingSession::new(
@@ -583,6 +600,12 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         Ok(median(times))
     };
     let replay_host_us = host(&mut || Ok(session.replay()?))?;
+    // The report after a finished step: the event wait, the records and the check's words read
+    // from mapped memory, the 54 slots decoded.
+    let report_host_us = host(&mut || {
+        session.report()?.nan.ensure_quiet()?;
+        Ok(())
+    })?;
     let lr_host_us = host(&mut || Ok(session.set_lr_all(1e-3)?))? / 8.0;
     // One eager launch, validation included, at 2^10 and 2^24 elements.
     let mut eager_host = serde_json::Map::new();
@@ -631,12 +654,15 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     };
     println!(
         "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
-         device ({no_check_us:.1} µs without the check), eager {eager_device_us:.1} µs; host: replay {replay_host_us:.2} µs, set_lr \
+         device ({no_check_us:.1} µs without the check; the activation-only check alone \
+         {activation_check_us:.1} µs in a graph), eager {eager_device_us:.1} µs; host: replay \
+         {replay_host_us:.2} µs, report {report_host_us:.2} µs, set_lr \
          {lr_host_us:.2} µs per record, eager launch {eager_host:?} (driver floor \
          {driver_launch_host_us:.2} µs); advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
+        "activation_check_graph_us": activation_check_us, "report_host_us": report_host_us,
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
         "driver_launch_host_us": driver_launch_host_us,

@@ -32,7 +32,7 @@ fn the_checker_cannot_write_through_its_read_only_tables() {
     let slots = param_register(CHECKER, 0);
     let report = edit_and_run(
         CHECKER,
-        &format!("\tcvta.to.global.u64 \t%rd250, {slots};\n\tst.global.b32 \t[%rd250], 0;"),
+        &format!("\tcvta.to.global.u64 \t%rd9250, {slots};\n\tst.global.b32 \t[%rd9250], 0;"),
     );
     only(&report, CHECKER, |v| {
         matches!(v, Violation::WriteToReadOnly { param, role, .. }
@@ -47,8 +47,8 @@ fn the_checker_cannot_write_through_a_data_pointer_it_reads() {
     let report = edit_and_run(
         CHECKER,
         &format!(
-            "\tcvta.to.global.u64 \t%rd250, {slots};\n\tld.global.b64 \t%rd251, [%rd250];\n\
-             \tst.global.b32 \t[%rd251], 0f7F800000;"
+            "\tcvta.to.global.u64 \t%rd9250, {slots};\n\tld.global.b64 \t%rd9251, [%rd9250];\n\
+             \tst.global.b32 \t[%rd9251], 0f7F800000;"
         ),
     );
     only(
@@ -146,8 +146,8 @@ fn a_module_variable_plus_a_loaded_offset_is_not_a_buffer() {
     let kernel = "iqn_adam_kernel";
     let report = with_module_variable(
         kernel,
-        "\tmov.u64 \t%rd250, STASH;\n\tld.global.b64 \t%rd251, [%rd250];\n\
-         \tadd.s64 \t%rd252, %rd250, %rd251;\n\tst.global.b32 \t[%rd252], %r1;",
+        "\tmov.u64 \t%rd9250, STASH;\n\tld.global.b64 \t%rd9251, [%rd9250];\n\
+         \tadd.s64 \t%rd9252, %rd9250, %rd9251;\n\tst.global.b32 \t[%rd9252], %r1;",
     );
     only(
         &report,
@@ -161,7 +161,7 @@ fn a_module_variable_alone_is_not_a_buffer() {
     let kernel = "attn_adam_kernel";
     let report = with_module_variable(
         kernel,
-        "\tmov.u64 \t%rd250, STASH;\n\tst.global.b32 \t[%rd250+8], %r1;",
+        "\tmov.u64 \t%rd9250, STASH;\n\tst.global.b32 \t[%rd9250+8], %r1;",
     );
     only(
         &report,
@@ -176,7 +176,7 @@ fn an_address_built_from_scalar_arguments_is_not_a_buffer() {
     let len = param_register(kernel, 4);
     let report = edit_and_run(
         kernel,
-        &format!("\tshl.b64 \t%rd250, {len}, 2;\n\tst.global.b32 \t[%rd250], %r1;"),
+        &format!("\tshl.b64 \t%rd9250, {len}, 2;\n\tst.global.b32 \t[%rd9250], %r1;"),
     );
     only(
         &report,
@@ -191,7 +191,7 @@ fn an_address_mixing_two_buffers_is_not_attributed() {
     let (m, v) = (param_register(kernel, 2), param_register(kernel, 3));
     let report = edit_and_run(
         kernel,
-        &format!("\tsub.s64 \t%rd250, {v}, {m};\n\tadd.s64 \t%rd251, {m}, %rd250;\n\tst.global.b32 \t[%rd251], %r1;"),
+        &format!("\tsub.s64 \t%rd9250, {v}, {m};\n\tadd.s64 \t%rd9251, {m}, %rd9250;\n\tst.global.b32 \t[%rd9251], %r1;"),
     );
     only(
         &report,
@@ -207,7 +207,7 @@ fn multi_tensor_tables_are_never_written_and_inputs_never_through() {
     // Into the parameter table itself: redirects the next launch's writes.
     let report = edit_and_run(
         kernel,
-        &format!("\tcvta.to.global.u64 \t%rd250, {p_table};\n\tst.global.b64 \t[%rd250], 0;"),
+        &format!("\tcvta.to.global.u64 \t%rd9250, {p_table};\n\tst.global.b64 \t[%rd9250], 0;"),
     );
     only(
         &report,
@@ -218,8 +218,8 @@ fn multi_tensor_tables_are_never_written_and_inputs_never_through() {
     let report = edit_and_run(
         kernel,
         &format!(
-            "\tcvta.to.global.u64 \t%rd250, {g_table};\n\tld.global.b64 \t%rd251, [%rd250];\n\
-             \tst.global.b32 \t[%rd251], %r1;"
+            "\tcvta.to.global.u64 \t%rd9250, {g_table};\n\tld.global.b64 \t%rd9251, [%rd9250];\n\
+             \tst.global.b32 \t[%rd9251], %r1;"
         ),
     );
     only(
@@ -436,11 +436,11 @@ fn a_clamp_with_a_backdoor_at_one_value_fails() {
             .expect("the outer select of the clamp");
         let r = registers(&e[at]);
         let (out, x) = (r[0].clone(), r[2].clone());
-        e[at] = e[at].replacen(&out, "%r250", 1);
-        e.insert(at + 1, format!("\tsetp.eq.f32 \t%p250, {x}, 0f4640E6B6;"));
+        e[at] = e[at].replacen(&out, "%r9250", 1);
+        e.insert(at + 1, format!("\tsetp.eq.f32 \t%p9250, {x}, 0f4640E6B6;"));
         e.insert(
             at + 2,
-            format!("\tselp.f32 \t{out}, 0f7149F2CA, %r250, %p250;"),
+            format!("\tselp.f32 \t{out}, 0f7149F2CA, %r9250, %p9250;"),
         );
     });
     let report = run(&ptx);
@@ -456,9 +456,9 @@ fn a_generic_store_through_a_shared_address_is_not_private() {
     // out of the window into global memory, so only st.shared / st.local count as private.
     let report = edit_and_run(
         CHECKER,
-        "\tcvta.shared.u64 \t%rd250, gpu_launch_sized_workgroup_mem;\n\
-         \tmov.u32 \t%r250, %tid.x;\n\tmul.wide.u32 \t%rd252, %r250, 1048576;\n\
-         \tadd.s64 \t%rd251, %rd250, %rd252;\n\tst.u32 \t[%rd251], 0;",
+        "\tcvta.shared.u64 \t%rd9250, gpu_launch_sized_workgroup_mem;\n\
+         \tmov.u32 \t%r9250, %tid.x;\n\tmul.wide.u32 \t%rd9252, %r9250, 1048576;\n\
+         \tadd.s64 \t%rd9251, %rd9250, %rd9252;\n\tst.u32 \t[%rd9251], 0;",
     );
     only(
         &report,
@@ -468,7 +468,7 @@ fn a_generic_store_through_a_shared_address_is_not_private() {
     // The same address written with st.shared stays inside the block's shared memory.
     let report = edit_and_run(
         CHECKER,
-        "\tmov.u64 \t%rd250, gpu_launch_sized_workgroup_mem;\n\tst.shared.u32 \t[%rd250+4], 0;",
+        "\tmov.u64 \t%rd9250, gpu_launch_sized_workgroup_mem;\n\tst.shared.u32 \t[%rd9250+4], 0;",
     );
     assert!(report.is_ok(), "{report}");
 }

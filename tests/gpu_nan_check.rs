@@ -358,7 +358,10 @@ fn results_reset_between_checks() {
     }
     let report = checker.report().unwrap();
     assert_eq!(
-        report.tripped().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        report
+            .tripped()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>(),
         ["iqn_trunk_grad_out"]
     );
 }

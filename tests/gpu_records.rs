@@ -87,7 +87,10 @@ fn reference_hyper(h: &AdamHyper) -> Hyper {
 fn assert_record(what: &str, kernel: KernelRef, before: &State, hp: &Hyper, got: &TensorRecord) {
     let want = expected_record(kernel, &elems(before), &before.g, hp, BOUND as f64);
     let diffs = differences(&want, got);
-    assert!(diffs.is_empty(), "{what}: {diffs:#?}\nexpected {want:#?}\ngot {got:#?}");
+    assert!(
+        diffs.is_empty(),
+        "{what}: {diffs:#?}\nexpected {want:#?}\ngot {got:#?}"
+    );
 }
 
 fn group(kernel: KernelRef, s: &State) -> ParamGroup {
@@ -150,14 +153,25 @@ fn every_kernels_record_matches_the_f64_reference() {
                 assert_eq!(records.sequence, 1, "{}: one launch", kernel.name());
                 assert_eq!(records.tensors.len(), 1);
                 let what = format!("{} n={n} faults={faults}", kernel.name());
-                assert_record(&what, kernel, &before, &reference_hyper(&h), &records.tensors[0]);
+                assert_record(
+                    &what,
+                    kernel,
+                    &before,
+                    &reference_hyper(&h),
+                    &records.tensors[0],
+                );
                 // The stored maximum is the maximum of what was stored.
                 let stored = download(&g).p;
-                let max = stored.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+                let max = stored
+                    .iter()
+                    .fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
                 assert_eq!(records.tensors[0].max_stored_bits, max, "{what}");
             }
         }
-        println!("records kernel={} sizes=5 faults=on/off: match the f64 reference", kernel.name());
+        println!(
+            "records kernel={} sizes=5 faults=on/off: match the f64 reference",
+            kernel.name()
+        );
     }
 }
 
@@ -186,7 +200,11 @@ fn each_launch_reports_only_itself() {
     let records = g.records();
     assert_eq!(records.sequence, 2);
     let rec = &records.tensors[0];
-    assert_eq!(rec.buffers()[1].non_finite, 0, "g is clean at step 2: {rec:?}");
+    assert_eq!(
+        rec.buffers()[1].non_finite,
+        0,
+        "g is clean at step 2: {rec:?}"
+    );
     for b in [0, 2, 3] {
         assert_eq!(rec.buffers()[b].non_finite, 1, "buffer {b}: {rec:?}");
         assert_eq!(rec.buffers()[b].first_non_finite, 17, "buffer {b}");
@@ -213,7 +231,9 @@ fn an_unaligned_launch_records_through_the_scalar_loop() {
     // Offset by one element: 4-byte aligned only.
     let mut views: Vec<_> = bufs.iter_mut().map(|b| b.index(1..)).collect();
     {
-        let [p, g, m, v] = &mut views[..] else { unreachable!() };
+        let [p, g, m, v] = &mut views[..] else {
+            unreachable!()
+        };
         let b = iqn_adam_kernel::Buffers { p, g, m, v };
         rt.launch_optimizer::<iqn_adam_kernel::Entry>(
             rt.stream(),
@@ -234,7 +254,13 @@ fn an_unaligned_launch_records_through_the_scalar_loop() {
     };
     let got = records.read();
     assert_eq!(got.sequence, 1);
-    assert_record("unaligned", KernelRef::Iqn, &shifted, &reference_hyper(&h), &got.tensors[0]);
+    assert_record(
+        "unaligned",
+        KernelRef::Iqn,
+        &shifted,
+        &reference_hyper(&h),
+        &got.tensors[0],
+    );
 }
 
 #[test]
@@ -280,11 +306,21 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
             assert_eq!(records.tensors.len(), sizes.len());
             for (t, s) in states.iter().enumerate() {
                 let what = format!("tensor {t} ({} elements)", s.p.len());
-                assert_record(&what, KernelRef::Attn, s, &reference_hyper(&h), &records.tensors[t]);
+                assert_record(
+                    &what,
+                    KernelRef::Attn,
+                    s,
+                    &reference_hyper(&h),
+                    &records.tensors[t],
+                );
             }
         }
     }
-    assert_eq!(set.records().unwrap().sequence, 2, "the second launch published too");
+    assert_eq!(
+        set.records().unwrap().sequence,
+        2,
+        "the second launch published too"
+    );
 }
 
 #[test]
@@ -292,12 +328,15 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
 fn records_of_another_shape_are_refused_before_launch() {
     let rt = runtime();
     let n = 1024;
-    let mut bufs: Vec<DeviceBuffer<f32>> =
-        (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap()).collect();
+    let mut bufs: Vec<DeviceBuffer<f32>> = (0..4)
+        .map(|_| DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap())
+        .collect();
     let h = hyper(KernelRef::Iqn);
     let scalars = adam_scalars!(iqn_adam_kernel, &h, weight_decay: h.weight_decay).unwrap();
     for records in [Records::new(1, 5).unwrap(), Records::new(2, 4).unwrap()] {
-        let [p, g, m, v] = &mut bufs[..] else { unreachable!() };
+        let [p, g, m, v] = &mut bufs[..] else {
+            unreachable!()
+        };
         let b = iqn_adam_kernel::Buffers {
             p: &mut **p,
             g: &mut **g,

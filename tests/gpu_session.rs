@@ -93,7 +93,11 @@ fn session(rt: &Adamant) -> TrainingSession<'_> {
 
 /// Uploads step `t`'s gradients and sets its lr and Q_ABS_REF.
 fn prepare(s: &mut TrainingSession<'_>, t: u32) {
-    let names = s.group_names().into_iter().map(str::to_string).collect::<Vec<_>>();
+    let names = s
+        .group_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
     for (i, name) in names.iter().enumerate() {
         let n = s.groups().all()[i].len();
         s.upload(name, GroupBuffer::Grads, &gradient(i, n, t))
@@ -104,7 +108,11 @@ fn prepare(s: &mut TrainingSession<'_>, t: u32) {
 }
 
 fn weights(s: &TrainingSession<'_>) -> Vec<Vec<f32>> {
-    let names = s.group_names().into_iter().map(str::to_string).collect::<Vec<_>>();
+    let names = s
+        .group_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
     names
         .iter()
         .flat_map(|n| {
@@ -369,7 +377,11 @@ fn a_checkpoint_round_trip_mid_run_changes_nothing() {
         if t == 100 {
             // Save b's weights and moments, scribble over them, restore them.
             let saved = weights(&b);
-            let names = b.group_names().into_iter().map(str::to_string).collect::<Vec<_>>();
+            let names = b
+                .group_names()
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>();
             let mut k = 0;
             for name in &names {
                 let buffers: &[GroupBuffer] = if name == "curiosity" {

@@ -78,7 +78,11 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                 if __adamant_chunk.tensor != __adamant_recording {
                     if __adamant_recording != u32::MAX {
                         #diagnostics::flush::<#n>(
-                            &mut __adamant_facts, __adamant_shared, #records, __adamant_recording,
+                            &mut __adamant_facts,
+                            __adamant_shared,
+                            #records,
+                            __adamant_recording,
+                            #bound,
                         );
                     }
                     __adamant_recording = __adamant_chunk.tensor;
@@ -99,7 +103,11 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
             }
             if __adamant_recording != u32::MAX {
                 #diagnostics::flush::<#n>(
-                    &mut __adamant_facts, __adamant_shared, #records, __adamant_recording,
+                    &mut __adamant_facts,
+                            __adamant_shared,
+                            #records,
+                            __adamant_recording,
+                            #bound,
                 );
             }
             #diagnostics::publish::<#n>(__adamant_shared, #records);

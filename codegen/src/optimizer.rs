@@ -608,7 +608,7 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
                 &mut __adamant_facts,
                 #bound,
             );
-            #diagnostics::flush::<#n>(&mut __adamant_facts, __adamant_shared, #records, 0);
+            #diagnostics::flush::<#n>(&mut __adamant_facts, __adamant_shared, #records, 0, #bound);
             #diagnostics::publish::<#n>(__adamant_shared, #records);
         }
     }
@@ -660,16 +660,12 @@ fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
 fn observe(k: &OptimizerFn, lane: Option<usize>, index: TokenStream) -> TokenStream {
     let raw = at_lane(quote!(__adamant_raw), lane);
     let new = at_lane(quote!(__adamant_new), lane);
-    let buffers = k.buffers().enumerate().map(|(b, a)| {
-        let value = match a.role {
-            Role::Param => new.clone(),
-            _ => at_lane(local(a).into_token_stream(), lane),
-        };
-        quote! { __adamant_facts.buffer(__adamant_shared, #b, #value, #index); }
+    let values = k.buffers().map(|a| match a.role {
+        Role::Param => new.clone(),
+        _ => at_lane(local(a).into_token_stream(), lane),
     });
     quote! {
-        __adamant_facts.clamp(__adamant_shared, #raw, #new, #index);
-        #(#buffers)*
+        __adamant_facts.observe(__adamant_shared, #raw, #new, [#(#values),*], #index);
     }
 }
 

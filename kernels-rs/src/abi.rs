@@ -350,7 +350,9 @@ impl KernelDescriptor {
     /// Index of the records header (every optimizer entry's, just before the bound or the step
     /// state).
     pub fn records_index(&self) -> Option<usize> {
-        self.params.iter().position(|p| p.role == ParamRole::Records)
+        self.params
+            .iter()
+            .position(|p| p.role == ParamRole::Records)
     }
 
     /// The number of per-element buffers of an optimizer entry (or of pointer tables, for a

@@ -51,6 +51,13 @@ pub const BUFFER_WORDS: usize = 4;
 /// The most buffers an optimizer kernel may have (the macro refuses more): bounds the shared
 /// memory of a block and the host's fixed-size decoding.
 pub const MAX_BUFFERS: usize = 8;
+/// The bit of a rare-facts mask for a non-finite raw value (bits `0..MAX_BUFFERS` are the
+/// buffers').
+#[cfg(target_arch = "nvptx64")]
+const RARE_RAW: usize = 31;
+/// The bit of a rare-facts mask for a thread's first clamp.
+#[cfg(target_arch = "nvptx64")]
+const RARE_FIRST_CLAMP: usize = 30;
 
 /// Word of the clamp count.
 pub const CLAMPED: usize = 0;
@@ -93,6 +100,35 @@ pub const OUT_PREFIX_WORDS: usize = 4;
 /// buffers: the block's record and one word for the last block's verdict (rounded to 8 bytes).
 pub const fn shared_bytes(n_buffers: usize) -> u32 {
     (((record_words(n_buffers) + 2) * 4) as u32).next_multiple_of(8)
+}
+
+/// The fewest threads per block an optimizer launch may have: one per record word of the
+/// largest record (the diagnostics reset and merge one word per thread).
+pub const MIN_BLOCK_THREADS: usize = record_words(MAX_BUFFERS);
+
+/// What thread `t` of a block merges into the accumulators when a block flushes a record of
+/// `n_buffers` buffers: the buffers' counts (`t < n`), their first indices (`n <= t < 2n`), then
+/// the clamp count, the raw non-finite count, the two maxima and the two header indices; `None`
+/// for a thread with nothing to merge. Each word that combines is merged by exactly one thread
+/// (a test checks it).
+pub const fn merge_task(t: usize, n_buffers: usize) -> Option<(usize, WordKind)> {
+    if t < n_buffers {
+        Some((buffer_word(t) + BUF_NON_FINITE, WordKind::Count))
+    } else if t < 2 * n_buffers {
+        Some((buffer_word(t - n_buffers) + BUF_FIRST, WordKind::IndexLow))
+    } else if t < 2 * n_buffers + 6 {
+        // Header words: counts 0 and 2, maxima 1 and 3, indices 4 and 6.
+        let h = t - 2 * n_buffers;
+        if h < 2 {
+            Some((2 * h, WordKind::Count))
+        } else if h < 4 {
+            Some((2 * (h - 2) + 1, WordKind::Max))
+        } else {
+            Some((4 + 2 * (h - 4), WordKind::IndexLow))
+        }
+    } else {
+        None
+    }
 }
 
 /// The identity of record word `w` (what "nothing seen" is): 0 for counts and maxima, all ones
@@ -154,6 +190,18 @@ pub struct RecordsHeader {
     pub n_tensors: u32,
     /// The kernel's buffer count, from which the record size follows.
     pub n_buffers: u32,
+}
+
+/// The bits of the largest stored `|p|`, from the bits of the largest raw `|p|` (`max_raw_bits`)
+/// and the bound the clamp used: `min(max_raw, bound)` while the clamp is on (`bound > 0`, as
+/// [`crate::clamp::weight_clamp`] decides), unless the maximum is NaN, which the clamp keeps.
+#[inline(always)]
+pub fn stored_max(max_raw_bits: u32, bound: f32) -> u32 {
+    if max_raw_bits > 0x7f80_0000 || !(bound > 0.0) {
+        max_raw_bits
+    } else {
+        core::cmp::min(max_raw_bits, abs_bits(bound))
+    }
 }
 
 /// `f32` bits of `|x|`, which order as `u32`s like the magnitudes (NaN above `+inf`).
@@ -255,7 +303,6 @@ impl TensorRecord {
 /// the kernel's buffer count.
 #[cfg(target_arch = "nvptx64")]
 pub struct ThreadFacts<const N: usize> {
-    max_stored: u32,
     max_raw: u32,
     clamped: u32,
 }
@@ -273,92 +320,139 @@ mod device {
         #[inline(always)]
         pub fn new() -> Self {
             ThreadFacts {
-                max_stored: 0,
                 max_raw: 0,
                 clamped: 0,
             }
         }
 
-        /// Buffer `b`'s value of element `index`. A non-finite one is counted in the block's
-        /// shared record at once (rare: no register holds its count).
+        /// Element `index`: the update's raw value, the value stored after the clamp, and
+        /// every buffer's value as the entry leaves it, in the kernel's order. The common case
+        /// costs two maxima, one compare for the clamp and one bit per value; what is rare (a
+        /// non-finite value, a thread's first clamp) sets a bit and goes to [`Self::rare`].
         #[inline(always)]
-        pub unsafe fn buffer(&mut self, shared: *mut u32, b: usize, x: f32, index: u64) {
-            let bits = abs_bits(x);
-            if bits >= 0x7f80_0000 {
-                let w = buffer_word(b);
-                atomic_add_u32(shared.add(w + BUF_NON_FINITE), 1);
-                atomic_min_u64(shared.add(w + BUF_FIRST) as *mut u64, index);
-            }
-        }
-
-        /// The update's raw value and the value stored after the clamp, for element `index`.
-        #[inline(always)]
-        pub unsafe fn clamp(&mut self, shared: *mut u32, raw: f32, stored: f32, index: u64) {
-            let bits = abs_bits(raw);
-            self.max_raw = core::cmp::max(self.max_raw, bits);
-            self.max_stored = core::cmp::max(self.max_stored, abs_bits(stored));
+        pub unsafe fn observe(
+            &mut self,
+            shared: *mut u32,
+            raw: f32,
+            stored: f32,
+            values: [f32; N],
+            index: u64,
+        ) {
+            let raw_bits = abs_bits(raw);
+            self.max_raw = core::cmp::max(self.max_raw, raw_bits);
+            let mut bad = ((raw_bits >= 0x7f80_0000) as u32) << RARE_RAW;
             if raw.to_bits() != stored.to_bits() {
                 // A thread's indices increase, so its first clamp is its smallest: one shared
                 // atomic per thread and tensor, however many elements the clamp catches.
-                if self.clamped == 0 {
-                    atomic_min_u64(shared.add(FIRST_CLAMPED) as *mut u64, index);
-                }
+                bad |= ((self.clamped == 0) as u32) << RARE_FIRST_CLAMP;
                 self.clamped += 1;
             }
-            if bits >= 0x7f80_0000 {
-                atomic_add_u32(shared.add(RAW_NON_FINITE), 1);
-                atomic_min_u64(shared.add(FIRST_RAW_NON_FINITE) as *mut u64, index);
+            let mut b = 0;
+            while b < N {
+                bad |= ((abs_bits(values[b]) >= 0x7f80_0000) as u32) << b;
+                b += 1;
+            }
+            if bad != 0 {
+                Self::rare(shared, bad, index);
             }
         }
 
-        /// Folds the registers into the block's shared record and resets them.
+        /// The rare facts of one element, one bit each in `bad`: buffer `b`'s value is
+        /// non-finite (bit `b`), the raw value is (bit [`RARE_RAW`]), the thread's first clamp
+        /// (bit [`RARE_FIRST_CLAMP`]). Straight to the block's shared record. The word each bit
+        /// goes to is computed from the bit's position, so the compiler keeps no address per
+        /// fact in registers across the sweep.
         #[inline(always)]
-        unsafe fn fold(&mut self, shared: *mut u32) {
+        unsafe fn rare(shared: *mut u32, bad: u32, index: u64) {
+            let mut rest = bad;
+            while rest != 0 {
+                let k = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let (count, first) = if k == RARE_FIRST_CLAMP {
+                    (None, FIRST_CLAMPED)
+                } else if k == RARE_RAW {
+                    (Some(RAW_NON_FINITE), FIRST_RAW_NON_FINITE)
+                } else {
+                    let w = buffer_word(k);
+                    (Some(w + BUF_NON_FINITE), w + BUF_FIRST)
+                };
+                if let Some(count) = count {
+                    atomic_add_u32(shared.add(count), 1);
+                }
+                atomic_min_u64(shared.add(first) as *mut u64, index);
+            }
+        }
+
+        /// Folds the registers into the block's shared record and resets them. The stored
+        /// maximum needs no register of its own: the clamp maps `|raw|` to `min(|raw|, bound)`
+        /// (a NaN stays NaN, and so does the maximum), so the largest stored `|p|` is
+        /// [`stored_max`] of the largest raw one.
+        #[inline(always)]
+        unsafe fn fold(&mut self, shared: *mut u32, bound: f32) {
             if self.clamped != 0 {
                 atomic_add_u32(shared.add(CLAMPED), self.clamped);
             }
             if self.max_raw != 0 {
                 atomic_max_u32(shared.add(MAX_RAW), self.max_raw);
             }
-            if self.max_stored != 0 {
-                atomic_max_u32(shared.add(MAX_STORED), self.max_stored);
+            let max_stored = stored_max(self.max_raw, bound);
+            if max_stored != 0 {
+                atomic_max_u32(shared.add(MAX_STORED), max_stored);
             }
             *self = ThreadFacts::new();
         }
     }
 
-    /// Sets the block's shared record to "nothing seen". Called by every thread of the block
-    /// before the first element; ends with a barrier.
+    /// Sets the block's shared record to "nothing seen": thread `w` resets word `w`. Called by
+    /// every thread of the block before the first element; ends with a barrier. A block of
+    /// fewer threads than [`MIN_BLOCK_THREADS`] traps (the runtime launches 256): one word per
+    /// thread and no loop, so no per-word address stays live through the sweep.
     #[inline(always)]
     pub unsafe fn begin<const N: usize>(shared: *mut u32) {
-        let mut w = thread_index() as usize;
-        while w < record_words(N) {
-            *shared.add(w) = identity(w);
-            w += block_dim() as usize;
+        if (block_dim() as usize) < MIN_BLOCK_THREADS {
+            core::arch::nvptx::trap();
         }
+        reset::<N>(shared);
         sync_threads();
     }
 
+    #[inline(always)]
+    unsafe fn reset<const N: usize>(shared: *mut u32) {
+        let w = thread_index() as usize;
+        if w < record_words(N) {
+            *shared.add(w) = identity(w);
+        }
+    }
+
     /// Folds every thread's facts into the block's record, then the block's record into tensor
-    /// `tensor`'s accumulators (skipped for a tensor outside the header's count), and resets the
-    /// block's record. Block-uniform: every thread of the block calls it with the same tensor.
+    /// `tensor`'s accumulators (skipped for a tensor outside the header's count; one merge
+    /// task per thread, [`merge_task`]), and resets the block's record. Block-uniform: every
+    /// thread of the block calls it with the same tensor.
     #[inline(always)]
     pub unsafe fn flush<const N: usize>(
         facts: &mut ThreadFacts<N>,
         shared: *mut u32,
         header: *const RecordsHeader,
         tensor: u32,
+        bound: f32,
     ) {
-        facts.fold(shared);
+        facts.fold(shared, bound);
         sync_threads();
-        let header = *header;
-        if tensor < header.n_tensors {
-            let accum = (header.accum as *mut u32)
-                .add(ACCUM_PREFIX_WORDS + tensor as usize * record_words(N));
-            let mut w = thread_index() as usize;
-            while w < record_words(N) {
+        let n_tensors = (*header).n_tensors;
+        // The task is computed from the header's buffer count, a load the optimiser cannot
+        // move out of a multi-tensor entry's chunk loop (the loop's atomics may write memory):
+        // computed from `N`, it would be hoisted and hold registers through every sweep, for a
+        // flush that runs once per tensor. The runtime writes `N` there; anything else traps.
+        let n = (*header).n_buffers as usize;
+        if n != N {
+            core::arch::nvptx::trap();
+        }
+        if let Some((w, kind)) = merge_task(thread_index() as usize, n) {
+            if tensor < n_tensors {
+                let accum = ((*header).accum as *mut u32)
+                    .add(ACCUM_PREFIX_WORDS + tensor as usize * record_words(N));
                 let value = *shared.add(w);
-                match word_kind(w) {
+                match kind {
                     WordKind::Count if value != 0 => atomic_add_u32(accum.add(w), value),
                     WordKind::Max if value != 0 => atomic_max_u32(accum.add(w), value),
                     WordKind::IndexLow => {
@@ -369,15 +463,10 @@ mod device {
                     }
                     _ => {}
                 }
-                w += block_dim() as usize;
             }
         }
         sync_threads();
-        let mut w = thread_index() as usize;
-        while w < record_words(N) {
-            *shared.add(w) = identity(w);
-            w += block_dim() as usize;
-        }
+        reset::<N>(shared);
         sync_threads();
     }
 
@@ -455,13 +544,25 @@ mod tests {
     #[test]
     fn an_empty_record_decodes_to_nothing_seen() {
         let r = TensorRecord::empty(4);
-        assert_eq!((r.clamped, r.max_raw_bits, r.raw_non_finite, r.max_stored_bits), (0, 0, 0, 0));
-        assert_eq!((r.first_clamped, r.first_raw_non_finite), (NO_INDEX, NO_INDEX));
+        assert_eq!(
+            (
+                r.clamped,
+                r.max_raw_bits,
+                r.raw_non_finite,
+                r.max_stored_bits
+            ),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(
+            (r.first_clamped, r.first_raw_non_finite),
+            (NO_INDEX, NO_INDEX)
+        );
         assert_eq!(r.buffers().len(), 4);
-        assert!(r
-            .buffers()
-            .iter()
-            .all(|b| *b == BufferFacts { non_finite: 0, first_non_finite: NO_INDEX }));
+        assert!(r.buffers().iter().all(|b| *b
+            == BufferFacts {
+                non_finite: 0,
+                first_non_finite: NO_INDEX
+            }));
     }
 
     #[test]
@@ -492,6 +593,58 @@ mod tests {
         assert!(non_finite(f32::NAN) && non_finite(-f32::INFINITY) && non_finite(f32::INFINITY));
         assert!(!non_finite(f32::MAX) && !non_finite(-0.0));
         assert!(abs_bits(f32::NAN) > abs_bits(f32::INFINITY));
+    }
+
+    #[test]
+    fn every_combining_word_is_merged_by_exactly_one_thread() {
+        for n in 0..=MAX_BUFFERS {
+            let mut merged = vec![0; record_words(n)];
+            for t in 0..MIN_BLOCK_THREADS {
+                if let Some((w, kind)) = merge_task(t, n) {
+                    assert_eq!(kind, word_kind(w), "n={n} t={t} w={w}");
+                    merged[w] += 1;
+                }
+            }
+            for (w, count) in merged.iter().enumerate() {
+                let expected = match word_kind(w) {
+                    WordKind::Count | WordKind::Max | WordKind::IndexLow => 1,
+                    WordKind::IndexHigh | WordKind::Reserved => 0,
+                };
+                assert_eq!(*count, expected, "n={n} word {w}");
+            }
+        }
+        assert!(MIN_BLOCK_THREADS <= 256, "the runtime's optimizer blocks");
+    }
+
+    /// [`stored_max`] of the raw maximum is the maximum of the clamped values, for every kind
+    /// of value and bound the clamp sees.
+    #[test]
+    fn the_stored_maximum_follows_from_the_raw_one() {
+        let values = [
+            0.0f32,
+            -0.5,
+            1.0,
+            2.5,
+            -3.0,
+            1e30,
+            f32::INFINITY,
+            -f32::INFINITY,
+            f32::NAN,
+        ];
+        for bound in [0.0f32, 0.5, 2.5, 3.0, 100.0] {
+            for a in values {
+                for b in values {
+                    let raw = [a, b];
+                    let max_raw = raw.iter().map(|x| abs_bits(*x)).max().unwrap();
+                    let stored = raw
+                        .iter()
+                        .map(|x| abs_bits(crate::clamp::weight_clamp(*x, bound)))
+                        .max()
+                        .unwrap();
+                    assert_eq!(stored_max(max_raw, bound), stored, "{raw:?} bound {bound}");
+                }
+            }
+        }
     }
 
     #[test]

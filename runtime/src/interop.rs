@@ -21,10 +21,10 @@ use cust::sys::{CUpointer_attribute, CUresult, CUstream};
 
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
-use crate::records::Records;
 use crate::error::{Error, Result};
 use crate::launch::LaunchInfo;
 use crate::launch_check::{BufferView, Uniforms};
+use crate::records::Records;
 use crate::step::StepStates;
 
 /// `len` `f32`s of device memory at `ptr`, owned by other code.

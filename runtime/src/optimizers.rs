@@ -13,9 +13,9 @@ use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
-use crate::records::Records;
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::launch::LaunchInfo;
+use crate::records::Records;
 
 /// Fills a kernel's generated `Scalars` from an [`AdamHyper`]: `lr`, the betas, `eps` and the
 /// bias corrections (computed in f64), plus the kernel's own fields given as `name: value`.
@@ -129,7 +129,13 @@ impl Adamant {
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
-        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
+        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            &group.records,
+        )
     }
 
     /// One step of `iqn_adam_kernel` on `group`, on `stream`: Adam with L2 decay
@@ -170,7 +176,13 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(iqn_adam_kernel, group);
-        self.launch_optimizer::<iqn_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
+        self.launch_optimizer::<iqn_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            &group.records,
+        )
     }
 
     /// One step of `iql_adam_kernel` on `group`, on `stream`, for IQL's value and
@@ -218,7 +230,13 @@ impl Adamant {
         let scalars = adam_scalars!(iql_adam_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let buffers = group_buffers!(iql_adam_kernel, group);
-        self.launch_optimizer::<iql_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
+        self.launch_optimizer::<iql_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            &group.records,
+        )
     }
 
     /// One step of `attn_adam_kernel` on `group`, on `stream`: AdamW (decoupled
@@ -259,7 +277,13 @@ impl Adamant {
         hyper.validate()?;
         let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(attn_adam_kernel, group);
-        self.launch_optimizer::<attn_adam_kernel::Entry>(stream, &buffers, &scalars, policy, &group.records)
+        self.launch_optimizer::<attn_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            &group.records,
+        )
     }
 
     /// One step of `curiosity_adam_step` on `group`, on `stream`, for the curiosity
@@ -313,7 +337,13 @@ impl Adamant {
         };
         let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
-        self.launch_optimizer::<curiosity_adam_step::Entry>(stream, &buffers, &scalars, policy, &group.records)
+        self.launch_optimizer::<curiosity_adam_step::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            &group.records,
+        )
     }
 }
 
@@ -389,6 +419,8 @@ impl Adamant {
             online: &mut online,
         };
         let scalars = soft_update_kernel::Scalars { tau };
-        self.launch_optimizer::<soft_update_kernel::Entry>(stream, &buffers, &scalars, policy, records)
+        self.launch_optimizer::<soft_update_kernel::Entry>(
+            stream, &buffers, &scalars, policy, records,
+        )
     }
 }

@@ -90,7 +90,8 @@ impl Records {
             out.device_ptr(),
             n_tensors as u64 | ((n_buffers as u64) << 32),
         ];
-        let mut header = DeviceBuffer::from_slice(&[0u64; 3]).during("allocating records header")?;
+        let mut header =
+            DeviceBuffer::from_slice(&[0u64; 3]).during("allocating records header")?;
         header
             .copy_from(&header_words[..])
             .during("uploading records header")?;

@@ -5,10 +5,10 @@
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
 use adamant_kernels::abi::UniformPtr;
+use adamant_kernels::diagnostics::NO_INDEX;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use adamant_kernels::diagnostics::NO_INDEX;
 use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use cust::event::{Event, EventFlags};
 use cust::memory::DeviceBuffer;
@@ -178,7 +178,8 @@ impl ClampPressureLog {
     /// `step,group,clamped,first_clamped,max_raw,bound,raw_non_finite,len`, one line per row
     /// (an empty `first_clamped` when none was caught).
     pub fn to_csv(&self) -> String {
-        let mut out = String::from("step,group,clamped,first_clamped,max_raw,bound,raw_non_finite,len\n");
+        let mut out =
+            String::from("step,group,clamped,first_clamped,max_raw,bound,raw_non_finite,len\n");
         for r in &self.rows {
             let first = r.first_clamped.map(|i| i.to_string()).unwrap_or_default();
             out.push_str(&format!(
@@ -407,7 +408,11 @@ impl<'rt> TrainingSession<'rt> {
 
     /// The groups' names, in record order ([`TrainingGroups::every`]'s).
     pub fn group_names(&self) -> Vec<&str> {
-        self.groups.every().into_iter().map(ParamGroup::name).collect()
+        self.groups
+            .every()
+            .into_iter()
+            .map(ParamGroup::name)
+            .collect()
     }
 
     /// Every slot that watches a group, in index order: the table's, then those derived for
@@ -545,7 +550,7 @@ impl<'rt> TrainingSession<'rt> {
                         $record,
                         &group.records,
                     )
-                        .map(|_| ())
+                    .map(|_| ())
                 }) as Branch<'_>
             }};
         }
@@ -572,7 +577,7 @@ impl<'rt> TrainingSession<'rt> {
                 6,
                 &curiosity.records,
             )
-                .map(|_| ())
+            .map(|_| ())
         });
         let mut branches = vec![
             stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
@@ -690,7 +695,10 @@ impl<'rt> TrainingSession<'rt> {
     /// [`ParamGroup::upload`].
     pub fn upload(&mut self, group: &str, buffer: GroupBuffer, data: &[f32]) -> Result<()> {
         let index = self.record_of(group)?;
-        self.groups.every_mut().swap_remove(index).upload(buffer, data)
+        self.groups
+            .every_mut()
+            .swap_remove(index)
+            .upload(buffer, data)
     }
 
     /// `buffer` of group `group`, after the steps enqueued before it (see

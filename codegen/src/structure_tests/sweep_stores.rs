@@ -204,7 +204,8 @@ pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result
                 bound_raw.len()
             ));
         };
-        let Some(updates) = lane_calls(raw_init, lanes, |e| is_call_of(e, &[name, "update"], false))
+        let Some(updates) =
+            lane_calls(raw_init, lanes, |e| is_call_of(e, &[name, "update"], false))
         else {
             return Err(format!(
                 "the {which} loop's `{RAW}` is not exactly {lanes} `{name}::update` call(s): `{}`",

@@ -361,6 +361,14 @@ fn a_forged_entry_cannot_change_what_the_device_receives() {
     // The right values: the bound is still the policy's, placed by the runtime.
     FORGED_VALUES.with(|v| *v.borrow_mut() = real_values.clone());
     let checked = check_launch::<Forged>(Forged::DESCRIPTOR, &(), policy).unwrap();
-    let args = assemble(Forged::DESCRIPTOR, |_| Some(0x1000), 4, None, 0xEC0, &checked).unwrap();
+    let args = assemble(
+        Forged::DESCRIPTOR,
+        |_| Some(0x1000),
+        4,
+        None,
+        0xEC0,
+        &checked,
+    )
+    .unwrap();
     assert_eq!(args.last(), Some(&ArgValue::F32(100.0)));
 }

@@ -96,12 +96,13 @@ pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
         let Source::Group { group, buffer } = spec.source else {
             continue;
         };
-        let shape = groups
-            .iter()
-            .find(|g| g.name == group)
-            .ok_or_else(|| Error::UnknownSlotGroup {
-                group: group.to_string(),
-            })?;
+        let shape =
+            groups
+                .iter()
+                .find(|g| g.name == group)
+                .ok_or_else(|| Error::UnknownSlotGroup {
+                    group: group.to_string(),
+                })?;
         if !buffers(*shape).contains(&buffer) {
             return Err(Error::MissingBuffer {
                 kernel: "nan check",
@@ -144,7 +145,8 @@ pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
                 ));
             }
             for (name, check) in wanted {
-                let taken = SLOTS.iter().any(|s| s.name == name) || out.iter().any(|s| s.name == name);
+                let taken =
+                    SLOTS.iter().any(|s| s.name == name) || out.iter().any(|s| s.name == name);
                 if taken {
                     return Err(Error::DuplicateSlotName { name });
                 }
@@ -227,7 +229,9 @@ pub fn result_from_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use adamant_kernels::diagnostics::{buffer_word as word, record_words, BUF_FIRST, BUF_NON_FINITE, MAX_STORED};
+    use adamant_kernels::diagnostics::{
+        buffer_word as word, record_words, BUF_FIRST, BUF_NON_FINITE, MAX_STORED,
+    };
 
     fn seed() -> Vec<GroupShape<'static>> {
         [
@@ -254,7 +258,10 @@ mod tests {
         for spec in SLOTS {
             if let Source::Group { group, buffer } = spec.source {
                 let s = slots.iter().find(|s| s.index == spec.index).unwrap();
-                assert_eq!((s.name.as_str(), s.group.as_str(), s.buffer), (spec.name, group, buffer));
+                assert_eq!(
+                    (s.name.as_str(), s.group.as_str(), s.buffer),
+                    (spec.name, group, buffer)
+                );
                 assert_eq!(s.check, spec.check);
             }
         }
@@ -302,9 +309,9 @@ mod tests {
         // for their maximum.
         for g in &groups {
             for &b in buffers(*g) {
-                assert!(slots.iter().any(|s| s.group == g.name
-                    && s.buffer == b
-                    && s.check == Check::NonFinite));
+                assert!(slots
+                    .iter()
+                    .any(|s| s.group == g.name && s.buffer == b && s.check == Check::NonFinite));
             }
             assert!(slots.iter().any(|s| s.group == g.name
                 && s.buffer == GroupBuffer::Params
@@ -349,11 +356,17 @@ mod tests {
         let record = TensorRecord::from_words(&words, 4);
         let by_name = |n: &str| slots.iter().find(|s| s.name == n).unwrap();
         let m = result_from_record(by_name("iqn_m"), &record, 4096, 1.0);
-        assert_eq!((m.flags, m.first_bad, m.max_abs_known), (FLAG_NON_FINITE, Some(17), false));
+        assert_eq!(
+            (m.flags, m.first_bad, m.max_abs_known),
+            (FLAG_NON_FINITE, Some(17), false)
+        );
         let weights = result_from_record(by_name("iqn_weights"), &record, 4096, 1.0);
         assert_eq!(weights.flags, 0, "non-finite only: 1500 is finite");
         let max = result_from_record(by_name("iqn_weight_max"), &record, 4096, 1.0);
-        assert_eq!((max.flags, max.max_abs, max.first_bad), (FLAG_OVER_THRESHOLD, 1500.0, None));
+        assert_eq!(
+            (max.flags, max.max_abs, max.first_bad),
+            (FLAG_OVER_THRESHOLD, 1500.0, None)
+        );
         let quiet = result_from_record(by_name("iqn_weight_max"), &record, 4096, 2.0);
         assert_eq!(quiet.flags, 0, "threshold 2e3 at q_abs_ref_eff 2");
     }
@@ -371,7 +384,12 @@ mod record_order {
     fn buffer_names(d: &KernelDescriptor) -> Vec<&'static str> {
         d.params
             .iter()
-            .filter(|p| matches!(p.role, ParamRole::ParamBuffer | ParamRole::Input | ParamRole::State))
+            .filter(|p| {
+                matches!(
+                    p.role,
+                    ParamRole::ParamBuffer | ParamRole::Input | ParamRole::State
+                )
+            })
             .map(|p| p.name)
             .collect()
     }
