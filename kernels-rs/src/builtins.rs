@@ -136,9 +136,20 @@ pub unsafe fn atomic_load_u64(ptr: *mut u64) -> u64 {
     core::sync::atomic::AtomicU64::from_ptr(ptr).load(core::sync::atomic::Ordering::Relaxed)
 }
 
-/// An acquire-release fence: with [`atomic_add_u32_acq_rel`], makes the other blocks' atomics
-/// visible to every thread of the block that arrived last.
+unsafe extern "C" {
+    // PTX `membar.gl`: a fence at device scope. `core`'s fences are system-scope on nvptx
+    // (`fence.acq_rel.sys`), which also waits on host-visible memory; every block of an
+    // optimizer launch pays its fence, so the scope matters (measured on an H200: Adam on 2^28
+    // elements at 0.76x the copy bandwidth with the system fence).
+    #[link_name = "llvm.nvvm.membar.gl"]
+    fn membar_gl();
+}
+
+/// A fence at device scope: with [`atomic_add_u32_acq_rel`], makes the other blocks' atomics
+/// visible to every thread of the block that arrived last (every writer and reader is on the
+/// device; the host reads only after the kernel has completed).
 #[inline(always)]
 pub fn fence_acq_rel() {
-    core::sync::atomic::fence(core::sync::atomic::Ordering::AcqRel)
+    // SAFETY: a fence has no preconditions.
+    unsafe { membar_gl() }
 }

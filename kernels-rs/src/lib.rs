@@ -13,7 +13,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(abi_gpu_kernel, stdarch_nvptx, core_intrinsics)
+    feature(abi_gpu_kernel, stdarch_nvptx, core_intrinsics, link_llvm_intrinsics)
 )]
 #![cfg_attr(
     target_arch = "nvptx64",
