@@ -491,6 +491,8 @@ mod device {
             return;
         }
         fence_acq_rel();
+        // One pass, no further barrier or fence: the host reads `out` only after the kernel
+        // has completed, and the next launch on the stream starts after it.
         let words = header.n_tensors as usize * record_words(N);
         let mut w = tid;
         while w < words {
@@ -499,13 +501,11 @@ mod device {
             *accum.add(at) = identity(w % record_words(N));
             w += block_dim() as usize;
         }
-        sync_threads();
         if tid == 0 {
-            let sequence = *accum.add(1) + 1;
+            let sequence = atomic_load_u32(accum.add(1)).wrapping_add(1);
             *accum.add(1) = sequence;
             *out.add(1) = header.n_tensors;
             *out.add(2) = N as u32;
-            fence_acq_rel();
             *out = sequence;
             *accum = 0;
         }

@@ -19,6 +19,8 @@ use crate::step::StepStates;
 
 /// Threads per block for the optimizer kernels.
 pub const BLOCK_THREADS: u32 = 256;
+// The diagnostics epilogue resets and merges one record word per thread (it traps below this).
+const _: () = assert!(BLOCK_THREADS as usize >= adamant_kernels::diagnostics::MIN_BLOCK_THREADS);
 /// The most blocks a 1-D grid may have.
 const MAX_GRID: usize = i32::MAX as usize;
 
@@ -246,15 +248,21 @@ impl Adamant {
         Ok(info)
     }
 
-    /// One thread per 4-wide group: every thread has all its loads in flight at once (a capped
-    /// grid that strides measured 0.94× the copy bandwidth at 2^28 elements on an H200; the
-    /// kernels still stride, for lengths past the largest grid).
+    /// Up to 2^22 elements, one thread per 4-wide group: every thread has all its loads in
+    /// flight at once. Above, [`GROUPS_PER_THREAD`] groups per thread: each block ends in the
+    /// diagnostics epilogue (a fence and an arrival atomic, a few microseconds in which the block
+    /// issues no loads), which one group per thread would pay for every 1,024 elements (measured
+    /// on an H200 at 2^28: 0.82× the copy bandwidth). The kernels stride, so any grid is correct.
     pub(crate) fn grid_for(&self, len: usize) -> (u32, u32) {
         let groups = len.div_ceil(adamant_kernels::vector::LANES).max(1);
-        let wanted = groups.div_ceil(BLOCK_THREADS as usize);
+        let per_thread = if len > 1 << 22 { GROUPS_PER_THREAD } else { 1 };
+        let wanted = groups.div_ceil(BLOCK_THREADS as usize * per_thread);
         (wanted.clamp(1, MAX_GRID) as u32, BLOCK_THREADS)
     }
 }
+
+/// Groups of four elements per thread of a large single-buffer launch ([`Adamant::grid_for`]).
+const GROUPS_PER_THREAD: usize = 4;
 
 /// Panics unless `args` has `kernel`'s parameter count and types: for the runtime's own fixed
 /// launches (the checker, the advance), whose argument lists are written by hand beside the
