@@ -9,29 +9,98 @@
 use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
-use adamant_runtime::nan_check::{Check, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT};
+use adamant_runtime::nan_check::{
+    group_slots, Check, GroupShape, Source, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+};
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
 pub const REGENERATE: &str = "ADAMANT_BLESS=1 cargo test --test audit_doc";
 
 /// The slot table's columns.
-pub const SLOT_TABLE_HEADERS: [&str; 5] = ["slot", "name", "check", "factor", "bound buffer"];
+pub const SLOT_TABLE_HEADERS: [&str; 6] = [
+    "slot",
+    "name",
+    "check",
+    "factor",
+    "bound buffer",
+    "data from (TrainingSession)",
+];
+
+/// Where a slot's result comes from in a [`adamant_runtime::TrainingSession`]'s report.
+fn data_from(source: Source) -> String {
+    match source {
+        Source::Group { buffer, .. } => format!(
+            "the group's optimizer launch: its diagnostics record{}",
+            match buffer {
+                adamant_runtime::GroupBuffer::Params => " (stored weights)",
+                adamant_runtime::GroupBuffer::Grads => " (gradient as read)",
+                _ => " (after the update)",
+            }
+        ),
+        Source::Activation { .. } => "`nan_check_kernel` (reads the buffer)".to_string(),
+    }
+}
+
+fn factor_cell(check: Check) -> String {
+    match check {
+        Check::NonFinite => "-".to_string(),
+        Check::MaxAbs { factor } => format!("{factor:e}"),
+    }
+}
 
 /// The slot table as plain cells, one row per slot (the CLI prints these as a text table).
-pub fn slot_table_rows() -> Vec<[String; 5]> {
+pub fn slot_table_rows() -> Vec<[String; 6]> {
     SLOTS
         .iter()
         .map(|spec| {
-            let factor = match spec.check {
-                Check::NonFinite => "-".to_string(),
-                Check::MaxAbs { factor } => format!("{factor:e}"),
-            };
             [
                 spec.index.to_string(),
                 spec.name.to_string(),
                 spec.check.describe().to_string(),
-                factor,
+                factor_cell(spec.check),
                 spec.source.describe(),
+                data_from(spec.source),
+            ]
+        })
+        .collect()
+}
+
+/// The slots a session of the seed's eight groups derives beyond the table
+/// (`nan_check::group_slots`): the weight maxima of the groups the table gives none.
+pub fn derived_slot_rows() -> Vec<[String; 6]> {
+    let names = [
+        "dqn_trunk",
+        "dqn_heads",
+        "iqn_online",
+        "iql",
+        "attention",
+        "tlob",
+        "curiosity",
+        "decision_transformer",
+    ];
+    let shapes: Vec<GroupShape<'_>> = names
+        .iter()
+        .map(|&name| GroupShape {
+            name,
+            amsgrad: name == "curiosity",
+        })
+        .collect();
+    group_slots(&shapes)
+        .expect("the table's groups")
+        .into_iter()
+        .filter(|s| !s.in_table)
+        .map(|s| {
+            let source = Source::Group {
+                group: "",
+                buffer: s.buffer,
+            };
+            [
+                s.index.to_string(),
+                s.name.clone(),
+                s.check.describe().to_string(),
+                factor_cell(s.check),
+                format!("group `{}` {}", s.group, s.buffer.name()),
+                data_from(source),
             ]
         })
         .collect()
@@ -41,11 +110,31 @@ pub fn slot_table_rows() -> Vec<[String; 5]> {
 pub fn slot_table_markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", SLOT_TABLE_HEADERS.join(" | "));
-    let _ = writeln!(out, "|-----:|------|-------|-------:|--------------|");
-    for [index, name, check, factor, source] in slot_table_rows() {
+    let _ = writeln!(
+        out,
+        "|-----:|------|-------|-------:|--------------|------|"
+    );
+    for [index, name, check, factor, source, from] in slot_table_rows() {
         let _ = writeln!(
             out,
-            "| {index} | `{name}` | {check} | {factor} | {source} |"
+            "| {index} | `{name}` | {check} | {factor} | {source} | {from} |"
+        );
+    }
+    out
+}
+
+/// [`derived_slot_rows`] as Markdown.
+pub fn derived_slot_markdown() -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| {} |", SLOT_TABLE_HEADERS.join(" | "));
+    let _ = writeln!(
+        out,
+        "|-----:|------|-------|-------:|--------------|------|"
+    );
+    for [index, name, check, factor, source, from] in derived_slot_rows() {
+        let _ = writeln!(
+            out,
+            "| {index} | `{name}` | {check} | {factor} | {source} | {from} |"
         );
     }
     out
@@ -109,15 +198,46 @@ pub fn audit_markdown() -> String {
         FUSED_RANGE.end()
     );
     let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "In a `TrainingSession` the checker kernel reads the activation slots only: every slot \
+         that watches a parameter group takes its result from the diagnostics record that the \
+         group's optimizer launch wrote in the same step (`adamant_kernels::diagnostics`; the \
+         PTX audit proves that every optimizer entry writes its records). A record keeps, per \
+         buffer, the non-finite count and the first non-finite element, and for the weights \
+         their largest stored `|p|`, the largest raw `|p|` before the clamp and how many \
+         weights the clamp caught (the clamp pressure). A weight-max slot over its threshold \
+         therefore has no first index (the record keeps the maximum, not where it is)."
+    );
+    let _ = writeln!(out);
     out.push_str(&slot_table_markdown());
+    let _ = writeln!(out);
+    let _ = writeln!(out, "### Slots derived from the groups");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "A session derives a slot for every (group, buffer) the table does not watch: a \
+         non-finite slot `<group>_<buffer>` per buffer and a max-abs slot `<group>_weight_max` \
+         (factor 1e3) per group, numbered after the table, in group order. For the seed's eight \
+         groups these are:"
+    );
+    let _ = writeln!(out);
+    out.push_str(&derived_slot_markdown());
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "A group added to the session (`TrainingGroups::extra`) gets its slots the same way, \
+         after these, with no line written anywhere."
+    );
     let _ = writeln!(out);
     let _ = writeln!(out, "## Kernels");
     let _ = writeln!(out);
     let _ = writeln!(
         out,
         "{} entries. Every optimizer entry takes `weight_clamp_max_abs` as its last parameter and \
-         clamps each parameter value to it before the store (stamped by `#[optimizer_kernel]`; \
-         `adamant audit` proves it from the PTX).",
+         clamps each parameter value to it before the store, and takes its diagnostics `records` \
+         header just before it and writes them (both stamped by `#[optimizer_kernel]`; \
+         `adamant audit` proves both from the PTX).",
         kernels.len()
     );
     let _ = writeln!(out);

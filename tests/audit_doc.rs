@@ -51,7 +51,16 @@ fn the_generated_doc_lists_every_slot_and_every_kernel() {
                 .is_some_and(|c| c.trim().parse::<usize>().is_ok())
         })
         .count();
-    assert_eq!(slot_rows, SLOT_COUNT);
+    // The table's slots, then the slots the seed's groups derive (their weight maxima).
+    let derived = adamant::audit_doc::derived_slot_rows();
+    assert_eq!(slot_rows, SLOT_COUNT + derived.len());
+    assert_eq!(derived.len(), 5);
+    for row in &derived {
+        assert!(
+            doc.contains(&format!("| {} | `{}` |", row[0], row[1])),
+            "{row:?}"
+        );
+    }
     let kernel_rows = doc.lines().filter(|l| l.starts_with("| `")).count();
     assert_eq!(kernel_rows, adamant_kernels::abi::kernels().len());
     for kernel in adamant_kernels::abi::kernels() {
