@@ -196,6 +196,8 @@ pub struct RecordsHeader {
 /// and the bound the clamp used: `min(max_raw, bound)` while the clamp is on (`bound > 0`, as
 /// [`crate::clamp::weight_clamp`] decides), unless the maximum is NaN, which the clamp keeps.
 #[inline(always)]
+// `!(bound > 0.0)` is meant: a NaN bound disables the clamp, as in `weight_clamp`.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub fn stored_max(max_raw_bits: u32, bound: f32) -> u32 {
     if max_raw_bits > 0x7f80_0000 || !(bound > 0.0) {
         max_raw_bits
@@ -613,7 +615,7 @@ mod tests {
                 assert_eq!(*count, expected, "n={n} word {w}");
             }
         }
-        assert!(MIN_BLOCK_THREADS <= 256, "the runtime's optimizer blocks");
+        const { assert!(MIN_BLOCK_THREADS <= 256, "the runtime's optimizer blocks") };
     }
 
     /// [`stored_max`] of the raw maximum is the maximum of the clamped values, for every kind

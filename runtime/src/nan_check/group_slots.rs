@@ -346,8 +346,8 @@ mod tests {
     fn a_result_reads_its_buffers_facts_and_the_weights_maximum() {
         let slots = group_slots(&seed()).unwrap();
         let mut words = vec![0u32; record_words(4)];
-        for w in 0..words.len() {
-            words[w] = adamant_kernels::diagnostics::identity(w);
+        for (w, word) in words.iter_mut().enumerate() {
+            *word = adamant_kernels::diagnostics::identity(w);
         }
         words[MAX_STORED] = 1500f32.to_bits();
         words[word(2) + BUF_NON_FINITE] = 3; // m
