@@ -554,49 +554,11 @@ impl<'rt> TrainingSession<'rt> {
                 }) as Branch<'_>
             }};
         }
-        let curiosity: Branch<'_> = Box::new(move |s: &Stream| {
-            let missing = Error::MissingBuffer {
-                kernel: "curiosity_adam_step",
-                group: curiosity.name().to_string(),
-                buffer: "v_max",
-            };
-            let v_max = curiosity.v_max.as_deref_mut().ok_or(missing)?;
-            let b = curiosity_adam_step::Buffers {
-                p: &mut *curiosity.params,
-                g: &mut *curiosity.grads,
-                m: &mut *curiosity.m,
-                v: &mut *curiosity.v,
-                v_max,
-            };
-            let scalars = u.curiosity;
-            rt.launch_stepped::<curiosity_adam_step::Entry>(
-                s,
-                &b,
-                &scalars,
-                states,
-                6,
-                &curiosity.records,
-            )
-            .map(|_| ())
-        });
-        let mut branches = vec![
-            stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
-            stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
-            stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
-            stepped!(iql_adam_kernel, iql, u.iql, 3),
-            stepped!(attn_adam_kernel, attention, u.attention, 4),
-            stepped!(attn_adam_kernel, tlob, u.attention, 5),
-            curiosity,
-            stepped!(
-                attn_adam_kernel,
-                decision_transformer,
-                u.attention,
-                DT_RECORD
-            ),
-        ];
-        for (i, group) in extra.iter_mut().enumerate() {
-            let record = SESSION_GROUPS + i;
-            branches.push(if group.has_amsgrad() {
+        // A group with AMSGrad's `v_max`, stepped by `curiosity_adam_step`.
+        macro_rules! amsgrad_stepped {
+            ($group:expr, $record:expr) => {{
+                let group: &mut ParamGroup = $group;
+                let record: usize = $record;
                 Box::new(move |s: &Stream| {
                     let missing = Error::MissingBuffer {
                         kernel: "curiosity_adam_step",
@@ -622,6 +584,28 @@ impl<'rt> TrainingSession<'rt> {
                     )
                     .map(|_| ())
                 }) as Branch<'_>
+            }};
+        }
+        let curiosity = amsgrad_stepped!(curiosity, 6);
+        let mut branches = vec![
+            stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
+            stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
+            stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
+            stepped!(iql_adam_kernel, iql, u.iql, 3),
+            stepped!(attn_adam_kernel, attention, u.attention, 4),
+            stepped!(attn_adam_kernel, tlob, u.attention, 5),
+            curiosity,
+            stepped!(
+                attn_adam_kernel,
+                decision_transformer,
+                u.attention,
+                DT_RECORD
+            ),
+        ];
+        for (i, group) in extra.iter_mut().enumerate() {
+            let record = SESSION_GROUPS + i;
+            branches.push(if group.has_amsgrad() {
+                amsgrad_stepped!(group, record)
             } else {
                 stepped!(attn_adam_kernel, group, u.attention, record)
             });
