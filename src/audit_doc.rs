@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
 use adamant_runtime::nan_check::{
-    group_slots, Check, GroupShape, Source, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    group_slots, Check, Source, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
@@ -68,24 +68,7 @@ pub fn slot_table_rows() -> Vec<[String; 6]> {
 /// The slots a session of the seed's eight groups derives beyond the table
 /// (`nan_check::group_slots`): the weight maxima of the groups the table gives none.
 pub fn derived_slot_rows() -> Vec<[String; 6]> {
-    let names = [
-        "dqn_trunk",
-        "dqn_heads",
-        "iqn_online",
-        "iql",
-        "attention",
-        "tlob",
-        "curiosity",
-        "decision_transformer",
-    ];
-    let shapes: Vec<GroupShape<'_>> = names
-        .iter()
-        .map(|&name| GroupShape {
-            name,
-            amsgrad: name == "curiosity",
-        })
-        .collect();
-    group_slots(&shapes)
+    group_slots(&adamant_runtime::SEED_GROUPS)
         .expect("the table's groups")
         .into_iter()
         .filter(|s| !s.in_table)

@@ -90,12 +90,17 @@ pub const fn buffer_word(b: usize) -> usize {
     HEADER_WORDS + BUFFER_WORDS * b
 }
 
-/// Words before the records in the accumulator block: the arrival counter, the launch
-/// sequence, two reserved words.
-pub const ACCUM_PREFIX_WORDS: usize = 4;
-/// Words before the records in the published block: the launch sequence (written last), the
-/// tensor count, the buffer count, one reserved word.
-pub const OUT_PREFIX_WORDS: usize = 4;
+/// Words before the records, in the accumulator block and in the published block alike (one
+/// layout): [`ARRIVALS_WORD`], [`SEQUENCE_WORD`], [`TENSORS_WORD`], [`BUFFERS_WORD`].
+pub const PREFIX_WORDS: usize = 4;
+/// The arrival counter of the launch running (the accumulator block only; 0 between launches).
+pub const ARRIVALS_WORD: usize = 0;
+/// How many launches have published.
+pub const SEQUENCE_WORD: usize = 1;
+/// The tensor count of the published records (the published block only).
+pub const TENSORS_WORD: usize = 2;
+/// The buffer count of the published records (the published block only).
+pub const BUFFERS_WORD: usize = 3;
 /// Dynamic shared memory an optimizer launch needs, in bytes, for a kernel with `n_buffers`
 /// buffers: the block's record and one word for the last block's verdict (rounded to 8 bytes).
 pub const fn shared_bytes(n_buffers: usize) -> u32 {
@@ -179,10 +184,10 @@ pub const fn word_kind(w: usize) -> WordKind {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordsHeader {
-    /// Device address of the accumulator block: [`ACCUM_PREFIX_WORDS`], then `n_tensors`
+    /// Device address of the accumulator block: [`PREFIX_WORDS`], then `n_tensors`
     /// records, every word at its [`identity`] between launches.
     pub accum: u64,
-    /// Device-visible address of the published block: [`OUT_PREFIX_WORDS`], then `n_tensors`
+    /// Device-visible address of the published block: [`PREFIX_WORDS`], then `n_tensors`
     /// records (page-locked host memory mapped into the device, read by the host after an
     /// event).
     pub out: u64,
@@ -199,23 +204,22 @@ pub struct RecordsHeader {
 // `!(bound > 0.0)` is meant: a NaN bound disables the clamp, as in `weight_clamp`.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 pub fn stored_max(max_raw_bits: u32, bound: f32) -> u32 {
-    if max_raw_bits > 0x7f80_0000 || !(bound > 0.0) {
+    if max_raw_bits > INFINITY_BITS || !(bound > 0.0) {
         max_raw_bits
     } else {
         core::cmp::min(max_raw_bits, abs_bits(bound))
     }
 }
 
-/// `f32` bits of `|x|`, which order as `u32`s like the magnitudes (NaN above `+inf`).
-#[inline(always)]
-pub fn abs_bits(x: f32) -> u32 {
-    x.to_bits() & 0x7fff_ffff
-}
+pub use crate::nan_check::abs_bits;
+
+/// The bits of `+inf`: an [`abs_bits`] at or above it is NaN or ±inf.
+pub const INFINITY_BITS: u32 = f32::INFINITY.to_bits();
 
 /// Whether `x` is NaN or ±inf (from the bits, so no float comparison can drop a NaN).
 #[inline(always)]
 pub fn non_finite(x: f32) -> bool {
-    abs_bits(x) >= 0x7f80_0000
+    abs_bits(x) >= INFINITY_BITS
 }
 
 /// One buffer's facts, decoded.
@@ -342,7 +346,7 @@ mod device {
         ) {
             let raw_bits = abs_bits(raw);
             self.max_raw = core::cmp::max(self.max_raw, raw_bits);
-            let mut bad = ((raw_bits >= 0x7f80_0000) as u32) << RARE_RAW;
+            let mut bad = ((raw_bits >= INFINITY_BITS) as u32) << RARE_RAW;
             if raw.to_bits() != stored.to_bits() {
                 // A thread's indices increase, so its first clamp is its smallest: one shared
                 // atomic per thread and tensor, however many elements the clamp catches.
@@ -351,7 +355,7 @@ mod device {
             }
             let mut b = 0;
             while b < N {
-                bad |= ((abs_bits(values[b]) >= 0x7f80_0000) as u32) << b;
+                bad |= ((abs_bits(values[b]) >= INFINITY_BITS) as u32) << b;
                 b += 1;
             }
             if bad != 0 {
@@ -452,7 +456,7 @@ mod device {
         if let Some((w, kind)) = merge_task(thread_index() as usize, n) {
             if tensor < n_tensors {
                 let accum = ((*header).accum as *mut u32)
-                    .add(ACCUM_PREFIX_WORDS + tensor as usize * record_words(N));
+                    .add(PREFIX_WORDS + tensor as usize * record_words(N));
                 let value = *shared.add(w);
                 match kind {
                     WordKind::Count if value != 0 => atomic_add_u32(accum.add(w), value),
@@ -485,7 +489,7 @@ mod device {
         let tid = thread_index() as usize;
         if tid == 0 {
             fence_acq_rel();
-            let arrived = atomic_add_u32_acq_rel(accum, 1) + 1;
+            let arrived = atomic_add_u32_acq_rel(accum.add(ARRIVALS_WORD), 1) + 1;
             *verdict = (arrived == grid_dim()) as u32;
         }
         sync_threads();
@@ -498,18 +502,18 @@ mod device {
         let words = header.n_tensors as usize * record_words(N);
         let mut w = tid;
         while w < words {
-            let at = ACCUM_PREFIX_WORDS + w;
-            *out.add(OUT_PREFIX_WORDS + w) = atomic_load_u32(accum.add(at));
+            let at = PREFIX_WORDS + w;
+            *out.add(PREFIX_WORDS + w) = atomic_load_u32(accum.add(at));
             *accum.add(at) = identity(w % record_words(N));
             w += block_dim() as usize;
         }
         if tid == 0 {
-            let sequence = atomic_load_u32(accum.add(1)).wrapping_add(1);
-            *accum.add(1) = sequence;
-            *out.add(1) = header.n_tensors;
-            *out.add(2) = N as u32;
-            *out = sequence;
-            *accum = 0;
+            let sequence = atomic_load_u32(accum.add(SEQUENCE_WORD)).wrapping_add(1);
+            *accum.add(SEQUENCE_WORD) = sequence;
+            *out.add(SEQUENCE_WORD) = sequence;
+            *out.add(TENSORS_WORD) = header.n_tensors;
+            *out.add(BUFFERS_WORD) = N as u32;
+            *accum.add(ARRIVALS_WORD) = 0;
         }
     }
 }

@@ -52,8 +52,17 @@ pub struct ParamGroup {
     pub(crate) records: Records,
 }
 
-/// Buffers of a group's kernels: `p`, `g`, `m`, `v`.
-const ADAM_BUFFERS: usize = 4;
+/// Records for the launches of a group's kernels: one tensor of the buffers of the kernel that
+/// steps it (`iqn_adam_kernel`'s `p`, `g`, `m`, `v` like every Adam kernel's, or
+/// `curiosity_adam_step`'s, with `v_max`), taken from their descriptors.
+fn group_records(amsgrad: bool) -> Result<Records> {
+    use adamant_kernels::optimizers::{curiosity_adam_step, iqn_adam_kernel};
+    if amsgrad {
+        Records::single::<curiosity_adam_step::Entry>()
+    } else {
+        Records::single::<iqn_adam_kernel::Entry>()
+    }
+}
 
 fn zeroed(group: &str, buffer: GroupBuffer, len: usize) -> Result<DeviceBuffer<f32>> {
     DeviceBuffer::zeroed(len).map_err(|source| match source {
@@ -85,7 +94,7 @@ impl ParamGroup {
             m: zeroed(&name, GroupBuffer::M, len)?,
             v: zeroed(&name, GroupBuffer::V, len)?,
             v_max: None,
-            records: Records::new(1, ADAM_BUFFERS)?,
+            records: group_records(false)?,
             params,
             name,
         })
@@ -104,7 +113,7 @@ impl ParamGroup {
             GroupBuffer::VMax,
             initial_params.len(),
         )?);
-        group.records = Records::new(1, ADAM_BUFFERS + 1)?;
+        group.records = group_records(true)?;
         Ok(group)
     }
 

@@ -74,7 +74,7 @@ pub use session::{
     ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
 };
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
-pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED};
+pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.

@@ -3,12 +3,21 @@
 //! path of the runtime passes one, checked against the entry before anything is enqueued.
 use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
 use adamant_kernels::diagnostics::{
-    identity, record_words, TensorRecord, ACCUM_PREFIX_WORDS, MAX_BUFFERS, OUT_PREFIX_WORDS,
+    identity, record_words, RecordsHeader, TensorRecord, MAX_BUFFERS, PREFIX_WORDS, SEQUENCE_WORD,
 };
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::{DeviceBuffer, DeviceCopy};
 
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
+
+/// `RecordsHeader` is plain `#[repr(C)]` data of the device crate, which does not depend on
+/// cust; this wrapper carries cust's `DeviceCopy` for it.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct DeviceHeader(RecordsHeader);
+// SAFETY: `RecordsHeader` is `#[repr(C)]` of integers only (its pointers are device addresses
+// held as `u64`s), valid for any bit pattern.
+unsafe impl DeviceCopy for DeviceHeader {}
 
 /// The device memory and the mapped host memory behind one launch site's records: the header
 /// the entry reads, its accumulators (reset by each launch's last block) and the published
@@ -23,7 +32,7 @@ use crate::host_mapped::HostMapped;
 /// [`TensorSet`]: crate::TensorSet
 /// [`TrainingSession`]: crate::TrainingSession
 pub struct Records {
-    header: DeviceBuffer<u64>,
+    header: DeviceBuffer<DeviceHeader>,
     // Kept alive for the header's pointer into it.
     _accum: DeviceBuffer<u32>,
     out: HostMapped<u32>,
@@ -77,7 +86,7 @@ impl Records {
             });
         }
         let words = record_words(n_buffers);
-        let mut initial = vec![0u32; ACCUM_PREFIX_WORDS];
+        let mut initial = vec![0u32; PREFIX_WORDS];
         for _ in 0..n_tensors {
             initial.extend((0..words).map(identity));
         }
@@ -85,17 +94,14 @@ impl Records {
         let mut out = HostMapped::new(&0u32, initial.len(), "diagnostics records")?;
         // Written once, before any launch can read it: the same identity words.
         out.write(&initial);
-        let header_words = [
-            accum.as_device_ptr().as_raw(),
-            out.device_ptr(),
-            n_tensors as u64 | ((n_buffers as u64) << 32),
-        ];
-        let mut header =
-            DeviceBuffer::from_slice(&[0u64; 3]).during("allocating records header")?;
-        header
-            .copy_from(&header_words[..])
-            .during("uploading records header")?;
-        debug_assert_eq!(OUT_PREFIX_WORDS, ACCUM_PREFIX_WORDS);
+        // The device crate's own struct, so the entry reads the layout the host wrote.
+        let header = DeviceBuffer::from_slice(&[DeviceHeader(RecordsHeader {
+            accum: accum.as_device_ptr().as_raw(),
+            out: out.device_ptr(),
+            n_tensors: n_tensors as u32,
+            n_buffers: n_buffers as u32,
+        })])
+        .during("uploading records header")?;
         Ok(Records {
             header,
             _accum: accum,
@@ -163,12 +169,12 @@ impl Records {
         let per = record_words(self.n_buffers);
         let tensors = (0..self.n_tensors)
             .map(|t| {
-                let at = OUT_PREFIX_WORDS + t * per;
+                let at = PREFIX_WORDS + t * per;
                 TensorRecord::from_words(&words[at..at + per], self.n_buffers)
             })
             .collect();
         LaunchRecords {
-            sequence: words[0],
+            sequence: words[SEQUENCE_WORD],
             tensors,
         }
     }

@@ -9,10 +9,28 @@ use crate::error::Result;
 use crate::groups::ParamGroup;
 use crate::hyper::AdamHyper;
 use crate::launch::LaunchInfo;
+use crate::nan_check::GroupShape;
 
 /// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).
 pub const DT_CLAMP_DISABLED: &str =
     "decision transformer: offline RL, outside the ISV-driven clamp's scope (seed: DT keeps 0.0)";
+
+/// The seed's eight groups as the NaN check's slots see them (name, whether AMSGrad's `v_max` is
+/// kept), in [`TrainingGroups::all`]'s order: the names [`TrainingGroups::new`] gives them.
+pub const SEED_GROUPS: [GroupShape<'static>; 8] = [
+    shape("dqn_trunk", false),
+    shape("dqn_heads", false),
+    shape("iqn_online", false),
+    shape("iql", false),
+    shape("attention", false),
+    shape("tlob", false),
+    shape("curiosity", true),
+    shape("decision_transformer", false),
+];
+
+const fn shape(name: &'static str, amsgrad: bool) -> GroupShape<'static> {
+    GroupShape { name, amsgrad }
+}
 
 /// The parameter count of each group of [`TrainingGroups`] (elements, not bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,15 +126,23 @@ impl TrainingGroups {
     ///
     /// As [`ParamGroup::new`], for the first group that fails.
     pub fn new(sizes: GroupSizes, mut init: impl FnMut(&str, usize) -> Vec<f32>) -> Result<Self> {
-        let mut group = |name: &str, len: usize| ParamGroup::new(name, &init(name, len));
-        let dqn_trunk = group("dqn_trunk", sizes.dqn_trunk)?;
-        let dqn_heads = group("dqn_heads", sizes.dqn_heads)?;
-        let iqn_online = group("iqn_online", sizes.iqn_online)?;
-        let iql = group("iql", sizes.iql)?;
-        let attention = group("attention", sizes.attention)?;
-        let tlob = group("tlob", sizes.tlob)?;
-        let decision_transformer = group("decision_transformer", sizes.decision_transformer)?;
-        let curiosity = ParamGroup::new_amsgrad("curiosity", &init("curiosity", sizes.curiosity))?;
+        let mut group = |i: usize, len: usize| {
+            let GroupShape { name, amsgrad } = SEED_GROUPS[i];
+            if amsgrad {
+                ParamGroup::new_amsgrad(name, &init(name, len))
+            } else {
+                ParamGroup::new(name, &init(name, len))
+            }
+        };
+        let dqn_trunk = group(0, sizes.dqn_trunk)?;
+        let dqn_heads = group(1, sizes.dqn_heads)?;
+        let iqn_online = group(2, sizes.iqn_online)?;
+        let iql = group(3, sizes.iql)?;
+        let attention = group(4, sizes.attention)?;
+        let tlob = group(5, sizes.tlob)?;
+        // In the order of the seed's allocations (`init` may draw from one generator).
+        let decision_transformer = group(7, sizes.decision_transformer)?;
+        let curiosity = group(6, sizes.curiosity)?;
         Ok(TrainingGroups {
             dqn_trunk,
             dqn_heads,
@@ -146,16 +172,7 @@ impl TrainingGroups {
 
     /// All groups, mutably, in the order of [`TrainingGroups::all`] (to upload gradients, say).
     pub fn all_mut(&mut self) -> [&mut ParamGroup; 8] {
-        [
-            &mut self.dqn_trunk,
-            &mut self.dqn_heads,
-            &mut self.iqn_online,
-            &mut self.iql,
-            &mut self.attention,
-            &mut self.tlob,
-            &mut self.curiosity,
-            &mut self.decision_transformer,
-        ]
+        self.split_extra().0
     }
 
     /// Every group: the eight of [`TrainingGroups::all`], then [`TrainingGroups::extra`].
@@ -167,6 +184,12 @@ impl TrainingGroups {
 
     /// Every group, mutably, in the order of [`TrainingGroups::every`].
     pub fn every_mut(&mut self) -> Vec<&mut ParamGroup> {
+        // The eight borrow their fields and `extra` its own: disjoint, so both at once.
+        let (seed, extra) = self.split_extra();
+        seed.into_iter().chain(extra.iter_mut()).collect()
+    }
+
+    fn split_extra(&mut self) -> ([&mut ParamGroup; 8], &mut Vec<ParamGroup>) {
         let TrainingGroups {
             dqn_trunk,
             dqn_heads,
@@ -178,18 +201,19 @@ impl TrainingGroups {
             decision_transformer,
             extra,
         } = self;
-        let mut all = vec![
-            dqn_trunk,
-            dqn_heads,
-            iqn_online,
-            iql,
-            attention,
-            tlob,
-            curiosity,
-            decision_transformer,
-        ];
-        all.extend(extra.iter_mut());
-        all
+        (
+            [
+                dqn_trunk,
+                dqn_heads,
+                iqn_online,
+                iql,
+                attention,
+                tlob,
+                curiosity,
+                decision_transformer,
+            ],
+            extra,
+        )
     }
 
     /// One optimizer step for every group on `stream`, each with its kernel: the clamp bound comes from

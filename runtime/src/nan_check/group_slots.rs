@@ -234,22 +234,7 @@ mod tests {
     };
 
     fn seed() -> Vec<GroupShape<'static>> {
-        [
-            "dqn_trunk",
-            "dqn_heads",
-            "iqn_online",
-            "iql",
-            "attention",
-            "tlob",
-            "curiosity",
-            "decision_transformer",
-        ]
-        .into_iter()
-        .map(|name| GroupShape {
-            name,
-            amsgrad: name == "curiosity",
-        })
-        .collect()
+        crate::training::SEED_GROUPS.to_vec()
     }
 
     #[test]
