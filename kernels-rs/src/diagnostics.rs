@@ -90,17 +90,18 @@ pub const fn buffer_word(b: usize) -> usize {
     HEADER_WORDS + BUFFER_WORDS * b
 }
 
-/// Words before the records, in the accumulator block and in the published block alike (one
-/// layout): [`ARRIVALS_WORD`], [`SEQUENCE_WORD`], [`TENSORS_WORD`], [`BUFFERS_WORD`].
+/// Words before the records, in the accumulator block and in the published block.
 pub const PREFIX_WORDS: usize = 4;
-/// The arrival counter of the launch running (the accumulator block only; 0 between launches).
-pub const ARRIVALS_WORD: usize = 0;
-/// How many launches have published.
-pub const SEQUENCE_WORD: usize = 1;
-/// The tensor count of the published records (the published block only).
-pub const TENSORS_WORD: usize = 2;
-/// The buffer count of the published records (the published block only).
-pub const BUFFERS_WORD: usize = 3;
+/// Accumulator block: the arrival counter of the launch running (0 between launches).
+pub const ACCUM_ARRIVALS: usize = 0;
+/// Accumulator block: how many launches have published.
+pub const ACCUM_SEQUENCE: usize = 1;
+/// Published block: how many launches have published (the host reads it here).
+pub const OUT_SEQUENCE: usize = 0;
+/// Published block: the tensor count of the records.
+pub const OUT_TENSORS: usize = 1;
+/// Published block: the buffer count of the records.
+pub const OUT_BUFFERS: usize = 2;
 /// Dynamic shared memory an optimizer launch needs, in bytes, for a kernel with `n_buffers`
 /// buffers: the block's record and one word for the last block's verdict (rounded to 8 bytes).
 pub const fn shared_bytes(n_buffers: usize) -> u32 {
@@ -489,7 +490,7 @@ mod device {
         let tid = thread_index() as usize;
         if tid == 0 {
             fence_acq_rel();
-            let arrived = atomic_add_u32_acq_rel(accum.add(ARRIVALS_WORD), 1) + 1;
+            let arrived = atomic_add_u32_acq_rel(accum.add(ACCUM_ARRIVALS), 1) + 1;
             *verdict = (arrived == grid_dim()) as u32;
         }
         sync_threads();
@@ -508,12 +509,12 @@ mod device {
             w += block_dim() as usize;
         }
         if tid == 0 {
-            let sequence = atomic_load_u32(accum.add(SEQUENCE_WORD)).wrapping_add(1);
-            *accum.add(SEQUENCE_WORD) = sequence;
-            *out.add(SEQUENCE_WORD) = sequence;
-            *out.add(TENSORS_WORD) = header.n_tensors;
-            *out.add(BUFFERS_WORD) = N as u32;
-            *accum.add(ARRIVALS_WORD) = 0;
+            let sequence = atomic_load_u32(accum.add(ACCUM_SEQUENCE)).wrapping_add(1);
+            *accum.add(ACCUM_SEQUENCE) = sequence;
+            *out.add(OUT_TENSORS) = header.n_tensors;
+            *out.add(OUT_BUFFERS) = N as u32;
+            *out.add(OUT_SEQUENCE) = sequence;
+            *accum.add(ACCUM_ARRIVALS) = 0;
         }
     }
 }

@@ -3,7 +3,7 @@
 //! path of the runtime passes one, checked against the entry before anything is enqueued.
 use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
 use adamant_kernels::diagnostics::{
-    identity, record_words, RecordsHeader, TensorRecord, MAX_BUFFERS, PREFIX_WORDS, SEQUENCE_WORD,
+    identity, record_words, RecordsHeader, TensorRecord, MAX_BUFFERS, OUT_SEQUENCE, PREFIX_WORDS,
 };
 use cust::memory::{DeviceBuffer, DeviceCopy};
 
@@ -174,7 +174,7 @@ impl Records {
             })
             .collect();
         LaunchRecords {
-            sequence: words[SEQUENCE_WORD],
+            sequence: words[OUT_SEQUENCE],
             tensors,
         }
     }
