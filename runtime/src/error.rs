@@ -152,6 +152,14 @@ pub enum Error {
         steps: u64,
     },
 
+    /// Two groups of one step have the same name: their slots (and their records) could not be
+    /// told apart.
+    #[error("two groups are called `{group}`; every group of a step needs its own name")]
+    DuplicateGroup {
+        /// The name.
+        group: String,
+    },
+
     /// A slot derived from a group would take a name the report already has.
     #[error(
         "the nan check would derive slot `{name}` for a group, but a slot of that name exists; \

@@ -80,14 +80,14 @@ fn buffer_word(buffer: GroupBuffer) -> &'static str {
 /// # Errors
 ///
 /// [`Error::UnknownSlotGroup`] for a table slot whose group is not among `groups` (its result
-/// would have no record to come from), or for two groups of one name;
+/// would have no record to come from); [`Error::DuplicateGroup`] for two groups of one name;
 /// [`Error::MissingBuffer`] for a table slot on a buffer its group lacks (`v_max` of a group
 /// without AMSGrad); [`Error::DuplicateSlotName`] if a derived name is already taken.
 pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
     for (i, g) in groups.iter().enumerate() {
         if groups[..i].iter().any(|h| h.name == g.name) {
-            return Err(Error::UnknownSlotGroup {
-                group: format!("{} (two groups have this name)", g.name),
+            return Err(Error::DuplicateGroup {
+                group: g.name.to_string(),
             });
         }
     }
@@ -310,6 +310,16 @@ mod tests {
         assert!(matches!(
             group_slots(&groups),
             Err(Error::UnknownSlotGroup { group }) if group == "tlob"
+        ));
+    }
+
+    #[test]
+    fn two_groups_of_one_name_are_an_error() {
+        let mut groups = seed();
+        groups.push(groups[2]);
+        assert!(matches!(
+            group_slots(&groups),
+            Err(Error::DuplicateGroup { group }) if group == "iqn_online"
         ));
     }
 
