@@ -89,15 +89,15 @@ pub fn derived_slot_rows() -> Vec<[String; 6]> {
         .collect()
 }
 
-/// The slot table as Markdown.
-pub fn slot_table_markdown() -> String {
+/// Rows of [`SLOT_TABLE_HEADERS`] as a Markdown table.
+fn rows_markdown(rows: Vec<[String; 6]>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", SLOT_TABLE_HEADERS.join(" | "));
     let _ = writeln!(
         out,
         "|-----:|------|-------|-------:|--------------|------|"
     );
-    for [index, name, check, factor, source, from] in slot_table_rows() {
+    for [index, name, check, factor, source, from] in rows {
         let _ = writeln!(
             out,
             "| {index} | `{name}` | {check} | {factor} | {source} | {from} |"
@@ -106,21 +106,14 @@ pub fn slot_table_markdown() -> String {
     out
 }
 
+/// The slot table as Markdown.
+pub fn slot_table_markdown() -> String {
+    rows_markdown(slot_table_rows())
+}
+
 /// [`derived_slot_rows`] as Markdown.
 pub fn derived_slot_markdown() -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "| {} |", SLOT_TABLE_HEADERS.join(" | "));
-    let _ = writeln!(
-        out,
-        "|-----:|------|-------|-------:|--------------|------|"
-    );
-    for [index, name, check, factor, source, from] in derived_slot_rows() {
-        let _ = writeln!(
-            out,
-            "| {index} | `{name}` | {check} | {factor} | {source} | {from} |"
-        );
-    }
-    out
+    rows_markdown(derived_slot_rows())
 }
 
 /// The kernel list: every entry registered by `#[optimizer_kernel]` or `#[kernel_entry]`.

@@ -51,6 +51,19 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
     let records_arg = records_arg(kernels);
     let n = buffer_count(k);
     let diagnostics = quote! { #kernels::diagnostics };
+    // The facts of the tensor being recorded into its record: when the block moves on to
+    // another tensor, and after its last chunk.
+    let flush_recorded = quote! {
+        if __adamant_recording != u32::MAX {
+            #diagnostics::flush::<#n>(
+                &mut __adamant_facts,
+                __adamant_shared,
+                #records,
+                __adamant_recording,
+                #bound,
+            );
+        }
+    };
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -76,15 +89,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                 let __adamant_tensor = __adamant_chunk.tensor as usize;
                 let __adamant_start = __adamant_chunk.start as usize;
                 if __adamant_chunk.tensor != __adamant_recording {
-                    if __adamant_recording != u32::MAX {
-                        #diagnostics::flush::<#n>(
-                            &mut __adamant_facts,
-                            __adamant_shared,
-                            #records,
-                            __adamant_recording,
-                            #bound,
-                        );
-                    }
+                    #flush_recorded
                     __adamant_recording = __adamant_chunk.tensor;
                 }
                 #(#chunk_pointers)*
@@ -101,15 +106,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                 );
                 __adamant_c += #kernels::builtins::grid_dim();
             }
-            if __adamant_recording != u32::MAX {
-                #diagnostics::flush::<#n>(
-                    &mut __adamant_facts,
-                            __adamant_shared,
-                            #records,
-                            __adamant_recording,
-                            #bound,
-                );
-            }
+            #flush_recorded
             #diagnostics::publish::<#n>(__adamant_shared, #records);
         }
     }
