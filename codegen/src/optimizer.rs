@@ -657,15 +657,16 @@ fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
 /// The diagnostics of one element (lane `lane` of the group, or the scalar loop's element) at
 /// element index `index`, after its stores: the raw and stored values, then every buffer's value
 /// as the entry left it (the stored parameter, the updated states, the gradient as read).
-fn observe(k: &OptimizerFn, lane: Option<usize>, index: TokenStream) -> TokenStream {
+fn observe(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
     let raw = at_lane(quote!(__adamant_raw), lane);
+    let lane_number = lane.unwrap_or(0) as u32;
     let new = at_lane(quote!(__adamant_new), lane);
     let values = k.buffers().map(|a| match a.role {
         Role::Param => new.clone(),
         _ => at_lane(local(a).into_token_stream(), lane),
     });
     quote! {
-        __adamant_facts.observe(__adamant_shared, #raw, #new, [#(#values),*], #index);
+        __adamant_facts.observe(&mut __adamant_rare, #lane_number, #raw, #new, [#(#values),*]);
     }
 }
 
@@ -694,7 +695,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         .find(|a| a.role == Role::Param)
         .expect("validated");
     let param_ident = &param.ident;
-    let observed = (0..4u64).map(|l| observe(k, Some(l as usize), quote! { __adamant_index + #l }));
+    let observed = (0..4).map(|l| observe(k, Some(l)));
     quote! {
         #(#loads)*
         let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
@@ -703,7 +704,9 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         *(#param_ident as *mut #f4).add(__adamant_i) = __adamant_new;
         let __adamant_index: u64 =
             __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
+        let mut __adamant_rare: u64 = 0;
         #(#observed)*
+        __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);
     }
 }
 
@@ -728,7 +731,7 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         .find(|a| a.role == Role::Param)
         .expect("validated");
     let param_ident = &param.ident;
-    let observed = observe(k, None, quote! { __adamant_index });
+    let observed = observe(k, None);
     quote! {
         #(#loads)*
         let __adamant_raw: f32 = #raw;
@@ -736,6 +739,8 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         #(#state_stores)*
         *#param_ident.add(__adamant_i) = __adamant_new;
         let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
+        let mut __adamant_rare: u64 = 0;
         #observed
+        __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);
     }
 }

@@ -153,3 +153,80 @@ pub fn fence_acq_rel() {
     // SAFETY: a fence has no preconditions.
     unsafe { membar_gl() }
 }
+
+unsafe extern "C" {
+    // PTX `redux.sync.max.u32` / `redux.sync.add.u32` (sm_80 and later; the module targets
+    // sm_90): one instruction reduces a value over the lanes of `mask`.
+    #[link_name = "llvm.nvvm.redux.sync.umax"]
+    fn redux_umax_raw(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.add"]
+    fn redux_add_raw(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.umin"]
+    fn redux_umin_raw(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.or"]
+    fn redux_or_raw(value: u32, mask: u32) -> u32;
+}
+
+/// This thread's lane in its warp.
+#[inline(always)]
+pub fn lane_index() -> u32 {
+    thread_index() % 32
+}
+
+/// The lanes of this thread's warp that exist in a 1-D block (all 32 but in a block's last,
+/// partial warp). The warp reductions name these, not `activemask`: after loops whose trip
+/// counts differ between lanes, the lanes need not have reconverged, and `activemask` would name
+/// only the ones that happen to run together, so a reduction over it would lose the others'
+/// values (measured on an H200: clamp counts short in a record). `redux.sync` with this mask
+/// waits for every lane in it.
+#[inline(always)]
+pub fn warp_lanes() -> u32 {
+    let left = block_dim() - (thread_index() & !31);
+    if left >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << left) - 1
+    }
+}
+
+/// The largest `value` over the lanes of the warp ([`warp_lanes`]), returned to each.
+///
+/// # Safety
+/// Every lane of the warp that exists must reach the call (a warp-uniform call site), or the
+/// ones that do wait forever.
+#[inline(always)]
+pub unsafe fn warp_max_u32(value: u32) -> u32 {
+    redux_umax_raw(value, warp_lanes())
+}
+
+/// The sum (wrapping) of `value` over the lanes of the warp ([`warp_lanes`]).
+///
+/// # Safety
+/// As [`warp_max_u32`].
+#[inline(always)]
+pub unsafe fn warp_sum_u32(value: u32) -> u32 {
+    redux_add_raw(value, warp_lanes())
+}
+
+/// The bitwise or of `value` over the lanes of the warp ([`warp_lanes`]).
+///
+/// # Safety
+/// As [`warp_max_u32`].
+#[inline(always)]
+pub unsafe fn warp_or_u32(value: u32) -> u32 {
+    redux_or_raw(value, warp_lanes())
+}
+
+/// The smallest `value` over the lanes of the warp ([`warp_lanes`]): the high words'
+/// minimum, then the low words' among the lanes that hold it.
+///
+/// # Safety
+/// As [`warp_max_u32`].
+#[inline(always)]
+pub unsafe fn warp_min_u64(value: u64) -> u64 {
+    let mask = warp_lanes();
+    let (high, low) = ((value >> 32) as u32, value as u32);
+    let min_high = redux_umin_raw(high, mask);
+    let low = if high == min_high { low } else { u32::MAX };
+    ((min_high as u64) << 32) | redux_umin_raw(low, mask) as u64
+}

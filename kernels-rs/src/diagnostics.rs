@@ -31,9 +31,11 @@
 //! # Reductions and reset
 //!
 //! Each thread keeps the two maxima and the clamp count in registers (three registers whatever
-//! the kernel); a non-finite value, which
-//! is rare, goes straight to the block's copy of the record in shared memory (one shared atomic
-//! per word). A block folds its registers into shared memory and then its shared record into the
+//! the kernel); a non-finite value or a thread's first clamp, which are rare, set a bit of the
+//! group's mask, and one branch per four-element group sends the set bits to the block's copy of
+//! the record in shared memory (one shared atomic per fact). A block folds its registers into
+//! shared memory (reduced over each warp with `redux` first, then one shared atomic per warp and
+//! word) and then its shared record into the
 //! launch's accumulators in device memory (one global atomic per word that changed) whenever it
 //! moves to another tensor, and once at the end. The block that arrives last (an arrival
 //! counter, as in the NaN checker) copies the accumulators into the published records, resets
@@ -51,13 +53,15 @@ pub const BUFFER_WORDS: usize = 4;
 /// The most buffers an optimizer kernel may have (the macro refuses more): bounds the shared
 /// memory of a block and the host's fixed-size decoding.
 pub const MAX_BUFFERS: usize = 8;
-/// The bit of a rare-facts mask for a non-finite raw value (bits `0..MAX_BUFFERS` are the
+/// Bits of a group's rare-facts mask per lane (four lanes in a `u64`).
+pub const RARE_LANE_BITS: usize = 16;
+/// The bit of a lane's rare facts for a non-finite raw value (bits `0..MAX_BUFFERS` are the
 /// buffers').
 #[cfg(target_arch = "nvptx64")]
-const RARE_RAW: usize = 31;
-/// The bit of a rare-facts mask for a thread's first clamp.
+const RARE_RAW: usize = 15;
+/// The bit of a lane's rare facts for a thread's first clamp.
 #[cfg(target_arch = "nvptx64")]
-const RARE_FIRST_CLAMP: usize = 30;
+const RARE_FIRST_CLAMP: usize = 14;
 
 /// Word of the clamp count.
 pub const CLAMPED: usize = 0;
@@ -319,7 +323,8 @@ mod device {
     use super::*;
     use crate::builtins::{
         atomic_add_u32, atomic_add_u32_acq_rel, atomic_load_u32, atomic_max_u32, atomic_min_u64,
-        block_dim, fence_acq_rel, grid_dim, sync_threads, thread_index,
+        block_dim, fence_acq_rel, grid_dim, lane_index, sync_threads, thread_index, warp_max_u32,
+        warp_sum_u32,
     };
 
     impl<const N: usize> ThreadFacts<N> {
@@ -332,18 +337,19 @@ mod device {
             }
         }
 
-        /// Element `index`: the update's raw value, the value stored after the clamp, and
-        /// every buffer's value as the entry leaves it, in the kernel's order. The common case
-        /// costs two maxima, one compare for the clamp and one bit per value; what is rare (a
-        /// non-finite value, a thread's first clamp) sets a bit and goes to [`Self::rare`].
+        /// Lane `lane` of a group (0 in the scalar loop): the update's raw value, the value
+        /// stored after the clamp, and every buffer's value as the entry leaves it, in the
+        /// kernel's order. The common case costs two maxima, one compare for the clamp and one
+        /// bit per value; what is rare (a non-finite value, a thread's first clamp) sets a bit
+        /// of `rare` ([`RARE_LANE_BITS`] per lane), which [`Self::settle`] handles once per group.
         #[inline(always)]
-        pub unsafe fn observe(
+        pub fn observe(
             &mut self,
-            shared: *mut u32,
+            rare: &mut u64,
+            lane: u32,
             raw: f32,
             stored: f32,
             values: [f32; N],
-            index: u64,
         ) {
             let raw_bits = abs_bits(raw);
             self.max_raw = core::cmp::max(self.max_raw, raw_bits);
@@ -359,22 +365,22 @@ mod device {
                 bad |= ((abs_bits(values[b]) >= INFINITY_BITS) as u32) << b;
                 b += 1;
             }
-            if bad != 0 {
-                Self::rare(shared, bad, index);
-            }
+            *rare |= (bad as u64) << (lane as usize * RARE_LANE_BITS);
         }
 
-        /// The rare facts of one element, one bit each in `bad`: buffer `b`'s value is
-        /// non-finite (bit `b`), the raw value is (bit [`RARE_RAW`]), the thread's first clamp
-        /// (bit [`RARE_FIRST_CLAMP`]). Straight to the block's shared record. The word each bit
-        /// goes to is computed from the bit's position, so the compiler keeps no address per
-        /// fact in registers across the sweep.
+        /// The rare facts of one group, whose first element is `index`: one bit each in
+        /// `rare`, lane by lane, buffer `b`'s value non-finite (bit `b`), the raw value non-finite
+        /// (bit [`RARE_RAW`]), the thread's first clamp (bit [`RARE_FIRST_CLAMP`]). Straight to
+        /// the block's shared record. One branch per group, and the word each bit goes to is
+        /// computed from the bit's position, so the compiler keeps no address per fact in
+        /// registers across the sweep.
         #[inline(always)]
-        unsafe fn rare(shared: *mut u32, bad: u32, index: u64) {
-            let mut rest = bad;
+        pub unsafe fn settle(&self, shared: *mut u32, rare: u64, index: u64) {
+            let mut rest = rare;
             while rest != 0 {
-                let k = rest.trailing_zeros() as usize;
+                let bit = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
+                let (lane, k) = (bit / RARE_LANE_BITS, bit % RARE_LANE_BITS);
                 let (count, first) = if k == RARE_FIRST_CLAMP {
                     (None, FIRST_CLAMPED)
                 } else if k == RARE_RAW {
@@ -386,25 +392,32 @@ mod device {
                 if let Some(count) = count {
                     atomic_add_u32(shared.add(count), 1);
                 }
-                atomic_min_u64(shared.add(first) as *mut u64, index);
+                atomic_min_u64(shared.add(first) as *mut u64, index + lane as u64);
             }
         }
 
-        /// Folds the registers into the block's shared record and resets them. The stored
-        /// maximum needs no register of its own: the clamp maps `|raw|` to `min(|raw|, bound)`
-        /// (a NaN stays NaN, and so does the maximum), so the largest stored `|p|` is
-        /// [`stored_max`] of the largest raw one.
+        /// Folds the registers into the block's shared record and resets them: reduced over
+        /// the warp first (one `redux` per word), then one shared atomic per warp and word, so a
+        /// block of 256 threads pays 8 atomics per word instead of 256 on one address. Called
+        /// block-uniformly ([`flush`]). The stored maximum needs no register of its own: the
+        /// clamp maps `|raw|` to `min(|raw|, bound)` (a NaN stays NaN, and so does the maximum),
+        /// so the largest stored `|p|` is [`stored_max`] of the largest raw one, and `stored_max`
+        /// is monotone, so it can be taken after the warp's maximum.
         #[inline(always)]
         unsafe fn fold(&mut self, shared: *mut u32, bound: f32) {
-            if self.clamped != 0 {
-                atomic_add_u32(shared.add(CLAMPED), self.clamped);
-            }
-            if self.max_raw != 0 {
-                atomic_max_u32(shared.add(MAX_RAW), self.max_raw);
-            }
-            let max_stored = stored_max(self.max_raw, bound);
-            if max_stored != 0 {
-                atomic_max_u32(shared.add(MAX_STORED), max_stored);
+            let clamped = warp_sum_u32(self.clamped);
+            let max_raw = warp_max_u32(self.max_raw);
+            if lane_index() == 0 {
+                if clamped != 0 {
+                    atomic_add_u32(shared.add(CLAMPED), clamped);
+                }
+                if max_raw != 0 {
+                    atomic_max_u32(shared.add(MAX_RAW), max_raw);
+                }
+                let max_stored = stored_max(max_raw, bound);
+                if max_stored != 0 {
+                    atomic_max_u32(shared.add(MAX_STORED), max_stored);
+                }
             }
             *self = ThreadFacts::new();
         }

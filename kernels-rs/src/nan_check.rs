@@ -174,6 +174,22 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
     seen.visit(x3, index + 3, threshold);
 }
 
+/// `seen` merged over the lanes of the warp that reach the call together ([`Partial::merge`]'s
+/// or, max and min, one `redux` per word), returned to every lane.
+///
+/// # Safety
+/// A warp-uniform call site (every existing lane of the warp reaches it at once).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn warp_merge(seen: Partial) -> Partial {
+    use crate::builtins::{warp_max_u32, warp_min_u64, warp_or_u32};
+    Partial {
+        flags: warp_or_u32(seen.flags),
+        max_abs_bits: warp_max_u32(seen.max_abs_bits),
+        first_bad: warp_min_u64(seen.first_bad),
+    }
+}
+
 /// The checker entry. One launch covers the whole range; see the module comment for the layout.
 ///
 /// - `slots[0..n_slots]`: the range's slots; `work[0..n_work]`: the chunks.
@@ -205,7 +221,7 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
 ) {
     use crate::builtins::{
         atomic_add_u32_acq_rel, atomic_load_u32, atomic_load_u64, atomic_max_u32, atomic_min_u64,
-        atomic_or_u32, block_dim, block_index, dynamic_shared, fence_acq_rel, grid_dim,
+        atomic_or_u32, block_dim, block_index, dynamic_shared, fence_acq_rel, grid_dim, lane_index,
         sync_threads, thread_index,
     };
 
@@ -281,31 +297,32 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
             }
         }
 
-        *shared_first.add(tid as usize) = seen.first_bad;
-        *shared_flags.add(tid as usize) = seen.flags;
-        *shared_max.add(tid as usize) = seen.max_abs_bits;
-        sync_threads();
-        // Tree reduction for any block size: the upper `active - half` entries fold onto the
-        // lower ones. Writes go to indices below `half`, reads come from `half` and above, so a
-        // step never reads what it writes; the barrier ends each step. Thread 0 folds at every
-        // step and ends holding the block's result in registers.
-        let mut active = threads;
-        while active > 1 {
-            let half = active.div_ceil(2);
-            if tid + half < active {
-                let other = (tid + half) as usize;
-                seen.merge(Partial {
-                    flags: *shared_flags.add(other),
-                    max_abs_bits: *shared_max.add(other),
-                    first_bad: *shared_first.add(other),
-                });
-                *shared_first.add(tid as usize) = seen.first_bad;
-                *shared_flags.add(tid as usize) = seen.flags;
-                *shared_max.add(tid as usize) = seen.max_abs_bits;
-            }
-            sync_threads();
-            active = half;
+        // The warp's partials in one `redux` per word, then the warps' through shared memory,
+        // merged by warp 0: two barriers per chunk instead of one per halving step.
+        let warp_seen = warp_merge(seen);
+        let warp = (tid / 32) as usize;
+        if lane_index() == 0 {
+            *shared_first.add(warp) = warp_seen.first_bad;
+            *shared_flags.add(warp) = warp_seen.flags;
+            *shared_max.add(warp) = warp_seen.max_abs_bits;
         }
+        sync_threads();
+        if tid < 32 {
+            // Warp-uniform: all of warp 0, whose lanes each take one warp's partial.
+            let lane = tid as usize;
+            let mine = if tid < threads.div_ceil(32) {
+                Partial {
+                    flags: *shared_flags.add(lane),
+                    max_abs_bits: *shared_max.add(lane),
+                    first_bad: *shared_first.add(lane),
+                }
+            } else {
+                Partial::EMPTY
+            };
+            seen = warp_merge(mine);
+        }
+        // Warp 0 has read every warp's partial before any warp writes the next chunk's.
+        sync_threads();
 
         // One atomic per output word per chunk; the same merge as above, across blocks.
         if tid == 0 && in_range {
