@@ -277,3 +277,112 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
     assert!(b[0].iter().all(|x| x.abs() <= 1.5));
     assert_eq!(raw_states.read().unwrap()[0].step, 5);
 }
+
+/// A raw multi-tensor launch over three "foreign" tensors equals the safe multi-tensor launch
+/// over the same data, bit for bit, plain and stepped, with the same records; a region past its
+/// allocation in tensor 1 is refused, naming tensor 1, with nothing enqueued.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
+    use adamant_runtime::{QAbsRef, StepBound, StepSpec, StepStates, TensorSet};
+    let rt = Adamant::new().expect("a GPU");
+    let hyper = AdamHyper::new(1e-2, 0.9, 0.999, 1e-8, 0.01, 2).unwrap();
+    let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.01).unwrap();
+    let policy = ClampPolicy::Fixed { bound: 1.5 };
+    let hosts = [data(21), data(22), data(23)];
+    let mut safe: Vec<Vec<DeviceBuffer<f32>>> = hosts.iter().map(upload).collect();
+    let foreign: Vec<Vec<DeviceBuffer<f32>>> = hosts.iter().map(upload).collect();
+    let (mut safe_set, mut raw_set) = (TensorSet::new(), TensorSet::new());
+    let spec = StepSpec::adam(&hyper, StepBound::Policy(policy)).unwrap();
+    let safe_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let raw_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let step_scalars = iqn_adam_kernel::StepScalars {
+        eps: 1e-8,
+        weight_decay: 0.01,
+    };
+    let raw_tensors: Vec<_> = foreign.iter().map(|t| regions(t)).collect();
+    for stepped in [false, true] {
+        {
+            let b: Vec<_> = safe.iter_mut().map(|t| safe_buffers(t)).collect();
+            if stepped {
+                safe_states.advance(&rt, rt.stream()).unwrap();
+                rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
+                    rt.stream(),
+                    &mut safe_set,
+                    &b,
+                    &step_scalars,
+                    &safe_states,
+                    0,
+                )
+                .unwrap();
+            } else {
+                rt.launch_multi::<iqn_adam_kernel::Entry>(
+                    rt.stream(),
+                    &mut safe_set,
+                    &b,
+                    &scalars,
+                    policy,
+                )
+                .unwrap();
+            }
+        }
+        // SAFETY: `foreign` outlives the launches (synchronised below).
+        let info = unsafe {
+            if stepped {
+                raw_states.advance(&rt, rt.stream()).unwrap();
+                rt.launch_multi_stepped_raw::<iqn_adam_kernel::Entry>(
+                    rt.stream(),
+                    &mut raw_set,
+                    &raw_tensors,
+                    &step_scalars,
+                    &raw_states,
+                    0,
+                )
+            } else {
+                rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
+                    rt.stream(),
+                    &mut raw_set,
+                    &raw_tensors,
+                    &scalars,
+                    policy,
+                )
+            }
+        }
+        .unwrap();
+        assert_eq!(info.elements, 3 * N);
+        rt.synchronize().unwrap();
+        for (t, (s, f)) in safe.iter().zip(&foreign).enumerate() {
+            let what = format!("the raw multi-tensor launch (tensor {t}, stepped {stepped})");
+            let b = assert_same_bits(s, f, &what);
+            assert!(b[0].iter().all(|x| x.abs() <= 1.5), "{what}: clamped");
+        }
+        assert_eq!(safe_set.records(), raw_set.records(), "stepped {stepped}");
+    }
+    assert_eq!(raw_set.rebuilds(), 1, "the same regions: tables built once");
+    assert_eq!(raw_set.records().unwrap().sequence, 2);
+
+    // Tensor 1's gradient one element past its allocation's end: refused, naming tensor 1.
+    let before = download(&foreign[1]);
+    let mut bad: Vec<_> = foreign.iter().map(|t| regions(t)).collect();
+    bad[1].g = DeviceRegion::new(foreign[1][1].as_device_ptr().as_raw() + 4, N).unwrap();
+    let refused = unsafe {
+        rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &mut raw_set,
+            &bad,
+            &scalars,
+            policy,
+        )
+    };
+    match refused {
+        Err(Error::InTensor { tensor: 1, source }) => assert!(
+            matches!(*source, Error::ForeignBuffer { buffer: "g", .. }),
+            "{source:?}"
+        ),
+        other => panic!("expected tensor 1's foreign-buffer error, got {other:?}"),
+    }
+    rt.synchronize().unwrap();
+    assert_eq!(download(&foreign[1]), before, "nothing was launched");
+    assert_eq!(raw_set.records().unwrap().sequence, 2);
+    assert_eq!(raw_set.rebuilds(), 1, "the refused set built no tables");
+}

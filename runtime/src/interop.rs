@@ -1,8 +1,9 @@
 //! Launches on memory and streams that other CUDA code owns (a training codebase on cudarc or on
 //! raw driver calls), so that it can adopt adamant one kernel at a time: [`DeviceRegion`] is a
 //! raw device range, [`ForeignStream`] a borrowed raw stream, and
-//! [`Adamant::launch_optimizer_raw`] and [`Adamant::launch_stepped_raw`] the validated launches
-//! over them.
+//! [`Adamant::launch_optimizer_raw`], [`Adamant::launch_stepped_raw`] and their multi-tensor
+//! forms ([`Adamant::launch_multi_raw`], [`Adamant::launch_multi_stepped_raw`]) the validated
+//! launches over them.
 //!
 //! The launch runs every check of the safe launchers (registered entry, bound, domains, lengths,
 //! overlaps) and one more that only raw memory needs: each range must lie inside one allocation
@@ -24,6 +25,7 @@ use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::launch::LaunchInfo;
 use crate::launch_check::{BufferView, Uniforms};
+use crate::multi::TensorSet;
 use crate::records::Records;
 use crate::step::StepStates;
 
@@ -284,6 +286,130 @@ impl Adamant {
         };
         self.launch_single::<E, _>(stream, buffers, uniforms, records)
     }
+}
+
+impl Adamant {
+    /// [`Adamant::launch_multi`] over memory other code owns: one launch of `E`'s multi-tensor
+    /// entry over `tensors`, each a set of foreign [`DeviceRegion`]s. Every region is checked
+    /// against the driver's allocations (an error inside an [`Error::InTensor`] naming the
+    /// tensor, in a set of more than one), then the checks of [`Adamant::launch_multi`] run:
+    /// lengths, overlaps across the whole set, the bound and the scalar domains. `set` keeps
+    /// the device tables as for the safe launch: built from these regions, and rebuilt only
+    /// when they change, which is refused while `stream` is being captured. The launch's
+    /// records are `set`'s ([`TensorSet::records`]).
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::attn_adam_kernel;
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, TensorSet};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // Two tensors of another library's model, each as four raw allocations [p, g, m, v].
+    /// let owned: Vec<Vec<DeviceBuffer<f32>>> = [300usize, 5000]
+    ///     .iter()
+    ///     .map(|&n| (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.01f32; n])).collect())
+    ///     .collect::<Result<_, _>>()?;
+    /// let region = |b: &DeviceBuffer<f32>| DeviceRegion::new(b.as_device_ptr().as_raw(), b.len());
+    /// let tensors = owned
+    ///     .iter()
+    ///     .map(|t| {
+    ///         Ok(attn_adam_kernel::Buffers {
+    ///             p: region(&t[0])?, g: region(&t[1])?, m: region(&t[2])?, v: region(&t[3])?,
+    ///         })
+    ///     })
+    ///     .collect::<adamant_runtime::Result<Vec<_>>>()?;
+    /// let hyper = AdamHyper::pytorch_defaults(1)?;
+    /// let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+    /// let mut set = TensorSet::new();
+    /// // SAFETY: the regions outlive the launch (synchronised below), nothing else touches them.
+    /// let info = unsafe {
+    ///     rt.launch_multi_raw::<attn_adam_kernel::Entry>(
+    ///         rt.stream(), &mut set, &tensors, &scalars, ClampPolicy::Fixed { bound: 1.0 },
+    ///     )?
+    /// };
+    /// rt.synchronize()?;
+    /// assert_eq!((info.kernel, set.elements()), ("attn_adam_kernel_multi", 5300));
+    /// assert_eq!(set.records().expect("built").tensors.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// As [`Adamant::launch_optimizer_raw`], for every region of every tensor.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Adamant::launch_multi`], and [`Error::ForeignBuffer`] (inside an
+    /// [`Error::InTensor`] in a set of more than one). Nothing is enqueued on error.
+    ///
+    /// [`TensorSet::records`]: crate::TensorSet::records
+    pub unsafe fn launch_multi_raw<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<DeviceRegion>],
+        scalars: &E::Scalars,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        check_set_regions::<E>(E::MULTI_DESCRIPTOR.name, tensors)?;
+        self.launch_set::<E, _>(stream, set, tensors, Uniforms::Plain { scalars, policy })
+    }
+
+    /// [`Adamant::launch_multi_stepped`] over memory other code owns: the bound and the
+    /// `#[step]` scalars from record `index` of `states`, the region checks of
+    /// [`Adamant::launch_multi_raw`].
+    ///
+    /// # Safety
+    ///
+    /// As [`Adamant::launch_multi_raw`]: for a recorded graph, until its last replay has run.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Adamant::launch_multi_stepped`], and [`Error::ForeignBuffer`] as for
+    /// [`Adamant::launch_multi_raw`].
+    pub unsafe fn launch_multi_stepped_raw<E: OptimizerEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<DeviceRegion>],
+        scalars: &E::StepScalars,
+        states: &StepStates<'_>,
+        index: usize,
+    ) -> Result<LaunchInfo> {
+        check_set_regions::<E>(E::MULTI_STEPPED_DESCRIPTOR.name, tensors)?;
+        let uniforms = Uniforms::Stepped {
+            scalars,
+            states,
+            index,
+        };
+        self.launch_set::<E, _>(stream, set, tensors, uniforms)
+    }
+}
+
+/// Every region of every tensor of a raw multi-tensor launch against the driver's allocations;
+/// an error names its tensor in a set of more than one (as the lengths' errors do).
+fn check_set_regions<E: OptimizerEntry>(
+    kernel: &'static str,
+    tensors: &[E::Buffers<DeviceRegion>],
+) -> Result<()> {
+    for (t, tensor) in tensors.iter().enumerate() {
+        check_regions::<E>(kernel, tensor).map_err(|e| {
+            if tensors.len() == 1 {
+                e
+            } else {
+                Error::InTensor {
+                    tensor: t,
+                    source: Box::new(e),
+                }
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Every region of a raw launch against the driver's allocations, before any other check.

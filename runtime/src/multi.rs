@@ -11,7 +11,7 @@ use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
-use crate::launch_check::{assemble, check_tensors, Signature, Uniforms};
+use crate::launch_check::{assemble, check_tensors, BufferView, Signature, Uniforms};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
@@ -90,6 +90,11 @@ impl TensorSet {
         &self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
     ) -> bool {
+        self.describes_views::<E, _>(tensors)
+    }
+
+    /// [`TensorSet::describes`] over any buffer view (owned slices or foreign regions).
+    fn describes_views<E: OptimizerEntry, B: BufferView>(&self, tensors: &[E::Buffers<B>]) -> bool {
         if tensors.len() != self.signature.len() || (self.chunks.is_none() && !tensors.is_empty()) {
             return false;
         }
@@ -99,7 +104,7 @@ impl TensorSet {
             E::map_buffers(tensor, |_, b| {
                 same &= known
                     .get(k)
-                    .is_some_and(|r| (r.address, r.len) == (b.as_device_ptr().as_raw(), b.len()));
+                    .is_some_and(|r| (r.address, r.len) == (b.address(), b.len()));
                 k += 1;
             });
             same && k == known.len()
@@ -120,6 +125,15 @@ impl TensorSet {
     pub fn sync<E: OptimizerEntry>(
         &mut self,
         tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+    ) -> Result<bool> {
+        self.sync_views::<E, _>(tensors)
+    }
+
+    /// [`TensorSet::sync`] over any buffer view: the raw multi-tensor launches
+    /// ([`Adamant::launch_multi_raw`]) build their tables from foreign regions with it.
+    fn sync_views<E: OptimizerEntry, B: BufferView>(
+        &mut self,
+        tensors: &[E::Buffers<B>],
     ) -> Result<bool> {
         let signature = check_tensors::<E, _>(tensors)?;
         if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
@@ -246,7 +260,7 @@ impl Adamant {
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        self.launch_set::<E>(stream, set, tensors, Uniforms::Plain { scalars, policy })
+        self.launch_set::<E, _>(stream, set, tensors, Uniforms::Plain { scalars, policy })
     }
 
     /// One launch of `E`'s stepped multi-tensor entry (`<kernel>_multi_stepped`): as
@@ -270,21 +284,22 @@ impl Adamant {
             states,
             index,
         };
-        self.launch_set::<E>(stream, set, tensors, uniforms)
+        self.launch_set::<E, _>(stream, set, tensors, uniforms)
     }
 
-    /// The one multi-tensor launch path, plain or stepped.
-    fn launch_set<E: OptimizerEntry>(
+    /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
+    /// regions ([`Adamant::launch_multi_raw`]).
+    pub(crate) fn launch_set<E: OptimizerEntry, B: BufferView>(
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+        tensors: &[E::Buffers<B>],
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(true)?;
         let kernel = descriptor.name;
         // The tables were validated when built: an unchanged set needs no further check.
-        if !set.describes::<E>(tensors) {
+        if !set.describes_views::<E, _>(tensors) {
             if crate::graph::is_capturing(stream)? {
                 check_tensors::<E, _>(tensors)?; // a length or overlap error is reported as such
                 return Err(Error::Capture {
@@ -294,7 +309,7 @@ impl Adamant {
                     ),
                 });
             }
-            set.sync::<E>(tensors)?;
+            set.sync_views::<E, _>(tensors)?;
         }
         // One block per chunk: each chunk's chain of dependent reads (record, table, data) runs
         // beside every other's instead of one after another in a striding block.
