@@ -55,9 +55,8 @@ mod multi;
 pub mod nan_check;
 mod optimizers;
 mod records;
-mod session;
+mod seed;
 mod step;
-mod training;
 
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_FACTOR};
 pub use device::Adamant;
@@ -70,11 +69,11 @@ pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
 pub use records::{LaunchRecords, Records};
-pub use session::{
-    ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
+pub use seed::{
+    ClampPressure, ClampPressureLog, GroupSizes, SessionConfig, SessionReport, StepConfig,
+    TrainingGroups, TrainingSession, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
 };
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
-pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.

@@ -8,10 +8,10 @@
 //! as a write.
 use cust::memory::DeviceSlice;
 
-use super::slots::{SlotId, Source, SLOTS, SLOT_COUNT};
+use super::slots::{SlotId, Source};
+use super::table::{SLOTS, SLOT_COUNT};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
-use crate::training::TrainingGroups;
 
 /// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
 /// borrow (see [`SlotBindings`] on keeping it allocated).
@@ -108,19 +108,6 @@ impl SlotBindings {
             });
         }
         Ok(bound)
-    }
-
-    /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
-    /// this, only the activation slots remain to bind.
-    ///
-    /// # Errors
-    ///
-    /// As [`SlotBindings::bind_group`], for the first group that fails.
-    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
-        for group in groups.all() {
-            self.bind_group(group)?;
-        }
-        Ok(())
     }
 
     /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0):

@@ -1,7 +1,7 @@
 //! The fused NaN / max-abs checker, driven by one slot table.
 //!
 //! - [`SLOTS`] (and a [`SlotId`] constant per slot in [`slot`]): the table, the only place a
-//!   slot is declared (index, name, check, source), in `slots.rs`.
+//!   slot is declared (index, name, check, source), the seed's, in `seed/slot_table.rs`.
 //! - [`SlotBindings`]: which device buffer each slot watches.
 //! - [`NanChecker`]: one range of slots, with the per-slot metadata and the (slot, chunk) work
 //!   table derived from the table and the bindings; [`NanChecker::enqueue`] puts a check on the
@@ -56,14 +56,19 @@ mod group_slots;
 pub mod layout;
 mod report;
 mod slots;
+/// The one slot table the checker runs: the seed's, declared in `crate::seed::slot_table`. The
+/// modules of the checker reach it through this name only.
+use crate::seed::slot_table as table;
 
 pub use bindings::{DeviceRegion, SlotBindings};
 pub use checker::NanChecker;
+#[cfg(test)]
+pub(crate) use group_slots::buffers;
 pub use group_slots::{
     group_slots, record_position, result_from_record, GroupShape, GroupSlot, WEIGHT_MAX_FACTOR,
 };
 pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
-pub use slots::{
-    q_abs_ref_eff, slot, Check, SlotId, SlotSpec, Source, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
-};
+pub(crate) use slots::{check_table, slot_table};
+pub use slots::{q_abs_ref_eff, Check, SlotId, SlotSpec, Source};
+pub use table::{slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT};

@@ -5,7 +5,8 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 
-use super::slots::{Check, SlotId, SLOTS};
+use super::slots::{Check, SlotId};
+use super::table::SLOTS;
 use crate::error::{Error, Result};
 
 /// One slot's outcome in a [`NanReport`]. Its `Display` is the slot's part of the log line:

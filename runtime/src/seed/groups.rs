@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::groups::ParamGroup;
 use crate::hyper::AdamHyper;
 use crate::launch::LaunchInfo;
-use crate::nan_check::GroupShape;
+use crate::nan_check::{GroupShape, SlotBindings};
 
 /// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).
 pub const DT_CLAMP_DISABLED: &str =
@@ -271,5 +271,20 @@ impl TrainingGroups {
             });
         }
         Ok(infos)
+    }
+}
+
+impl SlotBindings {
+    /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
+    /// this, only the activation slots remain to bind.
+    ///
+    /// # Errors
+    ///
+    /// As [`SlotBindings::bind_group`], for the first group that fails.
+    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
+        for group in groups.all() {
+            self.bind_group(group)?;
+        }
+        Ok(())
     }
 }
