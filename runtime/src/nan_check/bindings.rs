@@ -110,6 +110,22 @@ impl SlotBindings {
         Ok(bound)
     }
 
+    /// Binds every slot of each of `groups` ([`SlotBindings::bind_group`] for each, in order):
+    /// with every group the table names, only the activation slots remain to bind.
+    ///
+    /// # Errors
+    ///
+    /// As [`SlotBindings::bind_group`], for the first group that fails.
+    pub fn bind_groups<'g>(
+        &mut self,
+        groups: impl IntoIterator<Item = &'g ParamGroup>,
+    ) -> Result<()> {
+        for group in groups {
+            self.bind_group(group)?;
+        }
+        Ok(())
+    }
+
     /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0):
     /// for buffers that are not cust slices, such as those of other CUDA code.
     ///

@@ -275,16 +275,13 @@ impl TrainingGroups {
 }
 
 impl SlotBindings {
-    /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
-    /// this, only the activation slots remain to bind.
+    /// Binds the seed's eight groups ([`TrainingGroups::all`], with
+    /// [`SlotBindings::bind_groups`]): after this, only the activation slots remain to bind.
     ///
     /// # Errors
     ///
     /// As [`SlotBindings::bind_group`], for the first group that fails.
     pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
-        for group in groups.all() {
-            self.bind_group(group)?;
-        }
-        Ok(())
+        self.bind_groups(groups.all())
     }
 }
