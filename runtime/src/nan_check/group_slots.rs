@@ -9,7 +9,7 @@
 //!
 //! Which slots a set of groups gets ([`group_slots`]):
 //! - every slot of the table ([`super::SLOTS`]) whose [`Source::Group`] names one of the groups,
-//!   at its index, with its name and check: the seed's 49-slot layout is the report's layout;
+//!   at its index, with its name and check: the table's layout is the report's layout;
 //! - then, in group order, a slot for every (group, buffer) that the table does not watch:
 //!   `<group>_<buffer>` checking non-finite values for each of the group's buffers (`params`
 //!   as `weights`), and `<group>_weight_max` (max-abs, factor [`WEIGHT_MAX_FACTOR`]) for its

@@ -55,7 +55,7 @@ impl Check {
 pub enum Source {
     /// `buffer` of the [`crate::ParamGroup`] whose [`crate::ParamGroup::name`] is `group`.
     Group {
-        /// The group's name, as [`crate::TrainingGroups`] names it (`iqn_online`, ...).
+        /// The group's name ([`crate::ParamGroup::name`]).
         group: &'static str,
         /// Which of its buffers.
         buffer: GroupBuffer,
@@ -68,7 +68,7 @@ pub enum Source {
 }
 
 impl Source {
-    /// One-line description, e.g. "group `iqn` params".
+    /// One-line description, e.g. "group `<name>` params".
     pub fn describe(self) -> String {
         match self {
             Source::Group { group, buffer } => format!("group `{group}` {}", buffer.name()),
@@ -122,7 +122,7 @@ impl SlotId {
         &SLOTS[self.0]
     }
 
-    /// The slot's name, e.g. `iqn_weight_max`.
+    /// The slot's name, as the table declares it.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
@@ -146,7 +146,7 @@ macro_rules! slot_table {
             },)*
         ];
 
-        /// One constant per slot, named as the slot: `slot::iqn_weight_max`.
+        /// One constant per slot, named as the slot: `slot::<name>`.
         #[allow(non_upper_case_globals)]
         pub mod slot {
             use $crate::nan_check::SlotId;
