@@ -214,7 +214,7 @@ fn nan_check_slots_table() -> Table {
     use adamant::audit_doc;
     use adamant_runtime::nan_check::{FUSED_RANGE, SLOT_COUNT};
     let title = format!(
-        "NaN-check slots ({SLOT_COUNT}, runtime/src/nan_check/slots.rs; nan_check_kernel checks \
+        "NaN-check slots ({SLOT_COUNT}, runtime/src/seed/slot_table.rs; nan_check_kernel checks \
          any contiguous range in one launch, the seed's fused range is {}..={})",
         FUSED_RANGE.start(),
         FUSED_RANGE.end()

@@ -25,7 +25,7 @@ fn docs_audit_md_is_generated_from_the_code() {
             .unwrap_or(on_disk.lines().count().min(generated.lines().count()) + 1);
         panic!(
             "docs/audit.md is stale (first difference at line {first_difference}{}). It is \
-             generated from runtime/src/nan_check/slots.rs and the kernel descriptors; regenerate \
+             generated from runtime/src/seed/slot_table.rs and the kernel descriptors; regenerate \
              it with `{REGENERATE}` and commit the result.",
             if Path::new(DOC).exists() {
                 ""

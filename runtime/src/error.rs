@@ -29,7 +29,7 @@ pub enum Error {
     /// A device allocation failed for lack of memory.
     #[error("out of GPU memory allocating {what} ({bytes} bytes)")]
     OutOfMemory {
-        /// What was being allocated, e.g. "group `iqn_online` buffer `m`".
+        /// What was being allocated, e.g. "group `<name>` buffer `m`".
         what: String,
         /// The size asked for, in bytes.
         bytes: usize,

@@ -17,18 +17,22 @@
 //!   - stepped launches ([`Adamant::launch_stepped`], [`Adamant::launch_multi_stepped`]) that read
 //!     the bound, lr, betas and bias corrections from device [`StepStates`] records, which a
 //!     replayed graph advances itself ([`StepStates::advance`]).
-//! - [`TrainingSession`]: the seed's training step owned whole (groups, records, `grad_scale`, the
-//!   49-slot check and its graph), run eagerly or replayed, with host writes between steps.
 //! - [`ClampPolicy`]: where a launch's weight-clamp bound comes from. Every optimizer launch takes
 //!   one, and there is no default.
 //! - [`AdamHyper`] and [`adam_scalars!`]: Adam hyperparameters that validate themselves, and a
 //!   kernel's `Scalars` built from them.
 //! - [`ParamGroup`]: a model's parameters, gradients and Adam state on the GPU.
-//! - [`nan_check`]: the fused NaN / max-abs checker and its slot table.
+//! - [`nan_check`]: the fused NaN / max-abs checker, and the slot table it runs (the seed's).
 //! - [`Error`]: what went wrong, naming the kernel, buffer or value. Invalid inputs are refused
 //!   before anything is enqueued.
-//! - [`TrainingGroups`], [`GroupSizes`], [`StepConfig`]: the seed's training step, its eight
-//!   parameter groups stepped with their kernels by one call.
+//! - The seed's training step, built on the API above and kept apart from it (in
+//!   `runtime/src/seed/`; the rest of the runtime's code names none of its groups or slots):
+//!   - [`TrainingSession`]: the step owned whole (groups, records, `grad_scale`, the 49-slot
+//!     check and its graph), run eagerly or replayed, with host writes between steps;
+//!   - [`TrainingGroups`], [`GroupSizes`], [`StepConfig`]: its eight parameter groups stepped
+//!     with their kernels by one call ([`DT_CLAMP_DISABLED`]: why the decision transformer's
+//!     clamp is off);
+//!   - the 49-slot table of the NaN check ([`nan_check::SLOTS`], re-exported in [`nan_check`]).
 //!
 //! # Without a GPU
 //!
@@ -55,9 +59,8 @@ mod multi;
 pub mod nan_check;
 mod optimizers;
 mod records;
-mod session;
+mod seed;
 mod step;
-mod training;
 
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_FACTOR};
 pub use device::Adamant;
@@ -70,11 +73,11 @@ pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings};
 pub use records::{LaunchRecords, Records};
-pub use session::{
-    ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
+pub use seed::{
+    ClampPressure, ClampPressureLog, GroupSizes, SessionConfig, SessionReport, StepConfig,
+    TrainingGroups, TrainingSession, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
 };
 pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
-pub use training::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.

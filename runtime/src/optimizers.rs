@@ -424,3 +424,54 @@ impl Adamant {
         )
     }
 }
+
+#[cfg(test)]
+mod record_order {
+    use crate::groups::GroupBuffer;
+    use crate::nan_check::record_position;
+    use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry, ParamRole};
+    use adamant_kernels::optimizers::{
+        attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
+        iqn_adam_kernel,
+    };
+
+    fn buffer_names(d: &KernelDescriptor) -> Vec<&'static str> {
+        d.params
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.role,
+                    ParamRole::ParamBuffer | ParamRole::Input | ParamRole::State
+                )
+            })
+            .map(|p| p.name)
+            .collect()
+    }
+
+    /// [`record_position`] is the order in which the kernels that step a group take its buffers.
+    #[test]
+    fn every_group_kernel_takes_p_g_m_v_then_v_max() {
+        let adam = [
+            dqn_adam_update_kernel::Entry::DESCRIPTOR,
+            iqn_adam_kernel::Entry::DESCRIPTOR,
+            iql_adam_kernel::Entry::DESCRIPTOR,
+            attn_adam_kernel::Entry::DESCRIPTOR,
+        ];
+        let names = ["p", "g", "m", "v", "v_max"];
+        let by_position = |b: GroupBuffer| names[record_position(b)];
+        use GroupBuffer::*;
+        assert_eq!(
+            [Params, Grads, M, V, VMax].map(by_position),
+            names,
+            "record_position"
+        );
+        for d in adam {
+            assert_eq!(buffer_names(d), names[..4], "{}", d.name);
+        }
+        assert_eq!(
+            buffer_names(curiosity_adam_step::Entry::DESCRIPTOR),
+            names,
+            "curiosity_adam_step"
+        );
+    }
+}

@@ -8,10 +8,10 @@
 //! as a write.
 use cust::memory::DeviceSlice;
 
-use super::slots::{SlotId, Source, SLOTS, SLOT_COUNT};
+use super::slots::{SlotId, Source};
+use super::table::{SLOTS, SLOT_COUNT};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
-use crate::training::TrainingGroups;
 
 /// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
 /// borrow (see [`SlotBindings`] on keeping it allocated).
@@ -110,14 +110,17 @@ impl SlotBindings {
         Ok(bound)
     }
 
-    /// Binds every group of the training step (each with [`SlotBindings::bind_group`]): after
-    /// this, only the activation slots remain to bind.
+    /// Binds every slot of each of `groups` ([`SlotBindings::bind_group`] for each, in order):
+    /// with every group the table names, only the activation slots remain to bind.
     ///
     /// # Errors
     ///
     /// As [`SlotBindings::bind_group`], for the first group that fails.
-    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
-        for group in groups.all() {
+    pub fn bind_groups<'g>(
+        &mut self,
+        groups: impl IntoIterator<Item = &'g ParamGroup>,
+    ) -> Result<()> {
+        for group in groups {
             self.bind_group(group)?;
         }
         Ok(())

@@ -19,7 +19,8 @@ use cust::stream::Stream;
 use super::bindings::SlotBindings;
 use super::layout::{self, Layout};
 use super::report::{NanReport, SlotResult};
-use super::slots::{q_abs_ref_eff, SLOTS};
+use super::slots::q_abs_ref_eff;
+use super::table::SLOTS;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
@@ -88,7 +89,7 @@ enum Enqueued {
 }
 
 impl<'rt> NanChecker<'rt> {
-    /// Prepares a check of `range` (for example [`super::FUSED_RANGE`] or
+    /// Prepares a check of `range` (indices into the table, for example the whole table,
     /// [`super::ALL_SLOTS`]). Every slot of the range must be bound; the first unbound one is an
     /// [`Error::UnboundSlot`] naming it. Uploads the metadata and work tables (synchronously:
     /// this is setup, not the per-step path). The bound buffers must stay allocated while the

@@ -9,7 +9,7 @@
 //!
 //! Which slots a set of groups gets ([`group_slots`]):
 //! - every slot of the table ([`super::SLOTS`]) whose [`Source::Group`] names one of the groups,
-//!   at its index, with its name and check: the seed's 49-slot layout is the report's layout;
+//!   at its index, with its name and check: the table's layout is the report's layout;
 //! - then, in group order, a slot for every (group, buffer) that the table does not watch:
 //!   `<group>_<buffer>` checking non-finite values for each of the group's buffers (`params`
 //!   as `weights`), and `<group>_weight_max` (max-abs, factor [`WEIGHT_MAX_FACTOR`]) for its
@@ -21,7 +21,8 @@ use adamant_kernels::diagnostics::TensorRecord;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 
 use super::report::SlotResult;
-use super::slots::{Check, Source, SLOTS, SLOT_COUNT};
+use super::slots::{Check, Source};
+use super::table::{SLOTS, SLOT_COUNT};
 use crate::error::{Error, Result};
 use crate::groups::GroupBuffer;
 
@@ -57,7 +58,7 @@ pub struct GroupShape<'a> {
 }
 
 /// The buffers a group of this shape has, in record order.
-fn buffers(shape: GroupShape<'_>) -> &'static [GroupBuffer] {
+pub(crate) fn buffers(shape: GroupShape<'_>) -> &'static [GroupBuffer] {
     use GroupBuffer::*;
     if shape.amsgrad {
         &[Params, Grads, M, V, VMax]
@@ -223,196 +224,5 @@ pub fn result_from_record(
         max_abs_known: is_weights,
         threshold,
         first_bad,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use adamant_kernels::diagnostics::{
-        buffer_word as word, record_words, BUF_FIRST, BUF_NON_FINITE, MAX_STORED,
-    };
-
-    fn seed() -> Vec<GroupShape<'static>> {
-        crate::training::SEED_GROUPS.to_vec()
-    }
-
-    #[test]
-    fn the_seed_groups_keep_the_tables_slots_and_gain_the_missing_weight_maxima() {
-        let slots = group_slots(&seed()).unwrap();
-        for spec in SLOTS {
-            if let Source::Group { group, buffer } = spec.source {
-                let s = slots.iter().find(|s| s.index == spec.index).unwrap();
-                assert_eq!(
-                    (s.name.as_str(), s.group.as_str(), s.buffer),
-                    (spec.name, group, buffer)
-                );
-                assert_eq!(s.check, spec.check);
-            }
-        }
-        let derived: Vec<(usize, &str)> = slots
-            .iter()
-            .filter(|s| !s.in_table)
-            .map(|s| (s.index, s.name.as_str()))
-            .collect();
-        assert_eq!(
-            derived,
-            [
-                (49, "iql_weight_max"),
-                (50, "attention_weight_max"),
-                (51, "tlob_weight_max"),
-                (52, "curiosity_weight_max"),
-                (53, "decision_transformer_weight_max"),
-            ]
-        );
-    }
-
-    #[test]
-    fn an_added_group_gets_every_slot_without_a_line_of_table() {
-        let mut groups = seed();
-        groups.push(GroupShape {
-            name: "world_model",
-            amsgrad: false,
-        });
-        let slots = group_slots(&groups).unwrap();
-        let mine: Vec<(usize, &str, GroupBuffer)> = slots
-            .iter()
-            .filter(|s| s.group == "world_model")
-            .map(|s| (s.index, s.name.as_str(), s.buffer))
-            .collect();
-        assert_eq!(
-            mine,
-            [
-                (54, "world_model_weights", GroupBuffer::Params),
-                (55, "world_model_weight_max", GroupBuffer::Params),
-                (56, "world_model_grads", GroupBuffer::Grads),
-                (57, "world_model_m", GroupBuffer::M),
-                (58, "world_model_v", GroupBuffer::V),
-            ]
-        );
-        // Every buffer of every group is watched for non-finite values, every group's weights
-        // for their maximum.
-        for g in &groups {
-            for &b in buffers(*g) {
-                assert!(slots
-                    .iter()
-                    .any(|s| s.group == g.name && s.buffer == b && s.check == Check::NonFinite));
-            }
-            assert!(slots.iter().any(|s| s.group == g.name
-                && s.buffer == GroupBuffer::Params
-                && matches!(s.check, Check::MaxAbs { .. })));
-        }
-    }
-
-    #[test]
-    fn a_table_group_missing_from_the_step_is_an_error() {
-        let groups: Vec<_> = seed().into_iter().filter(|g| g.name != "tlob").collect();
-        assert!(matches!(
-            group_slots(&groups),
-            Err(Error::UnknownSlotGroup { group }) if group == "tlob"
-        ));
-    }
-
-    #[test]
-    fn two_groups_of_one_name_are_an_error() {
-        let mut groups = seed();
-        groups.push(groups[2]);
-        assert!(matches!(
-            group_slots(&groups),
-            Err(Error::DuplicateGroup { group }) if group == "iqn_online"
-        ));
-    }
-
-    #[test]
-    fn a_derived_name_that_is_taken_is_an_error() {
-        // A group called `iqn` would derive `iqn_grads`... no: `iqn_grads` is slot 2's name.
-        let mut groups = seed();
-        groups.push(GroupShape {
-            name: "iqn",
-            amsgrad: false,
-        });
-        assert!(matches!(
-            group_slots(&groups),
-            Err(Error::DuplicateSlotName { name }) if name == "iqn_weights"
-        ));
-    }
-
-    #[test]
-    fn a_result_reads_its_buffers_facts_and_the_weights_maximum() {
-        let slots = group_slots(&seed()).unwrap();
-        let mut words = vec![0u32; record_words(4)];
-        for (w, word) in words.iter_mut().enumerate() {
-            *word = adamant_kernels::diagnostics::identity(w);
-        }
-        words[MAX_STORED] = 1500f32.to_bits();
-        words[word(2) + BUF_NON_FINITE] = 3; // m
-        words[word(2) + BUF_FIRST] = 17;
-        words[word(2) + BUF_FIRST + 1] = 0;
-        let record = TensorRecord::from_words(&words, 4);
-        let by_name = |n: &str| slots.iter().find(|s| s.name == n).unwrap();
-        let m = result_from_record(by_name("iqn_m"), &record, 4096, 1.0);
-        assert_eq!(
-            (m.flags, m.first_bad, m.max_abs_known),
-            (FLAG_NON_FINITE, Some(17), false)
-        );
-        let weights = result_from_record(by_name("iqn_weights"), &record, 4096, 1.0);
-        assert_eq!(weights.flags, 0, "non-finite only: 1500 is finite");
-        let max = result_from_record(by_name("iqn_weight_max"), &record, 4096, 1.0);
-        assert_eq!(
-            (max.flags, max.max_abs, max.first_bad),
-            (FLAG_OVER_THRESHOLD, 1500.0, None)
-        );
-        let quiet = result_from_record(by_name("iqn_weight_max"), &record, 4096, 2.0);
-        assert_eq!(quiet.flags, 0, "threshold 2e3 at q_abs_ref_eff 2");
-    }
-}
-
-#[cfg(test)]
-mod record_order {
-    use super::*;
-    use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry, ParamRole};
-    use adamant_kernels::optimizers::{
-        attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
-        iqn_adam_kernel,
-    };
-
-    fn buffer_names(d: &KernelDescriptor) -> Vec<&'static str> {
-        d.params
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p.role,
-                    ParamRole::ParamBuffer | ParamRole::Input | ParamRole::State
-                )
-            })
-            .map(|p| p.name)
-            .collect()
-    }
-
-    /// [`record_position`] is the order in which the kernels that step a group take its buffers.
-    #[test]
-    fn every_group_kernel_takes_p_g_m_v_then_v_max() {
-        let adam = [
-            dqn_adam_update_kernel::Entry::DESCRIPTOR,
-            iqn_adam_kernel::Entry::DESCRIPTOR,
-            iql_adam_kernel::Entry::DESCRIPTOR,
-            attn_adam_kernel::Entry::DESCRIPTOR,
-        ];
-        let names = ["p", "g", "m", "v", "v_max"];
-        let by_position = |b: GroupBuffer| names[record_position(b)];
-        use GroupBuffer::*;
-        assert_eq!(
-            [Params, Grads, M, V, VMax].map(by_position),
-            names,
-            "record_position"
-        );
-        for d in adam {
-            assert_eq!(buffer_names(d), names[..4], "{}", d.name);
-        }
-        assert_eq!(
-            buffer_names(curiosity_adam_step::Entry::DESCRIPTOR),
-            names,
-            "curiosity_adam_step"
-        );
     }
 }

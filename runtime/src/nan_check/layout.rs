@@ -8,7 +8,7 @@ use std::ops::RangeInclusive;
 use adamant_kernels::nan_check::{SlotMeta, WorkItem};
 
 use super::bindings::DeviceRegion;
-use super::slots::{SLOTS, SLOT_COUNT};
+use super::table::{SLOTS, SLOT_COUNT};
 use crate::error::{Error, Result};
 
 /// Elements per work item: large enough that a block's reduction and its three atomics are a

@@ -5,17 +5,18 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 
-use super::slots::{Check, SlotId, SLOTS};
+use super::slots::{Check, SlotId};
+use super::table::SLOTS;
 use crate::error::{Error, Result};
 
 /// One slot's outcome in a [`NanReport`]. Its `Display` is the slot's part of the log line:
-/// `slot 48 iqn_weight_max: over-threshold (bits 0b10), max |x| 1.5e3 > threshold 1e3, first
-/// bad element 17 of 4096`.
+/// `slot <index> <name>: over-threshold (bits 0b10), max |x| 1.5e3 > threshold 1e3, first bad
+/// element 17 of 4096`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlotResult {
     /// The slot's index in the table.
     pub index: usize,
-    /// The slot's name, e.g. `iqn_weight_max`.
+    /// The slot's name (the table's, or one derived from a group).
     pub name: String,
     /// The slot's check, from the table.
     pub check: Check,
@@ -110,7 +111,7 @@ pub fn flag_names(flags: u32) -> String {
 }
 
 impl fmt::Display for SlotResult {
-    /// `slot 48 iqn_weight_max: over-threshold (bits 0b10), max |x| 1.0004e3 > threshold 1e3,
+    /// `slot <index> <name>: over-threshold (bits 0b10), max |x| 1.0004e3 > threshold 1e3,
     /// first bad element 17 of 4096`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -147,20 +148,27 @@ impl fmt::Display for SlotResult {
 ///
 /// ```
 /// use adamant_kernels::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
-/// use adamant_runtime::nan_check::{slot, NanReport, SlotResult, FUSED_RANGE};
+/// use adamant_runtime::nan_check::{Check, NanReport, SlotId, SlotResult, ALL_SLOTS, SLOTS};
 ///
-/// // As NanChecker::report decodes it: slot 48 saw a weight of 1500, over 1e3 × 1.0.
-/// let slots = FUSED_RANGE
+/// // The table's last max-abs slot, and a value over its threshold at q_abs_ref_eff 1.0.
+/// let spec = SLOTS.iter().rev().find(|s| matches!(s.check, Check::MaxAbs { .. })).unwrap();
+/// let over = 1.5 * spec.check.threshold(1.0).unwrap();
+/// // As NanChecker::report decodes it: that slot saw `over` at element 17.
+/// let slots = ALL_SLOTS
 ///     .map(|i| match i {
-///         48 => SlotResult::decode(i, 4096, FLAG_OVER_THRESHOLD, 1500f32.to_bits(), 17, 1.0),
+///         i if i == spec.index => {
+///             SlotResult::decode(i, 4096, FLAG_OVER_THRESHOLD, over.to_bits(), 17, 1.0)
+///         }
 ///         _ => SlotResult::decode(i, 100, 0, 0, NO_BAD_INDEX, 1.0),
 ///     })
 ///     .collect();
-/// let report = NanReport { range: FUSED_RANGE, q_abs_ref_eff: 1.0, slots };
+/// let report = NanReport { range: ALL_SLOTS, q_abs_ref_eff: 1.0, slots };
 /// assert!(!report.is_quiet());
-/// assert!(report.slot(slot::iqn_weight_max).unwrap().over_threshold());
+/// let id = SlotId::by_name(spec.name).unwrap();
+/// assert!(report.slot(id).unwrap().over_threshold());
 /// let err = report.ensure_quiet().unwrap_err();
-/// assert!(err.to_string().contains("slot 48 iqn_weight_max: over-threshold"), "{err}");
+/// let line = format!("slot {} {}: over-threshold", spec.index, spec.name);
+/// assert!(err.to_string().contains(&line), "{err}");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct NanReport {
@@ -207,8 +215,8 @@ impl NanReport {
 }
 
 impl fmt::Display for NanReport {
-    /// One line: `nan check slots 24..=48 (q_abs_ref_eff 1e0): 1 of 25 slots tripped: slot 48
-    /// iqn_weight_max: ...`; several tripped slots are separated by `; `.
+    /// One line: `nan check slots <first>..=<last> (q_abs_ref_eff 1e0): 1 of <n> slots tripped:
+    /// slot <index> <name>: ...`; several tripped slots are separated by `; `.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,

@@ -14,6 +14,7 @@ use cust::event::{Event, EventFlags};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 
+use super::groups::{TrainingGroups, DT_CLAMP_DISABLED};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
@@ -25,7 +26,6 @@ use crate::nan_check::{
     SlotId, ALL_SLOTS,
 };
 use crate::step::{QAbsRef, StepBound, StepSpec, StepStates};
-use crate::training::{TrainingGroups, DT_CLAMP_DISABLED};
 
 /// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
 /// lr changes with [`TrainingSession::set_lr`]); eps, the weight decays and IQL's gradient clip

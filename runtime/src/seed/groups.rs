@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::groups::ParamGroup;
 use crate::hyper::AdamHyper;
 use crate::launch::LaunchInfo;
-use crate::nan_check::GroupShape;
+use crate::nan_check::{GroupShape, SlotBindings};
 
 /// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).
 pub const DT_CLAMP_DISABLED: &str =
@@ -271,5 +271,51 @@ impl TrainingGroups {
             });
         }
         Ok(infos)
+    }
+}
+
+impl SlotBindings {
+    /// Binds the seed's eight groups ([`TrainingGroups::all`], with
+    /// [`SlotBindings::bind_groups`]): after this, only the activation slots remain to bind.
+    ///
+    /// # Errors
+    ///
+    /// As [`SlotBindings::bind_group`], for the first group that fails.
+    ///
+    /// ```
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, SlotId, FUSED_RANGE};
+    /// use adamant_runtime::{GroupSizes, TrainingGroups};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let adamant = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, len| vec![0.0; len])?;
+    /// // An activation buffer of the training step (which owns it).
+    /// let grad_out = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+    ///
+    /// let mut bindings = SlotBindings::new();
+    /// // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
+    /// bindings.bind_training_groups(&groups)?;
+    /// // Activations, one line each.
+    /// bindings.bind(slot::iqn_trunk_grad_out, &grad_out);
+    /// // ... the range's other activation slots (here all watch the same stand-in buffer).
+    /// for id in FUSED_RANGE.filter_map(SlotId::new) {
+    ///     if !bindings.is_bound(id) {
+    ///         bindings.bind(id, &grad_out);
+    ///     }
+    /// }
+    ///
+    /// let mut checker = NanChecker::new(&adamant, FUSED_RANGE, &bindings)?;
+    /// let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
+    /// checker.enqueue(adamant.stream(), q_abs_ref)?; // after the step's kernels, same stream, no host sync
+    /// checker.report()?.ensure_quiet()?; // when the loop wants the answer (waits for the check's event)
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
+        self.bind_groups(groups.all())
     }
 }

@@ -1,0 +1,14 @@
+//! The seed's training step, built on the generic API: its eight parameter groups and their
+//! kernels ([`TrainingGroups`], in `groups.rs`), the step owned whole as a training loop
+//! ([`TrainingSession`], in `session.rs`), and the 49-slot NaN-check table that watches them
+//! (`slot_table.rs`, re-exported in [`crate::nan_check`], whose checker reads it as "the table").
+//! The rest of the runtime's code names none of these groups or slots: the crate root re-exports
+//! what is public here.
+mod groups;
+mod session;
+pub(crate) mod slot_table;
+
+pub use groups::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS};
+pub use session::{
+    ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
+};
