@@ -69,7 +69,8 @@ fn the_checker_writes_only_its_outputs_and_shared_memory() {
         ["flags", "max_abs_bits", "first_bad", "arrivals", "report"],
         "{w:?}"
     );
-    assert!(w.private_writes >= 6, "{w:?}");
+    // Shared memory: each warp's three reduced words and the last block's verdict.
+    assert!(w.private_writes >= 4, "{w:?}");
     for p in abi::kernel(CHECKER).unwrap().params {
         if p.role == ParamRole::Output {
             assert!(written.contains(&p.name), "{} is declared output", p.name);
