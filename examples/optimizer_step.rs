@@ -8,8 +8,8 @@
 //! AMSGrad). Exits non-zero if any group misses the reference.
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::runtime::{
-    AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, ParamGroup, StepConfig,
-    TrainingGroups, DT_CLAMP_DISABLED,
+    AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, ParamGroup, SessionConfig,
+    StepConfig, TrainingGroups, DT_CLAMP_DISABLED,
 };
 use anyhow::{bail, Context, Result};
 use cust::event::{Event, EventFlags};
@@ -48,12 +48,14 @@ fn main() -> Result<()> {
     let adamw = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10)?;
     let cfg = StepConfig {
         q_abs_ref: Q_ABS_REF,
-        dqn: adamw,
-        iqn: AdamHyper::new(5e-4, 0.9, 0.999, 1e-8, 1e-4, 10)?,
-        iql: AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 1e-4, 10)?,
-        iql_grad_clip: IQL_GRAD_CLIP,
-        attention: adamw,
-        curiosity: AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 10)?,
+        hyper: SessionConfig {
+            dqn: adamw,
+            iqn: AdamHyper::new(5e-4, 0.9, 0.999, 1e-8, 1e-4, 10)?,
+            iql: AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 1e-4, 10)?,
+            iql_grad_clip: IQL_GRAD_CLIP,
+            attention: adamw,
+            curiosity: AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 10)?,
+        },
         dqn_grad_scale: Some(&scale),
     };
 
@@ -160,11 +162,11 @@ fn policy_of(group: &str) -> ClampPolicy {
 
 fn hyper_of(cfg: &StepConfig, kernel: KernelRef) -> AdamHyper {
     match kernel {
-        KernelRef::Dqn => cfg.dqn,
-        KernelRef::Iqn => cfg.iqn,
-        KernelRef::Iql => cfg.iql,
-        KernelRef::Attn => cfg.attention,
-        KernelRef::Curiosity => cfg.curiosity,
+        KernelRef::Dqn => cfg.hyper.dqn,
+        KernelRef::Iqn => cfg.hyper.iqn,
+        KernelRef::Iql => cfg.hyper.iql,
+        KernelRef::Attn => cfg.hyper.attention,
+        KernelRef::Curiosity => cfg.hyper.curiosity,
     }
 }
 
@@ -199,7 +201,9 @@ fn time_launches(
                 rt.dqn_adam_update(rt.stream(), g, &hyper, cfg.dqn_grad_scale, policy)?
             }
             KernelRef::Iqn => rt.iqn_adam(rt.stream(), g, &hyper, policy)?,
-            KernelRef::Iql => rt.iql_adam(rt.stream(), g, &hyper, cfg.iql_grad_clip, policy)?,
+            KernelRef::Iql => {
+                rt.iql_adam(rt.stream(), g, &hyper, cfg.hyper.iql_grad_clip, policy)?
+            }
             KernelRef::Attn => rt.attn_adam(rt.stream(), g, &hyper, policy)?,
             KernelRef::Curiosity => rt.curiosity_adam(rt.stream(), g, &hyper, policy)?,
         };

@@ -23,7 +23,8 @@ use adamant_runtime::nan_check::{
     CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{
-    AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, StepConfig, TrainingGroups,
+    AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, SessionConfig, StepConfig,
+    TrainingGroups,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -542,12 +543,11 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         let hyper = AdamHyper::pytorch_defaults(step).unwrap();
         StepConfig {
             q_abs_ref: 1.0,
-            dqn: hyper,
-            iqn: hyper,
-            iql: hyper,
-            iql_grad_clip: 1.0,
-            attention: hyper,
-            curiosity: hyper,
+            hyper: SessionConfig {
+                iql_grad_clip: 1.0,
+                curiosity: hyper,
+                ..SessionConfig::uniform(hyper)
+            },
             dqn_grad_scale: None,
         }
     };

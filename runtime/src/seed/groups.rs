@@ -3,11 +3,11 @@
 use cust::memory::DeviceBox;
 use cust::stream::Stream;
 
+use super::session::SessionConfig;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::Result;
 use crate::groups::ParamGroup;
-use crate::hyper::AdamHyper;
 use crate::launch::LaunchInfo;
 use crate::nan_check::{GroupShape, SlotBindings};
 
@@ -102,18 +102,8 @@ pub struct TrainingGroups {
 pub struct StepConfig<'a> {
     /// The ISV's `Q_ABS_REF`, from which every clamped group's bound is derived.
     pub q_abs_ref: f32,
-    /// For the DQN trunk and heads.
-    pub dqn: AdamHyper,
-    /// For the IQN head.
-    pub iqn: AdamHyper,
-    /// For IQL.
-    pub iql: AdamHyper,
-    /// IQL's element-wise gradient clip (0 = off; see [`Adamant::iql_adam`]).
-    pub iql_grad_clip: f32,
-    /// For GpuAttention, GpuTlob and the decision transformer.
-    pub attention: AdamHyper,
-    /// For curiosity; its `weight_decay` must be 0.
-    pub curiosity: AdamHyper,
+    /// Each group's hyperparameters (the same set a [`SessionConfig`] gives a session).
+    pub hyper: SessionConfig,
     /// The global-norm clip coefficient for the DQN gradients, on the device (None = 1.0).
     pub dqn_grad_scale: Option<&'a DeviceBox<f32>>,
 }
@@ -236,38 +226,23 @@ impl TrainingGroups {
         let isv = ClampPolicy::from_isv(cfg.q_abs_ref);
         let dt = ClampPolicy::disabled(DT_CLAMP_DISABLED);
         isv.bound()?;
-        for hyper in [&cfg.dqn, &cfg.iqn, &cfg.iql, &cfg.attention] {
-            hyper.validate()?;
-        }
-        crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
-        crate::hyper::validate_grad_clip(cfg.iql_grad_clip)?;
+        cfg.hyper.validate()?;
+        let (h, grad_scale) = (&cfg.hyper, cfg.dqn_grad_scale);
         let mut infos = vec![
-            rt.dqn_adam_update(
-                stream,
-                &mut self.dqn_trunk,
-                &cfg.dqn,
-                cfg.dqn_grad_scale,
-                isv,
-            )?,
-            rt.dqn_adam_update(
-                stream,
-                &mut self.dqn_heads,
-                &cfg.dqn,
-                cfg.dqn_grad_scale,
-                isv,
-            )?,
-            rt.iqn_adam(stream, &mut self.iqn_online, &cfg.iqn, isv)?,
-            rt.iql_adam(stream, &mut self.iql, &cfg.iql, cfg.iql_grad_clip, isv)?,
-            rt.attn_adam(stream, &mut self.attention, &cfg.attention, isv)?,
-            rt.attn_adam(stream, &mut self.tlob, &cfg.attention, isv)?,
-            rt.curiosity_adam(stream, &mut self.curiosity, &cfg.curiosity, isv)?,
-            rt.attn_adam(stream, &mut self.decision_transformer, &cfg.attention, dt)?,
+            rt.dqn_adam_update(stream, &mut self.dqn_trunk, &h.dqn, grad_scale, isv)?,
+            rt.dqn_adam_update(stream, &mut self.dqn_heads, &h.dqn, grad_scale, isv)?,
+            rt.iqn_adam(stream, &mut self.iqn_online, &h.iqn, isv)?,
+            rt.iql_adam(stream, &mut self.iql, &h.iql, h.iql_grad_clip, isv)?,
+            rt.attn_adam(stream, &mut self.attention, &h.attention, isv)?,
+            rt.attn_adam(stream, &mut self.tlob, &h.attention, isv)?,
+            rt.curiosity_adam(stream, &mut self.curiosity, &h.curiosity, isv)?,
+            rt.attn_adam(stream, &mut self.decision_transformer, &h.attention, dt)?,
         ];
         for group in &mut self.extra {
             infos.push(if group.has_amsgrad() {
-                rt.curiosity_adam(stream, group, &cfg.curiosity, isv)?
+                rt.curiosity_adam(stream, group, &h.curiosity, isv)?
             } else {
-                rt.attn_adam(stream, group, &cfg.attention, isv)?
+                rt.attn_adam(stream, group, &h.attention, isv)?
             });
         }
         Ok(infos)

@@ -47,6 +47,20 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
+    /// Checks every group's hyperparameters: each [`AdamHyper::validate`], curiosity's
+    /// `weight_decay` 0 and IQL's `grad_clip >= 0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] naming the first value out of range.
+    pub fn validate(&self) -> Result<()> {
+        for hyper in [&self.dqn, &self.iqn, &self.iql, &self.attention] {
+            hyper.validate()?;
+        }
+        crate::optimizers::validate_curiosity_hyper(&self.curiosity)?;
+        validate_grad_clip(self.iql_grad_clip)
+    }
+
     /// Every group with the same hyperparameters (curiosity without weight decay), no gradient
     /// clip.
     pub fn uniform(hyper: AdamHyper) -> SessionConfig {
@@ -337,8 +351,7 @@ impl<'rt> TrainingSession<'rt> {
         activations: Option<SlotBindings>,
         bounds: [StepBound; SESSION_GROUPS],
     ) -> Result<Self> {
-        crate::optimizers::validate_curiosity_hyper(&cfg.curiosity)?;
-        validate_grad_clip(cfg.iql_grad_clip)?;
+        cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
         let specs = cfg
             .per_group(&groups)
