@@ -654,9 +654,11 @@ fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
     }
 }
 
-/// The diagnostics of one element (lane `lane` of the group, or the scalar loop's element) at
-/// element index `index`, after its stores: the raw and stored values, then every buffer's value
-/// as the entry left it (the stored parameter, the updated states, the gradient as read).
+/// The diagnostics of one element (lane `lane` of the group, or the scalar loop's element, lane
+/// 0), after its stores: the raw and stored values, then every buffer's value as the entry left
+/// it (the stored parameter, the updated states, the gradient as read). Its rare facts go to the
+/// group's `__adamant_rare` mask, which one `settle` after the group's lanes hands to shared
+/// memory with the group's first index.
 fn observe(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
     let raw = at_lane(quote!(__adamant_raw), lane);
     let lane_number = lane.unwrap_or(0) as u32;
