@@ -179,30 +179,22 @@ impl TrainingGroups {
         seed.into_iter().chain(extra.iter_mut()).collect()
     }
 
-    fn split_extra(&mut self) -> ([&mut ParamGroup; 8], &mut Vec<ParamGroup>) {
-        let TrainingGroups {
-            dqn_trunk,
-            dqn_heads,
-            iqn_online,
-            iql,
-            attention,
-            tlob,
-            curiosity,
-            decision_transformer,
-            extra,
-        } = self;
+    /// The eight of [`TrainingGroups::all`] (same order) and `extra`, mutably at once: disjoint
+    /// fields. The session's launches take them from here too, so the record of group `i` of
+    /// `all` is record `i`.
+    pub(crate) fn split_extra(&mut self) -> ([&mut ParamGroup; 8], &mut Vec<ParamGroup>) {
         (
             [
-                dqn_trunk,
-                dqn_heads,
-                iqn_online,
-                iql,
-                attention,
-                tlob,
-                curiosity,
-                decision_transformer,
+                &mut self.dqn_trunk,
+                &mut self.dqn_heads,
+                &mut self.iqn_online,
+                &mut self.iql,
+                &mut self.attention,
+                &mut self.tlob,
+                &mut self.curiosity,
+                &mut self.decision_transformer,
             ],
-            extra,
+            &mut self.extra,
         )
     }
 

@@ -534,17 +534,11 @@ impl<'rt> TrainingSession<'rt> {
         } = self;
         let (rt, states, u) = (*rt, &*states, *uniforms);
         let before: Branch<'_> = Box::new(move |s: &Stream| states.advance(rt, s));
-        let TrainingGroups {
-            dqn_trunk,
-            dqn_heads,
-            iqn_online,
-            iql,
-            attention,
-            tlob,
-            curiosity,
-            decision_transformer,
+        // In `TrainingGroups::all`'s order, which is the records' order.
+        let (
+            [dqn_trunk, dqn_heads, iqn_online, iql, attention, tlob, curiosity, decision_transformer],
             extra,
-        } = groups;
+        ) = groups.split_extra();
         macro_rules! stepped {
             ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
                 let group: &mut ParamGroup = $group;
