@@ -480,6 +480,19 @@ impl Error {
             },
         }
     }
+
+    /// This error, about tensor `tensor` of a launch over `tensors` tensors: inside an
+    /// [`Error::InTensor`] naming it in a set of more than one, unchanged for a single tensor.
+    pub(crate) fn in_tensor(self, tensor: usize, tensors: usize) -> Error {
+        if tensors == 1 {
+            self
+        } else {
+            Error::InTensor {
+                tensor,
+                source: Box::new(self),
+            }
+        }
+    }
 }
 
 /// `result.map_err(|e| Error::cuda(op, e))`, shorter.

@@ -398,16 +398,7 @@ fn check_set_regions<E: OptimizerEntry>(
     tensors: &[E::Buffers<DeviceRegion>],
 ) -> Result<()> {
     for (t, tensor) in tensors.iter().enumerate() {
-        check_regions::<E>(kernel, tensor).map_err(|e| {
-            if tensors.len() == 1 {
-                e
-            } else {
-                Error::InTensor {
-                    tensor: t,
-                    source: Box::new(e),
-                }
-            }
-        })?;
+        check_regions::<E>(kernel, tensor).map_err(|e| e.in_tensor(t, tensors.len()))?;
     }
     Ok(())
 }

@@ -263,16 +263,8 @@ pub fn check_tensors<E: OptimizerEntry, B: BufferView>(
         .iter()
         .enumerate()
         .map(|(t, tensor)| {
-            check_lengths::<E, _>(tensor, |b| b.len()).map_err(|e| {
-                if multi {
-                    Error::InTensor {
-                        tensor: t,
-                        source: Box::new(e),
-                    }
-                } else {
-                    e
-                }
-            })?;
+            check_lengths::<E, _>(tensor, |b| b.len())
+                .map_err(|e| e.in_tensor(t, tensors.len()))?;
             E::named_buffers(tensor)
                 .into_iter()
                 .map(|(name, b)| {
