@@ -57,11 +57,11 @@ pub const MAX_BUFFERS: usize = 8;
 pub const RARE_LANE_BITS: usize = 16;
 /// The bit of a lane's rare facts for a non-finite raw value (bits `0..MAX_BUFFERS` are the
 /// buffers').
-#[cfg(target_arch = "nvptx64")]
-const RARE_RAW: usize = 15;
+pub const RARE_RAW: usize = RARE_LANE_BITS - 1;
 /// The bit of a lane's rare facts for a thread's first clamp.
-#[cfg(target_arch = "nvptx64")]
-const RARE_FIRST_CLAMP: usize = 14;
+pub const RARE_FIRST_CLAMP: usize = RARE_LANE_BITS - 2;
+// Every buffer's bit below the two header facts', and four lanes in one `u64` mask.
+const _: () = assert!(MAX_BUFFERS <= RARE_FIRST_CLAMP && 4 * RARE_LANE_BITS <= 64);
 
 /// Word of the clamp count.
 pub const CLAMPED: usize = 0;
