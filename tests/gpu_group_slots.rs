@@ -13,12 +13,16 @@
 //!   clamp hits, step by step, in the time series.
 use adamant::runtime::nan_check::{slot, GroupSlot, SlotBindings, SlotId, Source, SLOTS};
 use adamant::runtime::{
-    AdamHyper, Adamant, ClampPressureLog, GroupBuffer, GroupSizes, ParamGroup, QAbsRef,
-    SessionConfig, TrainingGroups, TrainingSession,
+    AdamHyper, Adamant, ClampPressureLog, GroupBuffer, ParamGroup, QAbsRef, SessionConfig,
+    TrainingGroups, TrainingSession,
 };
 use cust::memory::DeviceBuffer;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+#[path = "support/small_groups.rs"]
+mod small_groups;
+use small_groups::sizes;
 
 const ADDED: &str = "world_model";
 /// The bound of every clamped group: 100 × max(Q_ABS_REF, 1).
@@ -26,19 +30,6 @@ const BOUND: f32 = 100.0;
 
 fn runtime() -> Adamant {
     Adamant::new().expect("needs a CUDA GPU")
-}
-
-fn sizes() -> GroupSizes {
-    GroupSizes {
-        dqn_trunk: 4099,
-        dqn_heads: 1024,
-        iqn_online: 2048,
-        iql: 777,
-        attention: 1024,
-        tlob: 513,
-        curiosity: 640,
-        decision_transformer: 256,
-    }
 }
 
 fn init(name: &str, n: usize) -> Vec<f32> {

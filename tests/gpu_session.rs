@@ -13,14 +13,18 @@
 use adamant::reference::{self as r, KernelRef};
 use adamant::runtime::nan_check::{SlotBindings, SlotId, Source, SLOTS};
 use adamant::runtime::{
-    AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, GroupSizes, QAbsRef, Records,
-    SessionConfig, StepBound, StepSpec, StepStates, TrainingGroups, TrainingSession,
+    AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, SessionConfig,
+    StepBound, StepSpec, StepStates, TrainingGroups, TrainingSession,
 };
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use adamant_kernels::step::{advance, StepState, FLAG_BAD_Q_ABS_REF};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+#[path = "support/small_groups.rs"]
+mod small_groups;
+use small_groups::sizes;
 
 const NEEDS_GPU: &str = "needs a CUDA GPU";
 /// 1000 steps; 120 under compute-sanitizer (ADAMANT_SANITIZER_RUN=1), which instruments every
@@ -35,19 +39,6 @@ fn steps() -> u32 {
 
 fn runtime() -> Adamant {
     Adamant::new().expect(NEEDS_GPU)
-}
-
-fn sizes() -> GroupSizes {
-    GroupSizes {
-        dqn_trunk: 4099,
-        dqn_heads: 1024,
-        iqn_online: 2048,
-        iql: 777,
-        attention: 1024,
-        tlob: 513,
-        curiosity: 640,
-        decision_transformer: 256,
-    }
 }
 
 /// Deterministic initial weights: large enough in places that the bound bites when `Q_ABS_REF`
