@@ -15,9 +15,13 @@ use crate::nan_check::{GroupShape, SlotBindings};
 pub const DT_CLAMP_DISABLED: &str =
     "decision transformer: offline RL, outside the ISV-driven clamp's scope (seed: DT keeps 0.0)";
 
+/// The number of the seed's groups ([`TrainingGroups::all`]); a session has one record per
+/// group, these first, then one per [`TrainingGroups::extra`] group.
+pub const SESSION_GROUPS: usize = 8;
+
 /// The seed's eight groups as the NaN check's slots see them (name, whether AMSGrad's `v_max` is
 /// kept), in [`TrainingGroups::all`]'s order: the names [`TrainingGroups::new`] gives them.
-pub const SEED_GROUPS: [GroupShape<'static>; 8] = [
+pub const SEED_GROUPS: [GroupShape<'static>; SESSION_GROUPS] = [
     shape("dqn_trunk", false),
     shape("dqn_heads", false),
     shape("iqn_online", false),
@@ -147,7 +151,7 @@ impl TrainingGroups {
     }
 
     /// All groups, in a fixed order (as declared), each carrying its name.
-    pub fn all(&self) -> [&ParamGroup; 8] {
+    pub fn all(&self) -> [&ParamGroup; SESSION_GROUPS] {
         [
             &self.dqn_trunk,
             &self.dqn_heads,
@@ -161,7 +165,7 @@ impl TrainingGroups {
     }
 
     /// All groups, mutably, in the order of [`TrainingGroups::all`] (to upload gradients, say).
-    pub fn all_mut(&mut self) -> [&mut ParamGroup; 8] {
+    pub fn all_mut(&mut self) -> [&mut ParamGroup; SESSION_GROUPS] {
         self.split_extra().0
     }
 
@@ -182,7 +186,9 @@ impl TrainingGroups {
     /// The eight of [`TrainingGroups::all`] (same order) and `extra`, mutably at once: disjoint
     /// fields. The session's launches take them from here too, so the record of group `i` of
     /// `all` is record `i`.
-    pub(crate) fn split_extra(&mut self) -> ([&mut ParamGroup; 8], &mut Vec<ParamGroup>) {
+    pub(crate) fn split_extra(
+        &mut self,
+    ) -> ([&mut ParamGroup; SESSION_GROUPS], &mut Vec<ParamGroup>) {
         (
             [
                 &mut self.dqn_trunk,

@@ -8,7 +8,7 @@ mod groups;
 mod session;
 pub(crate) mod slot_table;
 
-pub use groups::{GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS};
-pub use session::{
-    ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession, SESSION_GROUPS,
+pub use groups::{
+    GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
 };
+pub use session::{ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession};

@@ -14,7 +14,7 @@ use cust::event::{Event, EventFlags};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 
-use super::groups::{TrainingGroups, DT_CLAMP_DISABLED};
+use super::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
@@ -296,9 +296,6 @@ pub struct TrainingSession<'rt> {
     steps: u64,
 }
 
-/// The number of the seed's groups ([`TrainingGroups::all`]); a session has one record per
-/// group, these first, then one per [`TrainingGroups::extra`] group.
-pub const SESSION_GROUPS: usize = 8;
 /// The record whose `q_abs_ref_eff` the NaN check's thresholds read (the DQN trunk's, which
 /// follows the device `Q_ABS_REF`).
 const CHECK_RECORD: usize = 0;
