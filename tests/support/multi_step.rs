@@ -1,0 +1,184 @@
+//! The GPU multi-tensor tests' shared helpers: random host tensors of awkward sizes with the
+//! clamp's edge cases in them, their device copies, one multi-tensor step of any of the five
+//! kernels through the typed entry, and its f64 reference.
+#![allow(dead_code)] // each test crate uses its own subset
+
+use adamant::kernels::abi::UniformPtr;
+use adamant::kernels::optimizers::{
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
+};
+use adamant::reference::{self as r, KernelRef, RefState};
+use adamant::runtime::{adam_scalars, AdamHyper, Adamant, ClampPolicy, TensorSet};
+use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::stream::Stream;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// Sizes around the vector width and the chunk size (2048), plus a multi-chunk tensor.
+pub const SIZES: [usize; 10] = [1, 3, 4, 5, 2047, 2048, 2049, 4099, 10_000, 70_001];
+
+pub struct HostTensor {
+    pub p: Vec<f32>,
+    pub g: Vec<f32>,
+    pub m: Vec<f32>,
+    pub v: Vec<f32>,
+    pub v_max: Vec<f32>,
+}
+
+pub struct DevTensor {
+    pub p: DeviceBuffer<f32>,
+    pub g: DeviceBuffer<f32>,
+    pub m: DeviceBuffer<f32>,
+    pub v: DeviceBuffer<f32>,
+    pub v_max: DeviceBuffer<f32>,
+}
+
+pub fn random(rng: &mut SmallRng, n: usize, bound: f32) -> HostTensor {
+    let mut gen = |lo: f32, hi: f32| (0..n).map(|_| rng.gen_range(lo..hi)).collect::<Vec<_>>();
+    let mut p = gen(-2.0, 2.0);
+    // A few weights past the bound and non-finite ones, so the clamp acts in every tensor.
+    for (i, x) in p.iter_mut().enumerate() {
+        match i % 97 {
+            0 => *x = bound * 3.0,
+            1 => *x = f32::NAN,
+            2 => *x = f32::NEG_INFINITY,
+            _ => {}
+        }
+    }
+    HostTensor {
+        p,
+        g: gen(-1.0, 1.0),
+        m: gen(-0.1, 0.1),
+        v: gen(0.0, 0.05),
+        v_max: gen(0.0, 0.06),
+    }
+}
+
+pub fn upload(t: &HostTensor) -> DevTensor {
+    let up = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
+    DevTensor {
+        p: up(&t.p),
+        g: up(&t.g),
+        m: up(&t.m),
+        v: up(&t.v),
+        v_max: up(&t.v_max),
+    }
+}
+
+pub fn download(t: &DevTensor) -> HostTensor {
+    let down = |b: &DeviceBuffer<f32>| {
+        let mut h = vec![0.0f32; b.len()];
+        b.copy_to(&mut h[..]).unwrap();
+        h
+    };
+    HostTensor {
+        p: down(&t.p),
+        g: down(&t.g),
+        m: down(&t.m),
+        v: down(&t.v),
+        v_max: down(&t.v_max),
+    }
+}
+
+pub fn hyper(kernel: KernelRef) -> AdamHyper {
+    let wd = if kernel == KernelRef::Curiosity {
+        0.0
+    } else {
+        0.01
+    };
+    AdamHyper::new(2e-3, 0.9, 0.999, 1e-8, wd, 3).unwrap()
+}
+
+pub const GRAD_CLIP: f32 = 0.5;
+
+/// One multi-tensor step of `kernel` over `tensors` on `stream`, through the typed entry.
+pub fn step(
+    rt: &Adamant,
+    stream: &Stream,
+    kernel: KernelRef,
+    set: &mut TensorSet,
+    tensors: &mut [DevTensor],
+    policy: ClampPolicy,
+) -> adamant::runtime::Result<()> {
+    let h = hyper(kernel);
+    macro_rules! run {
+        ($k:ident, $scalars:expr) => {{
+            let buffers: Vec<_> = tensors
+                .iter_mut()
+                .map(|t| $k::Buffers {
+                    p: &mut *t.p,
+                    g: &mut *t.g,
+                    m: &mut *t.m,
+                    v: &mut *t.v,
+                })
+                .collect();
+            rt.launch_multi::<$k::Entry>(stream, set, &buffers, &$scalars, policy)
+                .map(|_| ())
+        }};
+    }
+    let wd = h.weight_decay;
+    match kernel {
+        KernelRef::Dqn => run!(
+            dqn_adam_update_kernel,
+            adam_scalars!(dqn_adam_update_kernel, h, weight_decay: wd, grad_scale: UniformPtr::NULL).unwrap()
+        ),
+        KernelRef::Iqn => run!(
+            iqn_adam_kernel,
+            adam_scalars!(iqn_adam_kernel, h, weight_decay: wd).unwrap()
+        ),
+        KernelRef::Iql => run!(
+            iql_adam_kernel,
+            adam_scalars!(iql_adam_kernel, h, weight_decay: wd, grad_clip: GRAD_CLIP).unwrap()
+        ),
+        KernelRef::Attn => run!(
+            attn_adam_kernel,
+            adam_scalars!(attn_adam_kernel, h, weight_decay: wd).unwrap()
+        ),
+        KernelRef::Curiosity => {
+            let scalars = adam_scalars!(curiosity_adam_step, h).unwrap();
+            let buffers: Vec<_> = tensors
+                .iter_mut()
+                .map(|t| curiosity_adam_step::Buffers {
+                    p: &mut *t.p,
+                    g: &mut *t.g,
+                    m: &mut *t.m,
+                    v: &mut *t.v,
+                    v_max: &mut *t.v_max,
+                })
+                .collect();
+            rt.launch_multi::<curiosity_adam_step::Entry>(stream, set, &buffers, &scalars, policy)
+                .map(|_| ())
+        }
+    }
+}
+
+pub fn reference_of(kernel: KernelRef, t: &HostTensor, bound: f32) -> RefState {
+    let h = hyper(kernel);
+    let mut hp = r::Hyper::new(h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.step);
+    if kernel == KernelRef::Iql {
+        hp = hp.with_grad_clip(GRAD_CLIP);
+    }
+    let v_max = kernel.amsgrad().then_some(&t.v_max[..]);
+    let mut state = RefState::from_f32(&t.p, &t.m, &t.v, v_max);
+    r::step_slices(kernel, &mut state, &t.g, &hp, bound);
+    state
+}
+
+pub fn assert_matches(
+    kernel: KernelRef,
+    what: &str,
+    reference: &[RefState],
+    tensors: &[DevTensor],
+) {
+    for (i, (want, dev)) in reference.iter().zip(tensors).enumerate() {
+        let got = download(dev);
+        let v_max = kernel.amsgrad().then_some(&got.v_max[..]);
+        let errors = want.max_errors(&got.p, &got.m, &got.v, v_max);
+        assert!(
+            errors.passes(),
+            "{} {what}: tensor {i} ({} elements): {errors:?}",
+            kernel.name(),
+            got.p.len()
+        );
+    }
+}
