@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
+use adamant_kernels::step::BOUND_OFFSET;
 use adamant_runtime::nan_check::{
     group_slots, Check, Source, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
 };
@@ -126,10 +127,21 @@ pub fn kernel_table_markdown(kernels: &[&KernelDescriptor]) -> String {
             KernelKind::Optimizer => "optimizer",
             KernelKind::Other => "other",
         };
-        let clamp = match kernel.clamp_bound_index() {
-            Some(i) => format!("`{}` (parameter {i}, last)", kernel.params[i].name),
-            None => "- (writes no parameters)".to_string(),
+        let mut clamp = match (kernel.clamp_bound_index(), kernel.step_state_index()) {
+            (Some(i), _) => format!("`{}` (parameter {i}, last)", kernel.params[i].name),
+            (None, Some(i)) => format!(
+                "byte {BOUND_OFFSET} of the record `{}` points at (parameter {i}, last)",
+                kernel.params[i].name
+            ),
+            (None, None) => "- (writes no parameters)".to_string(),
         };
+        if let Some(i) = kernel.clamp_scales_index() {
+            let _ = write!(
+                clamp,
+                ", times tensor t's scale `{}[t]` (parameter {i})",
+                kernel.params[i].name
+            );
+        }
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} |",

@@ -1285,6 +1285,7 @@ mod soft_update {
                 ("online", ParamRole::InputTable),
                 ("chunks", ParamRole::ChunkTable),
                 ("n_chunks", ParamRole::ChunkCount),
+                ("weight_clamp_scales", ParamRole::ClampScales),
                 ("tau", tau),
                 ("records", ParamRole::Records),
                 ("weight_clamp_max_abs", ParamRole::ClampBound),

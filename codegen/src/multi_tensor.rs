@@ -3,7 +3,9 @@
 //! device table of per-tensor pointers, then a chunk table (`adamant_kernels::multi::Chunk`:
 //! tensor, start, len); each block takes chunks in turn and sweeps one with its threads, through
 //! the same `__adamant_sweep` as the single-buffer entry, so the clamp epilogue is the same code.
-//! The bound stays the last parameter.
+//! After the chunk table comes `weight_clamp_scales`, one `f32` per tensor: tensor `t` is clamped
+//! with `tensor_bound(bound, scales[t])` (`adamant_kernels::multi`), so one launch can clip each
+//! layer to its own bound. The launch's bound stays the last parameter.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -13,7 +15,7 @@ use crate::optimizer::{
     buffer_count, kernel_param, records_arg, records_param, uniform_descriptor_params,
     uniform_idents, uniform_loads, uniform_params, Flavor,
 };
-use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS, RECORDS};
+use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS, RECORDS, SCALES};
 
 /// The multi-tensor entry's exported name: `<kernel>_multi` or `<kernel>_multi_stepped`.
 pub(crate) fn multi_name(k: &OptimizerFn, flavor: Flavor) -> String {
@@ -26,6 +28,8 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
     let bound = format_ident!("{}", BOUND);
     let chunks = format_ident!("{}", CHUNKS);
     let n_chunks = format_ident!("{}", N_CHUNKS);
+    let scales = format_ident!("{}", SCALES);
+    let tensor_bound = quote! { #kernels::multi::tensor_bound };
     let tables = k.buffers().map(|a| {
         let ident = &a.ident;
         quote! { #ident: *const u64 }
@@ -60,7 +64,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                 __adamant_shared,
                 #records,
                 __adamant_recording,
-                #bound,
+                #tensor_bound(#bound, *#scales.add(__adamant_recording as usize)),
             );
         }
     };
@@ -71,6 +75,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
             #(#tables,)*
             #chunks: *const #kernels::multi::Chunk,
             #n_chunks: u32,
+            #scales: *const f32,
             #(#uniform_params,)*
             #records_arg,
             #last,
@@ -93,6 +98,9 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                     __adamant_recording = __adamant_chunk.tensor;
                 }
                 #(#chunk_pointers)*
+                // The chunk's own tensor's bound: its scale is loaded at the index its pointers
+                // were loaded at, every chunk (the audit proves the index is the same).
+                let __adamant_bound: f32 = #tensor_bound(#bound, *#scales.add(__adamant_tensor));
                 __adamant_sweep(
                     #(#buffer_idents,)*
                     __adamant_chunk.len as usize,
@@ -102,7 +110,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                     __adamant_start as u64,
                     __adamant_shared,
                     &mut __adamant_facts,
-                    #bound,
+                    __adamant_bound,
                 );
                 __adamant_c += #kernels::builtins::grid_dim();
             }
@@ -144,6 +152,12 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
         N_CHUNKS,
         quote!(U32),
         quote!(ChunkCount),
+    ));
+    params.push(kernel_param(
+        kernels,
+        SCALES,
+        quote!(Ptr),
+        quote!(ClampScales),
     ));
     params.extend(uniform_descriptor_params(k, kernels, flavor));
     params.push(records_param(kernels));

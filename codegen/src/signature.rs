@@ -12,7 +12,7 @@
 //!   ..)]` (the values a launch may pass, [`crate::domain`]); it is finite in any case, and a
 //!   `u32` takes any value.
 //!
-//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks` and names starting with `__adamant` are
+//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks`, `weight_clamp_scales` and names starting with `__adamant` are
 //! the generated entries' own. The body is checked after the signature, by [`crate::body`].
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
@@ -28,6 +28,8 @@ pub const LEN: &str = "len";
 /// The chunk table and its length in the multi-tensor entry.
 pub const CHUNKS: &str = "chunks";
 pub const N_CHUNKS: &str = "n_chunks";
+/// The per-tensor bound scales of the multi-tensor entries (`adamant_kernels::multi::tensor_bound`).
+pub const SCALES: &str = "weight_clamp_scales";
 /// The step-state pointer the macro appends, in place of the bound, to the stepped entries.
 pub const STEP_STATE: &str = "step_state";
 /// The diagnostics records header the macro appends, before the bound (or the step state), to
@@ -299,6 +301,14 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
             "`weight_clamp_max_abs` is the clamp bound that #[optimizer_kernel] appends as the \
              last parameter of every optimizer entry; it cannot be declared, renamed, moved or \
              given a default here",
+        ));
+    }
+    if name == SCALES {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "`weight_clamp_scales` is the per-tensor clamp scale table that #[optimizer_kernel] \
+             gives every multi-tensor entry (tensor t is clamped to bound * scales[t]); it cannot \
+             be declared here: set the scales on the host with `TensorSet::set_clamp_scales`",
         ));
     }
     if [LEN, CHUNKS, N_CHUNKS, STEP_STATE, RECORDS].contains(&name.as_str())

@@ -140,6 +140,12 @@ pub enum ParamRole {
     ChunkTable,
     /// Multi-tensor entries: the number of chunk records.
     ChunkCount,
+    /// Multi-tensor entries: `weight_clamp_scales`, a read-only device array of one `f32` per
+    /// tensor. Tensor `t` is clamped with [`crate::multi::tensor_bound`]`(bound, scales[t])`,
+    /// `t` being the index of the tensor's pointers in the buffer tables (the PTX audit proves it
+    /// is the same index). The runtime passes a table of ones when a launch gives no scales, and
+    /// checks every scale it is given (finite and positive).
+    ClampScales,
     /// `records`, every optimizer entry's parameter before the bound (or step state): a
     /// read-only [`crate::diagnostics::RecordsHeader`] whose two pointers lead to the launch's
     /// diagnostics accumulators and its published records, the only places the entry writes
@@ -180,6 +186,7 @@ impl ParamRole {
                 | ParamRole::InputTable
                 | ParamRole::StateTable
                 | ParamRole::ChunkTable
+                | ParamRole::ClampScales
                 | ParamRole::Output
                 | ParamRole::IndexTable
                 | ParamRole::StepState
@@ -337,6 +344,13 @@ impl KernelDescriptor {
         self.params
             .iter()
             .position(|p| p.role == ParamRole::ClampBound)
+    }
+
+    /// Index of the per-tensor bound scales (multi-tensor optimizer entries only).
+    pub fn clamp_scales_index(&self) -> Option<usize> {
+        self.params
+            .iter()
+            .position(|p| p.role == ParamRole::ClampScales)
     }
 
     /// Index of the step-state pointer (stepped optimizer entries only; always the last

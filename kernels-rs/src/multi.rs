@@ -16,3 +16,23 @@ pub struct Chunk {
 
 /// `u32`s per [`Chunk`] record (the runtime uploads the table as `u32`s).
 pub const CHUNK_WORDS: usize = 4;
+
+/// The clamp bound of one tensor of a multi-tensor launch: the launch's `bound` (the last
+/// parameter, or the step state's) times the tensor's `scale`, the `f32` at the tensor's index in
+/// the entry's `weight_clamp_scales` table (the index of its pointers in the buffer tables). So a
+/// launch can clip layer by layer, `κ · s_l` in layer-wise weight clipping, and a table of ones
+/// (what the runtime passes when no scales are given) leaves every tensor at the launch's bound,
+/// bit for bit. A product that overflows saturates at `f32::MAX`: a finite bound still turns an
+/// infinite weight into a finite one. A bound of 0 (clamp disabled) stays 0.
+///
+/// The PTX audit proves each stored value is `contract(x, tensor_bound(bound, scale))` with the
+/// scale loaded at the stored pointer's own tensor index, from its own definition of this rule.
+#[inline(always)]
+pub fn tensor_bound(bound: f32, scale: f32) -> f32 {
+    let b = bound * scale;
+    if b > f32::MAX {
+        f32::MAX
+    } else {
+        b
+    }
+}

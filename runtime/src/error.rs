@@ -283,6 +283,40 @@ pub enum Error {
         requirement: &'static str,
     },
 
+    /// A per-tensor clamp scale ([`TensorSet::set_clamp_scales`](crate::TensorSet::set_clamp_scales))
+    /// that would not give its tensor a clamping bound.
+    #[error(
+        "{kernel}: the clamp scale of tensor {tensor} is {value:e}: {requirement} (nothing was \
+         launched or uploaded)"
+    )]
+    InvalidClampScale {
+        /// The multi-tensor entry the set was built for.
+        kernel: &'static str,
+        /// The tensor's index in the set.
+        tensor: usize,
+        /// Its scale.
+        value: f32,
+        /// What it must be, or what it would do.
+        requirement: String,
+    },
+
+    /// Per-tensor clamp scales whose count is not the set's tensor count: given for another
+    /// set, or kept from the tensors a set described before it was rebuilt.
+    #[error(
+        "{kernel}: {scales} per-tensor clamp scales for a set of {tensors} tensors{hint} (nothing \
+         was launched or uploaded)"
+    )]
+    ClampScales {
+        /// The multi-tensor entry the set was built for (or is being built for).
+        kernel: &'static str,
+        /// Scales given (or kept).
+        scales: usize,
+        /// Tensors in the set.
+        tensors: usize,
+        /// What to do about it.
+        hint: &'static str,
+    },
+
     /// A disabled clamp needs a stated reason ([`ClampPolicy::disabled`](crate::ClampPolicy::disabled)).
     #[error("a disabled weight clamp needs a non-empty reason")]
     DisabledWithoutReason,

@@ -99,6 +99,15 @@ pub enum Uniforms<'s, E: OptimizerEntry> {
 }
 
 impl<E: OptimizerEntry> Uniforms<'_, E> {
+    /// The smallest bound this launch can clamp with: the policy's, or the step-state record's
+    /// smallest ([`StepStates::smallest_bound`]).
+    pub fn smallest_bound(&self, checked: &CheckedArgs) -> Result<f32> {
+        match self {
+            Uniforms::Plain { .. } => Ok(checked.bound_value()),
+            Uniforms::Stepped { states, index, .. } => states.smallest_bound(*index),
+        }
+    }
+
     /// The entry this launch uses (single or multi-tensor, plain or stepped) and its checked
     /// arguments.
     pub fn check(&self, multi: bool) -> Result<(&'static KernelDescriptor, CheckedArgs)> {
@@ -384,14 +393,23 @@ pub fn check_lengths<E: OptimizerEntry, T>(
     Ok(expected)
 }
 
+/// The device tables of a multi-tensor launch besides the per-buffer pointer tables: the chunk
+/// table, its length and the per-tensor clamp scales (all built by [`crate::TensorSet`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetTables {
+    pub chunks: u64,
+    pub n_chunks: u32,
+    pub scales: u64,
+}
+
 /// The argument list of an entry, in its descriptor's order: `pointer(name)` for each buffer or
-/// pointer table, `counts` for the length or chunk table and count, the checked uniforms, the
-/// checked records header, and the validated bound last. Any parameter this cannot fill is an error, not a guess.
+/// pointer table, `len` or the set's tables, the checked uniforms, the checked records header,
+/// and the validated bound last. Any parameter this cannot fill is an error, not a guess.
 pub fn assemble(
     descriptor: &'static KernelDescriptor,
     pointer: impl Fn(&str) -> Option<u64>,
     len: usize,
-    chunks: Option<(u64, u32)>,
+    set: Option<SetTables>,
     records: u64,
     checked: &CheckedArgs,
 ) -> Result<Vec<ArgValue>> {
@@ -410,8 +428,9 @@ pub fn assemble(
             | ParamRole::InputTable
             | ParamRole::StateTable => ArgValue::Ptr(pointer(p.name).ok_or_else(bad)?),
             ParamRole::Len => ArgValue::Usize(len),
-            ParamRole::ChunkTable => ArgValue::Ptr(chunks.ok_or_else(bad)?.0),
-            ParamRole::ChunkCount => ArgValue::U32(chunks.ok_or_else(bad)?.1),
+            ParamRole::ChunkTable => ArgValue::Ptr(set.ok_or_else(bad)?.chunks),
+            ParamRole::ChunkCount => ArgValue::U32(set.ok_or_else(bad)?.n_chunks),
+            ParamRole::ClampScales => ArgValue::Ptr(set.ok_or_else(bad)?.scales),
             ParamRole::Records if i + 1 == last => ArgValue::Ptr(records),
             ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. } => {
                 *scalars.next().ok_or_else(bad)?

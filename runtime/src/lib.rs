@@ -46,6 +46,7 @@
 // `nan_check`, the checker's namespace); what is `pub` inside a module but not re-exported is
 // the runtime's own.
 mod clamp_policy;
+mod clamp_scales;
 mod device;
 mod error;
 mod graph;

@@ -1,17 +1,18 @@
 //! Multi-tensor launches: one launch of `<kernel>_multi` updates every tensor of a set, driven
-//! by device-resident tables (one pointer table per buffer argument, one chunk table) that are
-//! rebuilt only when the set of tensors changes.
+//! by device-resident tables (one pointer table per buffer argument, one chunk table, one of
+//! per-tensor clamp scales) that are rebuilt only when the set of tensors changes.
 use adamant_kernels::abi::OptimizerEntry;
 use adamant_kernels::diagnostics::shared_bytes;
 use adamant_kernels::multi::CHUNK_WORDS;
-use cust::memory::{DeviceBuffer, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
 
 use crate::clamp_policy::ClampPolicy;
+use crate::clamp_scales::{check_products, check_scales};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
-use crate::launch_check::{assemble, check_tensors, BufferView, Signature, Uniforms};
+use crate::launch_check::{assemble, check_tensors, BufferView, SetTables, Signature, Uniforms};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
@@ -23,14 +24,22 @@ pub const CHUNK_ELEMENTS: usize = 2048;
 const MAX_GRID: u32 = i32::MAX as u32;
 
 /// The device tables behind [`Adamant::launch_multi`] for one set of tensors: one table of
-/// per-tensor pointers per buffer argument and one of 2048-element chunks. Keep one per set of
-/// tensors (per model, per kernel) across steps: while the launches pass the same buffers, the
-/// tables are reused and a launch allocates and uploads nothing; a changed set rebuilds them.
-/// See [`Adamant::launch_multi`] for an example.
+/// per-tensor pointers per buffer argument, one of 2048-element chunks and one of per-tensor
+/// clamp scales. Keep one per set of tensors (per model, per kernel) across steps: while the
+/// launches pass the same buffers, the tables are reused and a launch allocates and uploads
+/// nothing; a changed set rebuilds them. See [`Adamant::launch_multi`] for an example, and
+/// [`TensorSet::set_clamp_scales`] for a bound per tensor.
 pub struct TensorSet {
     /// One device table of per-tensor pointers per buffer argument, in entry order.
     tables: Vec<DeviceBuffer<u64>>,
     chunks: Option<DeviceBuffer<u32>>,
+    /// One clamp scale per tensor, built with the tables (ones), rewritten by
+    /// [`TensorSet::set_clamp_scales`].
+    scales: Option<DeviceBuffer<f32>>,
+    /// The scales given to [`TensorSet::set_clamp_scales`] (validated), `None` for ones.
+    custom_scales: Option<Vec<f32>>,
+    /// The multi-tensor entry the tables were last built for, for errors.
+    kernel: &'static str,
     n_chunks: u32,
     /// What the tables describe (validated: lengths, no overlaps).
     signature: Signature,
@@ -53,6 +62,9 @@ impl TensorSet {
         TensorSet {
             tables: Vec::new(),
             chunks: None,
+            scales: None,
+            custom_scales: None,
+            kernel: "a multi-tensor entry",
             n_chunks: 0,
             signature: Vec::new(),
             elements: 0,
@@ -81,6 +93,116 @@ impl TensorSet {
     /// event recorded after the launch); `None` before the tables are first built.
     pub fn records(&self) -> Option<LaunchRecords> {
         self.records.as_ref().map(Records::read)
+    }
+
+    /// Clamps each tensor with its own bound: from the next launch on, tensor `t` of the set is
+    /// clamped with `tensor_bound(bound, scales[t])` (the launch's bound times the scale, an
+    /// overflow saturated at `f32::MAX`; `adamant_kernels::multi::tensor_bound`), as layer-wise
+    /// weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
+    /// as the scales and launch with a fixed bound of 1. Applies to plain and stepped launches;
+    /// a stepped launch multiplies its step's bound. It waits for the device to be idle, then
+    /// uploads: call it between steps, not while a stream is being captured. A captured graph reads the table at every
+    /// replay, so new scales reach its next replay.
+    ///
+    /// The set must already describe its tensors (after [`TensorSet::sync`] or a launch), and
+    /// the scales belong to those tensors: if the set is later rebuilt for other tensors, that
+    /// launch is refused until the scales are set again or cleared
+    /// ([`TensorSet::clear_clamp_scales`]). Each launch also checks that no scale turns its
+    /// bound into 0.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::attn_adam_kernel;
+    /// use adamant_runtime::cust::memory::DeviceBuffer;
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, TensorSet};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// // Two layers, each clipped to κ·s_l with κ = 2 and s_l = 1/sqrt(fan_in).
+    /// let mut tensors = Vec::new();
+    /// for (fan_in, len) in [(256usize, 256 * 64), (64, 64 * 8)] {
+    ///     let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; len]);
+    ///     tensors.push((fan_in, [filled(0.01)?, filled(1.0)?, filled(0.0)?, filled(0.0)?]));
+    /// }
+    /// let scales: Vec<f32> = tensors.iter().map(|(fan_in, _)| 1.0 / (*fan_in as f32).sqrt()).collect();
+    /// let mut buffers: Vec<_> = tensors
+    ///     .iter_mut()
+    ///     .map(|(_, [p, g, m, v])| attn_adam_kernel::Buffers {
+    ///         p: &mut **p,
+    ///         g: &mut **g,
+    ///         m: &mut **m,
+    ///         v: &mut **v,
+    ///     })
+    ///     .collect();
+    /// let mut set = TensorSet::new();
+    /// set.sync::<attn_adam_kernel::Entry>(&buffers)?;
+    /// set.set_clamp_scales(&scales)?;
+    /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
+    /// let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: 0.0)?;
+    /// rt.launch_multi::<attn_adam_kernel::Entry>(
+    ///     rt.stream(), &mut set, &buffers, &scalars, ClampPolicy::Fixed { bound: 2.0 },
+    /// )?;
+    /// # rt.synchronize()?;
+    /// # drop(buffers);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ClampScales`] if `scales` is not one per tensor of the set (or the set has not
+    /// been built yet); [`Error::InvalidClampScale`] for a scale that is not finite and at least
+    /// `f32::MIN_POSITIVE`, naming the tensor; [`Error::Cuda`] if the upload fails. Nothing is
+    /// uploaded on an error.
+    pub fn set_clamp_scales(&mut self, scales: &[f32]) -> Result<()> {
+        let tensors = self.signature.len();
+        let table = match self.scales.as_mut() {
+            Some(table) if scales.len() == tensors => table,
+            _ => {
+                return Err(Error::ClampScales {
+                    kernel: self.kernel,
+                    scales: scales.len(),
+                    tensors,
+                    hint: if self.scales.is_none() {
+                        "; the set has no tables yet: sync it first (TensorSet::sync, or a launch)"
+                    } else {
+                        ""
+                    },
+                })
+            }
+        };
+        check_scales(self.kernel, scales)?;
+        idle_before_rewrite()?;
+        table
+            .copy_from(scales)
+            .during("uploading a multi-tensor clamp scale table")?;
+        self.custom_scales = Some(scales.to_vec());
+        Ok(())
+    }
+
+    /// Back to one bound for every tensor: the scale table is all ones again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] if the upload fails.
+    pub fn clear_clamp_scales(&mut self) -> Result<()> {
+        if let Some(table) = self.scales.as_mut() {
+            let ones = vec![1.0f32; table.len()];
+            idle_before_rewrite()?;
+            table
+                .copy_from(&ones)
+                .during("uploading a multi-tensor clamp scale table")?;
+        }
+        self.custom_scales = None;
+        Ok(())
+    }
+
+    /// The per-tensor clamp scales given to [`TensorSet::set_clamp_scales`], `None` while every
+    /// tensor has the launch's bound.
+    pub fn clamp_scales(&self) -> Option<&[f32]> {
+        self.custom_scales.as_deref()
     }
 
     /// Whether the device tables describe exactly `tensors` (same buffers at the same addresses,
@@ -121,6 +243,8 @@ impl TensorSet {
     ///
     /// [`Error::LengthMismatch`] (inside an [`Error::InTensor`] naming the tensor, in a set of
     /// more than one) or [`Error::Overlap`], before anything is uploaded; [`Error::TooLarge`] for a tensor or a set the tables cannot index;
+    /// [`Error::ClampScales`] if the set has per-tensor clamp scales and `tensors` are other
+    /// tensors than those the scales were set for (set them again, or clear them, first);
     /// [`Error::Cuda`] if an upload fails (the old tables are kept).
     pub fn sync<E: OptimizerEntry>(
         &mut self,
@@ -140,6 +264,15 @@ impl TensorSet {
             return Ok(false);
         }
         let kernel = E::MULTI_DESCRIPTOR.name;
+        if let Some(custom) = &self.custom_scales {
+            return Err(Error::ClampScales {
+                kernel,
+                scales: custom.len(),
+                tensors: signature.len(),
+                hint: "; the set's tensors changed since its clamp scales were set: set them \
+                       again for these tensors (TensorSet::set_clamp_scales), or clear them",
+            });
+        }
         let buffers = signature.first().map_or(0, Vec::len);
         let mut tables = vec![Vec::with_capacity(tensors.len()); buffers];
         let mut chunks: Vec<u32> = Vec::new();
@@ -176,16 +309,29 @@ impl TensorSet {
             .iter()
             .map(|t| DeviceBuffer::from_slice(t).during("uploading a multi-tensor pointer table"))
             .collect::<Result<Vec<_>>>()?;
-        let chunk_table = if chunks.is_empty() {
-            None
+        let (chunk_table, scales) = if chunks.is_empty() {
+            (None, None)
         } else {
-            Some(DeviceBuffer::from_slice(&chunks).during("uploading a multi-tensor chunk table")?)
+            let ones = vec![1.0f32; signature.len()];
+            (
+                Some(
+                    DeviceBuffer::from_slice(&chunks)
+                        .during("uploading a multi-tensor chunk table")?,
+                ),
+                Some(
+                    DeviceBuffer::from_slice(&ones)
+                        .during("uploading a multi-tensor clamp scale table")?,
+                ),
+            )
         };
         // New records for the new set (their sequence starts again at 0).
         let records = Records::for_entry(E::MULTI_DESCRIPTOR, signature.len())?;
         *self = TensorSet {
             tables,
             chunks: chunk_table,
+            scales,
+            custom_scales: None,
+            kernel,
             n_chunks: n_chunks as u32,
             signature,
             elements,
@@ -311,6 +457,9 @@ impl Adamant {
             }
             set.sync_views::<E, _>(tensors)?;
         }
+        if let Some(custom) = &set.custom_scales {
+            check_products(kernel, custom, uniforms.smallest_bound(&checked)?)?;
+        }
         // One block per chunk: each chunk's chain of dependent reads (record, table, data) runs
         // beside every other's instead of one after another in a striding block.
         let grid = set.n_chunks.clamp(1, MAX_GRID);
@@ -332,22 +481,37 @@ impl Adamant {
                 .and_then(|i| set.tables.get(i))
                 .map(|t| t.as_device_ptr().as_raw())
         };
-        let chunk_table = (chunks.as_device_ptr().as_raw(), set.n_chunks);
+        let scales = set.scales.as_ref().expect("built with the chunk table");
+        let set_tables = SetTables {
+            chunks: chunks.as_device_ptr().as_raw(),
+            n_chunks: set.n_chunks,
+            scales: scales.as_device_ptr().as_raw(),
+        };
         let records = set
             .records
             .as_ref()
             .expect("built with the tables")
             .check(descriptor, tensors.len())?;
-        let mut values = assemble(descriptor, pointer, 0, Some(chunk_table), records, &checked)?;
+        let mut values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
         let params = arg_pointers(&mut values);
         let shared = shared_bytes(descriptor.buffer_count());
         let function = self.function(descriptor)?;
         // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
         // definition), pointing into `values`. The tables describe exactly `tensors` (checked
         // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
-        // chunk lies inside its tensor (built from the checked lengths).
+        // chunk lies inside its tensor (built from the checked lengths), and the scale table has
+        // one `f32` per tensor (built and replaced with the tables).
         unsafe { stream.launch(function, grid, BLOCK_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
     }
+}
+
+/// Waits until the device is idle. The scale table is rewritten in place (so that a captured
+/// graph that reads it clamps with the new scales from its next replay), by a synchronous copy
+/// that is not ordered after launches on the set's (non-blocking) streams: without this a launch
+/// still in flight could read a half-written table.
+fn idle_before_rewrite() -> Result<()> {
+    cust::context::CurrentContext::synchronize()
+        .during("waiting for the device before rewriting a clamp scale table")
 }

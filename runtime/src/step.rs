@@ -114,6 +114,9 @@ struct Mirror {
     lr: f32,
     beta1: f32,
     beta2: f32,
+    /// The fixed bound ([`StepBound::Policy`]), or `None` for one the device computes from
+    /// `Q_ABS_REF` (never below [`BOUND_FACTOR`]: `q_abs_ref_eff` is at least 1).
+    fixed_bound: Option<f32>,
     users: Vec<&'static KernelDescriptor>,
 }
 
@@ -201,6 +204,7 @@ impl<'q> StepStates<'q> {
                 lr: spec.lr,
                 beta1: spec.beta1,
                 beta2: spec.beta2,
+                fixed_bound: (bound_mode == BOUND_FIXED).then_some(bound),
                 users: Vec::new(),
             });
         }
@@ -359,6 +363,21 @@ impl<'q> StepStates<'q> {
     pub fn lr(&self, index: usize) -> Result<f32> {
         self.record_ptr(index)?;
         Ok(self.mirror.lock().unwrap_or_else(|e| e.into_inner())[index].lr)
+    }
+
+    /// The smallest bound record `index` can give a launch: its fixed bound, or for a bound the
+    /// device computes from `Q_ABS_REF` the rule's floor, `BOUND_FACTOR × 1` (what a multi-tensor
+    /// launch's per-tensor scales are checked against: no scale may turn a clamping bound into 0).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] past the end.
+    pub fn smallest_bound(&self, index: usize) -> Result<f32> {
+        self.record_ptr(index)?;
+        let mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(mirror[index]
+            .fixed_bound
+            .unwrap_or(BOUND_FACTOR * INITIAL_Q_ABS_REF_EFF))
     }
 
     /// Writes the owned `Q_ABS_REF` ([`QAbsRef::Owned`]) for the advances that follow on

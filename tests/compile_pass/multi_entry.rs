@@ -1,6 +1,6 @@
 // The multi-tensor entry `<kernel>_multi` the macro generates next to the single-buffer one: one
 // pointer table per buffer (Param/Input/State -> *Table roles, declared order), the chunk table
-// and its length, the same uniforms, then `weight_clamp_max_abs`, still last. Argument names
+// and its length, the per-tensor clamp scales, the same uniforms, then `weight_clamp_max_abs`, still last. Argument names
 // next to the reserved ones (`chunk`, `n_chunk`, `tables`, `scalars`) and named after the
 // module's own items (`sweep`, `element`) are accepted and do not collide with them.
 #![deny(warnings)]
@@ -38,6 +38,7 @@ fn main() {
             ("chunk", ParamType::Ptr, ParamRole::InputTable),
             ("chunks", ParamType::Ptr, ParamRole::ChunkTable),
             ("n_chunks", ParamType::U32, ParamRole::ChunkCount),
+            ("weight_clamp_scales", ParamType::Ptr, ParamRole::ClampScales),
             (
                 "tables",
                 ParamType::F32,
@@ -68,6 +69,7 @@ fn main() {
     assert!(d.is_multi_tensor());
     assert_eq!(d.param_buffer_index(), Some(1));
     assert_eq!(d.clamp_bound_index(), Some(d.params.len() - 1));
+    assert_eq!(d.clamp_scales_index(), Some(5));
 
     // Both entries are registered and reachable from `Entry`; only the multi one is chunked.
     let single = &near_reserved::DESCRIPTOR;
@@ -102,9 +104,9 @@ fn main() {
         values,
         [ArgValue::F32(0.5), ArgValue::U32(4), ArgValue::Ptr(9)]
     );
-    // Everything but the buffers (3), the chunk table and count (or len), the records and the
-    // bound.
-    assert_eq!(values.len(), d.params.len() - 7);
+    // Everything but the buffers (3), the chunk table, count and clamp scales (or len), the
+    // records and the bound.
+    assert_eq!(values.len(), d.params.len() - 8);
     assert_eq!(values.len(), single.params.len() - 6);
 
     // `element` is still `update`, then the clamp.

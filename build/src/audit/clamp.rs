@@ -18,6 +18,13 @@
 //!   and the addition of constants only (a vector load counts for the element at that offset).
 //!   Any other load, an offset that is not a constant, or a pointer from anywhere else is not the
 //!   bound, so a value clamped with it is not proven.
+//!
+//! A multi-tensor entry clamps tensor `t` with `tensor_bound(bound, scale)`, `scale` being the
+//! `f32` at index `t` of its `weight_clamp_scales` table: the contract is
+//! `stored = contract(x, tensor_contract(bound, scale))`, run on triples `(x, bound, scale)`. Each
+//! scale the stored value depends on must be a 32-bit load from that table at the index its
+//! parameter-buffer pointer was loaded at (`tensor_index.rs`): a scale of another tensor, or a
+//! value clamped with the launch's bound alone, is not proven.
 use std::collections::{HashMap, HashSet};
 
 use adamant_kernels::step::BOUND_OFFSET;
@@ -25,6 +32,7 @@ use adamant_kernels::step::BOUND_OFFSET;
 use super::eval;
 use super::opcodes::{address, destinations, sources};
 use super::provenance::Provenance;
+use super::tensor_index::TensorIndex;
 use crate::ptx::{Instruction, Operand};
 
 /// Why a value stored to a parameter buffer is not proven clamped.
@@ -38,8 +46,19 @@ pub enum ClampFailure {
     Wrong {
         x: u32,
         bound: u32,
+        /// The tensor's scale, in a multi-tensor entry.
+        scale: Option<u32>,
         got: u32,
         expected: u32,
+    },
+    /// A multi-tensor entry's stored value is not clamped with a per-tensor scale.
+    NoTensorScale,
+    /// A multi-tensor entry's value is clamped with the scale of another index than the one its
+    /// parameter-buffer pointer was loaded at.
+    OtherTensor {
+        scale_line: usize,
+        scale_index: String,
+        pointer_index: String,
     },
 }
 
@@ -64,6 +83,7 @@ impl std::fmt::Display for ClampFailure {
             ClampFailure::Wrong {
                 x,
                 bound,
+                scale: None,
                 got,
                 expected,
             } => write!(
@@ -75,6 +95,37 @@ impl std::fmt::Display for ClampFailure {
                 show(*bound),
                 show(*got),
                 show(*expected)
+            ),
+            ClampFailure::Wrong {
+                x,
+                bound,
+                scale: Some(scale),
+                got,
+                expected,
+            } => write!(
+                f,
+                "the clamp computes the wrong value: for x = {}, bound = {} and tensor scale = {} \
+                 the device code stores {}, the contract (`b = min(bound × scale, f32::MAX)`, \
+                 then `b > 0 && |x| > b ? copysign(b, x) : x`) gives {}",
+                show(*x),
+                show(*bound),
+                show(*scale),
+                show(*got),
+                show(*expected)
+            ),
+            ClampFailure::NoTensorScale => f.write_str(
+                "the value is not clamped with its tensor's bound: a multi-tensor entry must \
+                 scale the bound by the tensor's `weight_clamp_scales` entry",
+            ),
+            ClampFailure::OtherTensor {
+                scale_line,
+                scale_index,
+                pointer_index,
+            } => write!(
+                f,
+                "the value is clamped with another tensor's bound: its scale is loaded (line \
+                 {scale_line}) at index `{scale_index}`, its parameter-buffer pointer at index \
+                 `{pointer_index}`"
             ),
         }
     }
@@ -92,6 +143,78 @@ pub fn contract(x: f32, bound: f32) -> f32 {
     } else {
         x
     }
+}
+
+/// The per-tensor bound, written from its definition (not from the kernels' own
+/// `tensor_bound`): the launch's bound times the tensor's scale, rounded to nearest, an overflow
+/// saturated at `f32::MAX`.
+pub fn tensor_contract(bound: f32, scale: f32) -> f32 {
+    let product = bound * scale;
+    if product > f32::MAX {
+        f32::MAX
+    } else {
+        product
+    }
+}
+
+/// The `(x, bound, scale)` triples a multi-tensor entry's clamp is run on: every `(x, bound)`
+/// case with a scale of 1, the same with the bound as the scale (and a launch bound of 1), and
+/// a grid of scales that round, overflow and underflow.
+pub fn scaled_cases() -> Vec<(u32, u32, u32)> {
+    let one = 1f32.to_bits();
+    let pairs = cases();
+    let mut out: Vec<(u32, u32, u32)> = Vec::with_capacity(pairs.len() * 3);
+    for &(x, b) in &pairs {
+        out.push((x, b, one));
+        out.push((x, one, b));
+    }
+    let scales = [
+        0.5f32,
+        2.0,
+        1e-3,
+        1e3,
+        0.1,
+        3.0,
+        1e-30,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1.0f32.next_up(),
+    ];
+    let bounds = [1.0f32, 2.5, 100.0, 7.0, f32::MAX, 1e30, 0.3, 0.0, f32::NAN];
+    let xs = [
+        0.0f32,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        -1.0,
+        0.05,
+        -0.3,
+        2.0,
+        -7.5,
+        150.0,
+        -2.6,
+        1e30,
+        -1e38,
+        f32::MAX,
+        1e-39,
+    ];
+    for &b in &bounds {
+        for &sc in &scales {
+            let t = tensor_contract(b, sc);
+            let mut around = xs.to_vec();
+            if t.is_finite() {
+                for v in [t, t.next_up(), t.next_down()] {
+                    around.push(v);
+                    around.push(-v);
+                }
+            }
+            for &x in &around {
+                out.push((x.to_bits(), b.to_bits(), sc.to_bits()));
+            }
+        }
+    }
+    out
 }
 
 /// The `(x, bound)` pairs the clamp is run on.
@@ -170,11 +293,18 @@ pub(super) enum BoundSource {
     StepState(usize),
 }
 
+/// A multi-tensor entry's per-tensor scales: its `weight_clamp_scales` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct TensorScales {
+    pub scales: usize,
+}
+
 /// One entry's clamp prover: the registers that depend on the bound, computed once.
 pub(super) struct ClampProver<'a> {
     flow: &'a Provenance<'a>,
     instructions: &'a [Instruction],
     source: BoundSource,
+    scales: Option<TensorScales>,
     bound_dependent: HashSet<&'a str>,
 }
 
@@ -184,6 +314,8 @@ struct Slice<'a> {
     defs: HashMap<&'a str, usize>,
     /// The registers holding the bound (`ld.param` of the bound parameter).
     bound_regs: HashSet<&'a str>,
+    /// The registers holding a tensor's scale, with the instruction that loads each.
+    scale_regs: HashMap<&'a str, usize>,
     x: Option<&'a str>,
 }
 
@@ -192,11 +324,13 @@ impl<'a> ClampProver<'a> {
         flow: &'a Provenance<'a>,
         instructions: &'a [Instruction],
         source: BoundSource,
+        scales: Option<TensorScales>,
     ) -> Self {
         let mut prover = ClampProver {
             flow,
             instructions,
             source,
+            scales,
             bound_dependent: HashSet::new(),
         };
         // Forward fixpoint: a register depends on the bound if one of its definitions reads
@@ -208,7 +342,10 @@ impl<'a> ClampProver<'a> {
                 if dests.is_empty() {
                     continue;
                 }
-                if let Some(bound) = prover.bound_register(inst) {
+                if let Some(bound) = prover
+                    .bound_register(inst)
+                    .or_else(|| prover.scale_register(inst))
+                {
                     changed |= prover.bound_dependent.insert(bound);
                     continue;
                 }
@@ -267,6 +404,29 @@ impl<'a> ClampProver<'a> {
                 }
                 dests.get(usize::try_from(element / 4).ok()?).copied()
             }
+        }
+    }
+
+    /// The register that `inst` loads a tensor's scale into, if `inst` is a 32-bit load through
+    /// the `weight_clamp_scales` pointer (at which index is checked per store).
+    fn scale_register(&self, inst: &'a Instruction) -> Option<&'a str> {
+        let scales = self.scales?.scales;
+        if inst.op() != "ld"
+            || inst.guard.is_some()
+            || ["param", "shared", "local", "const"]
+                .iter()
+                .any(|s| inst.has_modifier(s))
+            || inst.opcode.split('.').any(|m| m.starts_with('v'))
+            || !["b32", "f32"].iter().any(|t| inst.has_modifier(t))
+        {
+            return None;
+        }
+        let from_scales = address(inst).is_some_and(|a| {
+            self.flow.address_roots(a) == [super::provenance::Root::Pointer(scales)].into()
+        });
+        match destinations(inst).as_slice() {
+            [d] if from_scales => Some(*d),
+            _ => None,
         }
     }
 
@@ -360,6 +520,7 @@ impl<'a> ClampProver<'a> {
         let mut slice = Slice {
             defs: HashMap::new(),
             bound_regs: HashSet::new(),
+            scale_regs: HashMap::new(),
             x: None,
         };
         let mut frontier: Vec<&'a str> = Vec::new();
@@ -379,6 +540,10 @@ impl<'a> ClampProver<'a> {
                     )));
                 }
                 slice.bound_regs.insert(reg);
+                continue;
+            }
+            if self.scale_register(inst) == Some(reg) {
+                slice.scale_regs.insert(reg, i);
                 continue;
             }
             let srcs = self.operands_of(i).map_err(unprovable)?;
@@ -466,9 +631,16 @@ impl<'a> ClampProver<'a> {
         result
     }
 
-    /// Proves that the value in `value` is the clamp of one value with the bound, on every
-    /// case of [`cases`]. Returns the number of cases evaluated.
-    pub(super) fn prove(&self, value: &'a Operand) -> Result<usize, ClampFailure> {
+    /// Proves that the value in `value`, stored at `address` through a pointer of parameter
+    /// `target` (a table, in a multi-tensor entry), is the clamp of one value with the
+    /// bound (times its tensor's scale, in a multi-tensor entry), on every case of [`cases`]
+    /// (of [`scaled_cases`]). Returns the number of cases evaluated.
+    pub(super) fn prove(
+        &self,
+        value: &'a Operand,
+        address: Option<&'a Operand>,
+        target: usize,
+    ) -> Result<usize, ClampFailure> {
         let Operand::Register(value) = value else {
             return Err(ClampFailure::NoBound);
         };
@@ -476,47 +648,98 @@ impl<'a> ClampProver<'a> {
             return Err(ClampFailure::NoBound);
         }
         let slice = self.slice(value)?;
+        if let Some(scales) = self.scales {
+            self.check_tensor(&slice, scales, address, target)?;
+        }
         let (program, result) = self
             .compile(value, &slice)
             .map_err(|reason| ClampFailure::Unprovable { reason })?;
-        static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
-        let mut cases = CASES.get_or_init(cases).clone();
-        cases.extend(self.constant_cases(&program));
+        let one = 1f32.to_bits();
+        let mut cases: Vec<(u32, u32, u32)> = if self.scales.is_some() {
+            static SCALED: std::sync::OnceLock<Vec<(u32, u32, u32)>> = std::sync::OnceLock::new();
+            SCALED.get_or_init(scaled_cases).clone()
+        } else {
+            static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
+            let pairs = CASES.get_or_init(cases);
+            pairs.iter().map(|&(x, b)| (x, b, one)).collect()
+        };
+        for (x, b) in self.constant_cases(&program) {
+            cases.push((x, b, one));
+            if self.scales.is_some() {
+                cases.push((x, one, b));
+            }
+        }
         let mut slots = vec![0u32; program.len()];
-        for &(x, bound) in &cases {
+        for &(x, bound, scale) in &cases {
+            let value_of = |a: Src, slots: &[u32]| match a {
+                Src::X => x,
+                Src::Bound => bound,
+                Src::Scale => scale,
+                Src::Imm(v) => v,
+                Src::Slot(j) => slots[j],
+            };
             for (k, step) in program.iter().enumerate() {
-                let args: Vec<u32> = step
-                    .args
-                    .iter()
-                    .map(|a| match *a {
-                        Src::X => x,
-                        Src::Bound => bound,
-                        Src::Imm(v) => v,
-                        Src::Slot(j) => slots[j],
-                    })
-                    .collect();
+                let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
                 let inst = &self.instructions[step.inst];
                 slots[k] = eval::apply(inst, &args).map_err(|e| ClampFailure::Unprovable {
                     reason: format!("{e} (line {})", inst.line),
                 })?;
             }
-            let got = match result {
-                Src::X => x,
-                Src::Bound => bound,
-                Src::Imm(v) => v,
-                Src::Slot(j) => slots[j],
-            };
-            let expected = contract(f32::from_bits(x), f32::from_bits(bound)).to_bits();
+            let got = value_of(result, &slots);
+            let (b, s) = (f32::from_bits(bound), f32::from_bits(scale));
+            let expected = match self.scales {
+                Some(_) => contract(f32::from_bits(x), tensor_contract(b, s)),
+                None => contract(f32::from_bits(x), b),
+            }
+            .to_bits();
             if got != expected {
                 return Err(ClampFailure::Wrong {
                     x,
                     bound,
+                    scale: self.scales.map(|_| scale),
                     got,
                     expected,
                 });
             }
         }
         Ok(cases.len())
+    }
+
+    /// A multi-tensor entry: the value must be clamped with a scale, and every scale it depends
+    /// on must have been loaded at the index the stored pointer was loaded at.
+    fn check_tensor(
+        &self,
+        slice: &Slice<'a>,
+        scales: TensorScales,
+        address: Option<&'a Operand>,
+        table: usize,
+    ) -> Result<(), ClampFailure> {
+        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        if slice.scale_regs.is_empty() {
+            return Err(ClampFailure::NoTensorScale);
+        }
+        let index = TensorIndex {
+            flow: self.flow,
+            instructions: self.instructions,
+        };
+        let address = address.ok_or_else(|| unprovable("the store has no address".into()))?;
+        let stored = index.stored_index(address, table).map_err(|e| {
+            unprovable(format!("the stored pointer's tensor cannot be traced: {e}"))
+        })?;
+        for &load in slice.scale_regs.values() {
+            let inst = &self.instructions[load];
+            let scale = index
+                .load_index(inst, scales.scales, 4)
+                .map_err(|e| unprovable(format!("the scale's tensor cannot be traced: {e}")))?;
+            if scale != stored {
+                return Err(ClampFailure::OtherTensor {
+                    scale_line: inst.line,
+                    scale_index: scale.to_string(),
+                    pointer_index: stored.to_string(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
@@ -576,6 +799,9 @@ impl<'a> ClampProver<'a> {
         if slice.bound_regs.contains(reg) {
             return Ok(Src::Bound);
         }
+        if slice.scale_regs.contains_key(reg) {
+            return Ok(Src::Scale);
+        }
         if let Some(&k) = slot_of.get(reg) {
             return Ok(Src::Slot(k));
         }
@@ -612,6 +838,8 @@ impl<'a> ClampProver<'a> {
 enum Src {
     X,
     Bound,
+    /// A multi-tensor entry's scale of the stored tensor.
+    Scale,
     Imm(u32),
     Slot(usize),
 }

@@ -167,6 +167,15 @@ fn optimizer_shape(
             entry: name.clone(),
         });
     }
+    let count = |role: ParamRole| descriptor.params.iter().filter(|p| p.role == role).count();
+    let (param_tables, scales) = (count(ParamRole::ParamTable), count(ParamRole::ClampScales));
+    if scales != usize::from(param_tables > 0) {
+        violations.push(Violation::ScalesMisdeclared {
+            entry: name.clone(),
+            param_tables,
+            scales,
+        });
+    }
     let has_param_buffer = descriptor
         .params
         .iter()

@@ -16,7 +16,10 @@
 //! - for an optimizer entry, every value stored to a parameter buffer is proven to be
 //!   `bound > 0 && |x| > bound ? copysign(bound, x) : x` of one value `x` and the bound the
 //!   entry loaded from its last parameter, by running the device code's own instructions on a
-//!   table of inputs (`clamp.rs`, `eval.rs`).
+//!   table of inputs (`clamp.rs`, `eval.rs`). In a multi-tensor entry the bound is the tensor's
+//!   own, `tensor_bound(bound, scale)` with `scale` loaded from `weight_clamp_scales` at the very
+//!   index the parameter pointer was loaded at from its table (`tensor_index.rs`); the inputs are
+//!   then `(x, bound, scale)` triples.
 //!
 //! The module itself must have no `.func`, no `.extern .func` and no inline assembly.
 //!
@@ -33,10 +36,14 @@ mod eval;
 mod opcodes;
 mod provenance;
 mod report;
+mod tensor_index;
 mod violation;
 mod writes;
 
-pub use clamp::{cases as clamp_cases, contract as clamp_contract};
+pub use clamp::{
+    cases as clamp_cases, contract as clamp_contract, scaled_cases as clamp_scaled_cases,
+    tensor_contract as clamp_tensor_contract,
+};
 pub use report::{
     param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit, WriteAudit,
 };

@@ -46,6 +46,13 @@ pub enum Violation {
     /// An optimizer entry whose descriptor has no records header just before its bound (or
     /// step state).
     RecordsMissing { entry: String },
+    /// An optimizer entry with parameter-buffer tables (a multi-tensor entry) that does not
+    /// declare exactly one per-tensor scale table, or an entry without tables that declares one.
+    ScalesMisdeclared {
+        entry: String,
+        param_tables: usize,
+        scales: usize,
+    },
     /// An optimizer entry that does not both reduce into its records' accumulators (an atomic)
     /// and publish them (a store) through its records header.
     RecordsNotWritten {
@@ -131,6 +138,7 @@ impl Violation {
             | Violation::NoParamBuffer { entry }
             | Violation::NoParamStore { entry }
             | Violation::RecordsMissing { entry }
+            | Violation::ScalesMisdeclared { entry, .. }
             | Violation::RecordsNotWritten { entry, .. }
             | Violation::ClampBypassed { entry, .. }
             | Violation::UnattributedWrite { entry, .. }
@@ -211,6 +219,17 @@ impl fmt::Display for Violation {
                 f,
                 "{entry}: an optimizer entry takes its diagnostics records header (role Records) \
                  just before its last parameter; this one does not"
+            ),
+            Violation::ScalesMisdeclared {
+                entry,
+                param_tables,
+                scales,
+            } => write!(
+                f,
+                "{entry}: a multi-tensor entry clamps each tensor with its own bound, so an entry \
+                 with parameter-buffer tables declares exactly one per-tensor scale table (role \
+                 ClampScales) and no other entry declares one; this one has {param_tables} \
+                 parameter table(s) and {scales} scale table(s)"
             ),
             Violation::RecordsNotWritten {
                 entry,

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
 
-use super::clamp::{BoundSource, ClampProver};
+use super::clamp::{BoundSource, ClampProver, TensorScales};
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
 use super::{ClampAudit, Violation, WriteAudit};
@@ -48,7 +48,12 @@ pub(super) fn audit_writes(
         (None, Some(i)) if last(&i) => Some(BoundSource::StepState(i)),
         _ => None,
     };
-    let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b));
+    // A multi-tensor entry's scales (entry.rs checks that every entry with a parameter table
+    // has exactly one, and no other entry has any).
+    let scales = descriptor
+        .clamp_scales_index()
+        .map(|scales| TensorScales { scales });
+    let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b, scales));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
@@ -163,7 +168,7 @@ pub(super) fn audit_writes(
             }
             clamp.stored_values += 1;
             let verdict = match &prover {
-                Some(p) => p.prove(value),
+                Some(p) => p.prove(value, address(inst), i),
                 None => Err(super::ClampFailure::Unprovable {
                     reason:
                         "the entry declares no clamp bound (or step state) as its last parameter"

@@ -175,7 +175,7 @@ fn vec_elems(f: &ImplItemFn) -> Result<Vec<Expr>, String> {
 /// `DESCRIPTOR` and `MULTI_DESCRIPTOR` describe the two entries (names in order, the one
 /// ClampBound last); `DESCRIPTOR` has one ParamBuffer, the parameter; `MULTI_DESCRIPTOR` has, in
 /// the buffers' places, ParamTable / InputTable / StateTable for ParamBuffer / Input / State,
-/// then ChunkTable and ChunkCount, then the same uniform roles. Both are registered in
+/// then ChunkTable, ChunkCount and ClampScales, then the same uniform roles. Both are registered in
 /// `abi::KERNELS`, `Entry` points at them, and `scalar_values` passes exactly the uniforms, in
 /// order (never the bound: the runtime appends the validated one).
 pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<(), String> {
@@ -208,9 +208,9 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
             other => Err(format!("DESCRIPTOR has a {other} among the buffers")),
         })
         .collect::<Result<_, _>>()?;
-    want.extend(["ChunkTable".to_string(), "ChunkCount".to_string()]);
+    want.extend(["ChunkTable", "ChunkCount", "ClampScales"].map(String::from));
     let got: Vec<String> = mdesc.params.iter().map(|p| p.role.clone()).collect();
-    if got.len() != desc.params.len() + 1 || got[..n + 2] != want[..] {
+    if got.len() != desc.params.len() + 2 || got[..n + 3] != want[..] {
         return Err(format!(
             "MULTI_DESCRIPTOR's roles are {got:?}, expected {want:?}, the uniforms, ClampBound"
         ));
@@ -221,7 +221,7 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
             .map(|p| p.role_tokens.clone())
             .collect()
     };
-    if uniforms(&desc, n + 1) != uniforms(&mdesc, n + 2) {
+    if uniforms(&desc, n + 1) != uniforms(&mdesc, n + 3) {
         return Err("the descriptors' uniform roles differ".into());
     }
 

@@ -6,19 +6,24 @@ use super::expansion::{buffer_count, device_fn, entries};
 use super::syntax::{expr_is_ident, input_names, input_type, lets, tokens};
 use super::visitors::{base_ident, bindings, mentions, Calls, Stores};
 use super::SWEEP;
-use crate::signature::BOUND;
+use crate::signature::{BOUND, SCALES};
+
+/// What the multi entry passes as the sweep's bound: its chunk's tensor's bound.
+const TENSOR_BOUND: &str = "__adamant_bound";
 
 /// Each entry calls `__adamant_sweep` exactly once, with as many arguments as `sweep` takes: its
-/// buffers first, under `sweep`'s names, and its own `weight_clamp_max_abs` last (mentioned
-/// nowhere else in the call, never rebound or reassigned in the entry). The multi entry rebinds
-/// each buffer, once, in its chunk loop, from that buffer's own table. Neither entry writes
+/// buffers first, under `sweep`'s names, and last its bound (mentioned nowhere else in the call,
+/// never rebound or reassigned in the entry): the single entry's own `weight_clamp_max_abs`, the
+/// multi entry's `__adamant_bound`, bound once in its chunk loop to
+/// `multi::tensor_bound(weight_clamp_max_abs, *weight_clamp_scales.add(__adamant_tensor))`. The
+/// multi entry rebinds each buffer, once, in its chunk loop, from that buffer's own table. Neither entry writes
 /// anything itself (no `*.. = ..`, no write-like call, no macro) nor calls `update` / `element`.
 pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> Result<(), String> {
     let [single, multi] = entries(file, name)?;
     let sweep = device_fn(file, SWEEP)?;
     let n = buffer_count(sweep)?;
     let sweep_inputs = input_names(&sweep.sig);
-    for entry in [single, multi] {
+    for (entry, bound) in [(single, BOUND), (multi, TENSOR_BOUND)] {
         let ident = &entry.sig.ident;
         let mut calls = Calls::new(name);
         calls.visit_block(&entry.block);
@@ -44,7 +49,7 @@ pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> R
             ));
         }
         let (last, rest) = args.split_last().expect("sweep takes the bound");
-        if !expr_is_ident(last, BOUND) || rest.iter().any(|a| mentions(a, BOUND)) {
+        if !expr_is_ident(last, bound) || rest.iter().any(|a| mentions(a, bound)) {
             return Err(format!(
                 "`{ident}` passes `{}` as `{SWEEP}`'s bound (last argument)",
                 tokens(*last)
@@ -59,13 +64,16 @@ pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> R
                 ));
             }
         }
-        if bindings(&entry.block).iter().any(|b| b == BOUND) {
-            return Err(format!("`{ident}` rebinds `{BOUND}`"));
+        let bound_bindings = bindings(&entry.block);
+        if bound_bindings.iter().any(|b| b == BOUND)
+            || bound_bindings.iter().filter(|b| *b == bound).count() > usize::from(bound != BOUND)
+        {
+            return Err(format!("`{ident}` rebinds `{bound}`"));
         }
         let mut stores = Stores::default();
         stores.visit_block(&entry.block);
-        if stores.assigned.iter().any(|a| a == BOUND) {
-            return Err(format!("`{ident}` reassigns `{BOUND}`"));
+        if stores.assigned.iter().any(|a| a == BOUND || a == bound) {
+            return Err(format!("`{ident}` reassigns `{bound}`"));
         }
         if stores.stores_anything() {
             return Err(format!(
@@ -90,6 +98,21 @@ pub(super) fn check_entries_delegate(file: &File, name: &str, _param: &str) -> R
             _ => None,
         })
         .ok_or("the multi entry has no chunk loop")?;
+    let tensor_bound = lets(&chunk_loop.body.stmts, TENSOR_BOUND);
+    let want = format!("multi :: tensor_bound ({BOUND} , * {SCALES} . add (__adamant_tensor))");
+    let [(ty, init)] = tensor_bound.as_slice() else {
+        return Err(format!(
+            "the chunk loop binds `{TENSOR_BOUND}` {} times",
+            tensor_bound.len()
+        ));
+    };
+    if tokens(*ty) != "f32" || !tokens(*init).ends_with(&want) {
+        return Err(format!(
+            "the chunk loop binds `{TENSOR_BOUND}: {}` to `{}`, not to `{want}`",
+            tokens(*ty),
+            tokens(*init)
+        ));
+    }
     for (arg, buffer) in sweep.sig.inputs.iter().zip(&sweep_inputs).take(n) {
         let buffer = buffer.as_deref().unwrap_or("?");
         let rebound = lets(&chunk_loop.body.stmts, buffer);

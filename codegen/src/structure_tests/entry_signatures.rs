@@ -4,14 +4,14 @@ use syn::File;
 use super::expansion::{buffer_count, device_fn, entries, takes_bound_last_once};
 use super::syntax::{input_names, is_gpu_kernel, tokens};
 use super::SWEEP;
-use crate::signature::{CHUNKS, LEN, N_CHUNKS};
+use crate::signature::{CHUNKS, LEN, N_CHUNKS, SCALES};
 
 /// Exactly `<kernel>` and `<kernel>_multi` are exported; both are `#[no_mangle] unsafe extern
 /// "gpu-kernel"` fns in the nvptx-only device block (with `__adamant_sweep` and nothing else),
 /// and take the bound last, once. The single entry takes
 /// `sweep`'s buffer pointers and `len`; the multi entry takes a `*const u64` table per buffer (in
-/// the same order, under the same names), `chunks` and `n_chunks`; then both take the same
-/// uniforms and the bound.
+/// the same order, under the same names), `chunks`, `n_chunks` and `weight_clamp_scales`; then
+/// both take the same uniforms and the bound.
 pub(super) fn check_entry_signatures(file: &File, name: &str, _param: &str) -> Result<(), String> {
     let [single, multi] = entries(file, name)?;
     for entry in [single, multi] {
@@ -43,22 +43,24 @@ pub(super) fn check_entry_signatures(file: &File, name: &str, _param: &str) -> R
     let chunk_params = [
         format!("{CHUNKS} : * const :: adamant_kernels :: multi :: Chunk"),
         format!("{N_CHUNKS} : u32"),
+        format!("{SCALES} : * const f32"),
     ];
-    if multi_inputs.len() < n + 3
+    let set = chunk_params.len();
+    if multi_inputs.len() < n + set + 1
         || multi_inputs[..n] != tables[..]
-        || multi_inputs[n..n + 2] != chunk_params[..]
+        || multi_inputs[n..n + set] != chunk_params[..]
     {
         return Err(format!(
-            "`{}` does not start with the buffer tables, `{CHUNKS}` and `{N_CHUNKS}`: \
-             {multi_inputs:?}",
+            "`{}` does not start with the buffer tables, `{CHUNKS}`, `{N_CHUNKS}` and \
+             `{SCALES}`: {multi_inputs:?}",
             multi.sig.ident
         ));
     }
-    if single_inputs[n + 1..] != multi_inputs[n + 2..] {
+    if single_inputs[n + 1..] != multi_inputs[n + set..] {
         return Err(format!(
             "the entries take different uniforms: {:?} and {:?}",
             &single_inputs[n + 1..],
-            &multi_inputs[n + 2..]
+            &multi_inputs[n + set..]
         ));
     }
     Ok(())

@@ -418,6 +418,52 @@ pub(super) fn tampered(
         },
     );
 
+    tamper(
+        "multi entry clamps every tensor with the launch's bound",
+        "entries_delegate",
+        "passes `weight_clamp_max_abs` as `__adamant_sweep`'s bound",
+        &|f| {
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
+            let call = sweep_call_mut(&mut chunk_loop.body.stmts).expect("sweep call");
+            *call.args.last_mut().expect("bound") = syn::parse_quote!(weight_clamp_max_abs);
+        },
+    );
+    tamper(
+        "multi entry reads the scale of another tensor",
+        "entries_delegate",
+        "the chunk loop binds `__adamant_bound: f32` to",
+        &|f| {
+            let chunk_loop = loops_mut(device_fn_mut(f, &multi))
+                .pop()
+                .expect("chunk loop");
+            for s in &mut chunk_loop.body.stmts {
+                if tokens(s).starts_with("let __adamant_bound :") {
+                    // The chunk's index, not its tensor's, into the per-tensor table.
+                    *s = syn::parse_quote!(
+                        let __adamant_bound: f32 = ::adamant_kernels::multi::tensor_bound(
+                            weight_clamp_max_abs,
+                            *weight_clamp_scales.add(__adamant_c as usize),
+                        );
+                    );
+                }
+            }
+        },
+    );
+    tamper(
+        "multi entry without the scale table",
+        "entry_signatures",
+        "does not start with the buffer tables",
+        &|f| {
+            let inputs = &mut device_fn_mut(f, &multi).sig.inputs;
+            *inputs = std::mem::take(inputs)
+                .into_iter()
+                .filter(|i| !tokens(i).starts_with("weight_clamp_scales"))
+                .collect();
+        },
+    );
+
     // sweep_stores
     tamper(
         "sweep without the bound",

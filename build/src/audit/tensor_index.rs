@@ -1,0 +1,251 @@
+//! Which tensor a multi-tensor entry's value belongs to: the index register a load from a
+//! per-tensor table was addressed with. A multi-tensor entry clamps tensor `t` with a bound
+//! scaled by `weight_clamp_scales[t]`; the audit proves that the scale a stored value is clamped
+//! with was loaded at the same index as the parameter-buffer pointer the value is stored
+//! through, by tracing both addresses to one register.
+//!
+//! Accepted address shapes, all of single, unguarded definitions (anything else is not traced,
+//! and a store that needs it is unproven):
+//! - the table load reads `[a]` (no constant offset: `[a+8]` would be the next tensor);
+//! - `a = add.{s,u,b}64 base, off` (either order), or `a = mad.wide.u32 i, size, base`, with
+//!   `base` the table parameter itself (`ld.param`, `cvta`, `mov`, no offset);
+//! - `off = shl.b64 i, log2(size)`, `mul.wide.u32 i, size` or `mul.lo.{s,u}64 i, size`, `size`
+//!   being the table's element size (8 for pointers, 4 for scales);
+//! - `i` followed through `cvt.u64.u32` and `mov` to the register that holds the index, which
+//!   must have one definition.
+//!
+//! Single-definition registers are SSA values in the PTX that LLVM's NVPTX backend emits (its
+//! multi-definition registers are the copies that lower its phi nodes, and the audit follows no
+//! value through them here). So two loads traced to one index register read the index of the same
+//! chunk: a use always sees its definition's latest execution, and both loads' definitions
+//! dominate the store that uses them.
+use super::provenance::{Provenance, Root};
+use crate::ptx::{parse_integer, Instruction, Operand};
+
+/// Traces per-tensor table addresses in one entry body.
+pub(super) struct TensorIndex<'a> {
+    pub(super) flow: &'a Provenance<'a>,
+    pub(super) instructions: &'a [Instruction],
+}
+
+impl<'a> TensorIndex<'a> {
+    /// The one unguarded definition of `reg`, or why there is none.
+    fn def(&self, reg: &str) -> Result<&'a Instruction, String> {
+        match self.flow.defs.get(reg).map(Vec::as_slice) {
+            Some([i]) => {
+                let inst = &self.instructions[*i];
+                if inst.guard.is_some() {
+                    Err(format!(
+                        "`{reg}` is defined under a guard (line {})",
+                        inst.line
+                    ))
+                } else {
+                    Ok(inst)
+                }
+            }
+            Some(defs) if defs.len() > 1 => Err(format!(
+                "`{reg}` has {} definitions (lines {})",
+                defs.len(),
+                defs.iter()
+                    .map(|&i| self.instructions[i].line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => Err(format!("`{reg}` is never defined")),
+        }
+    }
+
+    /// The index register the table parameter `table`, of elements of `size` bytes, is read at
+    /// by the load `load`.
+    pub(super) fn load_index(
+        &self,
+        load: &Instruction,
+        table: usize,
+        size: i64,
+    ) -> Result<&'a str, String> {
+        let Some(Operand::Address { base, offset }) = super::opcodes::address(load) else {
+            return Err(format!("`{}` has no address", load.text));
+        };
+        if *offset != 0 {
+            return Err(format!(
+                "`{}` reads the table at a constant offset of {offset} bytes",
+                load.text
+            ));
+        }
+        let Operand::Register(a) = base.as_ref() else {
+            return Err(format!("`{}` reads the table without an index", load.text));
+        };
+        let inst = self.def(a)?;
+        let srcs = super::opcodes::sources(inst);
+        let (base, index) = match (inst.op(), srcs) {
+            ("add", [x, y]) if is_64(inst) => {
+                if self.is_table(x, table) {
+                    (x, self.scaled(y, size)?)
+                } else if self.is_table(y, table) {
+                    (y, self.scaled(x, size)?)
+                } else {
+                    return Err(format!(
+                        "`{}` (line {}) does not add an index to the table's own address",
+                        inst.text, inst.line
+                    ));
+                }
+            }
+            ("mad", [i, k, b]) if inst.has_modifier("wide") && inst.has_modifier("u32") => {
+                self.expect_size(k, size, inst)?;
+                (b, self.index(i)?)
+            }
+            _ => {
+                return Err(format!(
+                    "`{}` (line {}) is not the table's address plus an index",
+                    inst.text, inst.line
+                ))
+            }
+        };
+        if !self.is_table(base, table) {
+            return Err(format!("`{}` does not start at the table", inst.text));
+        }
+        Ok(index)
+    }
+
+    /// Whether `operand` is the table parameter's own address (no offset).
+    fn is_table(&self, operand: &Operand, table: usize) -> bool {
+        match operand {
+            Operand::Register(r) => self.offset_from_param(r, table, 0) == Some(()),
+            _ => false,
+        }
+    }
+
+    fn offset_from_param(&self, reg: &str, param: usize, depth: usize) -> Option<()> {
+        if depth > 16 {
+            return None;
+        }
+        let inst = self.def(reg).ok()?;
+        match (inst.op(), super::opcodes::sources(inst)) {
+            ("ld", [a]) if Provenance::is_param_load(inst) => {
+                (self.flow.param_of(a) == Some(param)).then_some(())
+            }
+            ("cvta" | "mov", [Operand::Register(r)]) => self.offset_from_param(r, param, depth + 1),
+            _ => None,
+        }
+    }
+
+    fn expect_size(&self, k: &Operand, size: i64, inst: &Instruction) -> Result<(), String> {
+        match k {
+            Operand::Immediate(t) if parse_integer(t) == Some(size) => Ok(()),
+            _ => Err(format!(
+                "`{}` (line {}) scales the index by {k}, not by the table's {size}-byte elements",
+                inst.text, inst.line
+            )),
+        }
+    }
+
+    /// The index register of a byte offset `index × size`.
+    fn scaled(&self, operand: &Operand, size: i64) -> Result<&'a str, String> {
+        let Operand::Register(r) = operand else {
+            return Err(format!(
+                "the table is read at the constant offset {operand}"
+            ));
+        };
+        let inst = self.def(r)?;
+        match (inst.op(), super::opcodes::sources(inst)) {
+            ("shl", [i, Operand::Immediate(n)]) if is_64(inst) => {
+                match parse_integer(n).and_then(|n| 1i64.checked_shl(u32::try_from(n).ok()?)) {
+                    Some(k) if k == size => self.index(i),
+                    _ => Err(format!(
+                        "`{}` (line {}) scales the index by 2^{n}, not by {size}",
+                        inst.text, inst.line
+                    )),
+                }
+            }
+            ("mul", [i, k])
+                if (inst.has_modifier("wide") && inst.has_modifier("u32"))
+                    || (inst.has_modifier("lo") && is_64(inst)) =>
+            {
+                self.expect_size(k, size, inst)?;
+                self.index(i)
+            }
+            _ => Err(format!(
+                "`{}` (line {}) is not an index times the table's element size",
+                inst.text, inst.line
+            )),
+        }
+    }
+
+    /// The register holding an index, followed through zero extensions and moves.
+    fn index(&self, operand: &Operand) -> Result<&'a str, String> {
+        let Operand::Register(r) = operand else {
+            return Err(format!("the index is the constant {operand}"));
+        };
+        let inst = self.def(r)?;
+        match (inst.op(), super::opcodes::sources(inst)) {
+            ("cvt", [src]) if inst.opcode == "cvt.u64.u32" => self.index(src),
+            ("mov", [src @ Operand::Register(_)]) => self.index(src),
+            _ => Ok(self.register_name(r)),
+        }
+    }
+
+    /// `r` as a name that lives as long as the instructions (the destination of its definition).
+    fn register_name(&self, r: &str) -> &'a str {
+        self.flow
+            .defs
+            .get(r)
+            .and_then(|d| d.first())
+            .and_then(|&i| {
+                super::opcodes::destinations(&self.instructions[i])
+                    .into_iter()
+                    .find(|d| *d == r)
+            })
+            .expect("a register with a definition is one of its destinations")
+    }
+
+    /// The tensor index a stored address's parameter-buffer pointer was loaded at, from table
+    /// parameter `table`: the address is followed back through single definitions (adding
+    /// offsets, which carry no pointer) to the pointer's load from the table.
+    pub(super) fn stored_index(&self, address: &Operand, table: usize) -> Result<&'a str, String> {
+        let Operand::Address { base, .. } = address else {
+            return Err("the store has no address".into());
+        };
+        let Operand::Register(mut reg) = base.as_ref().clone() else {
+            return Err("the stored address is not a register".into());
+        };
+        for _ in 0..64 {
+            let inst = self.def(&reg)?;
+            let srcs = super::opcodes::sources(inst);
+            if inst.op() == "ld" && !Provenance::is_param_load(inst) {
+                let from_table = super::opcodes::address(inst).is_some_and(|a| {
+                    self.flow.address_roots(a) == [Root::Pointer(table)].into_iter().collect()
+                });
+                if !from_table {
+                    return Err(format!(
+                        "the stored pointer is loaded by `{}` (line {}), not from the table",
+                        inst.text, inst.line
+                    ));
+                }
+                return self.load_index(inst, table, 8);
+            }
+            let carriers: Vec<&Operand> = srcs
+                .iter()
+                .filter(|s| {
+                    self.flow
+                        .operand_roots(s)
+                        .contains(&Root::TableEntry(table))
+                })
+                .collect();
+            match (inst.op(), carriers.as_slice()) {
+                ("add" | "mov" | "cvta", [Operand::Register(r)]) => reg = r.clone(),
+                _ => {
+                    return Err(format!(
+                        "the stored pointer passes through `{}` (line {}), which the audit \
+                         does not follow to its table load",
+                        inst.text, inst.line
+                    ))
+                }
+            }
+        }
+        Err("the stored pointer's definitions are too deep to follow".into())
+    }
+}
+
+fn is_64(inst: &Instruction) -> bool {
+    ["s64", "u64", "b64"].iter().any(|t| inst.has_modifier(t))
+}
