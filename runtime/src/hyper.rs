@@ -155,3 +155,48 @@ fn check_domain(kernel: &KernelDescriptor, field: &'static str, value: f32) -> R
         })
     }
 }
+
+/// Fills a kernel's generated `Scalars` from an [`AdamHyper`]: `lr`, the betas, `eps` and the
+/// bias corrections (computed in f64), plus the kernel's own fields given as `name: value`.
+/// A field the kernel lacks, or one it needs and is not given, is a compile error. Validates
+/// the hyperparameters first (`step == 0` would give a bias correction of 0 and NaN weights):
+/// evaluates to `Result<Scalars, Error>`, with [`Error::InvalidHyper`] naming the bad field.
+/// The launch checks every scalar against its declared domain again, whatever built it.
+///
+/// ```
+/// use adamant_kernels::optimizers::{curiosity_adam_step, iql_adam_kernel};
+/// use adamant_runtime::{adam_scalars, AdamHyper, Error};
+///
+/// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10)?;
+/// // IQL's kernel also takes a weight decay and a gradient clip; name them.
+/// let iql =
+///     adam_scalars!(iql_adam_kernel, hyper, weight_decay: hyper.weight_decay, grad_clip: 1.0)?;
+/// assert_eq!((iql.bias_correction1, iql.bias_correction2), hyper.bias_corrections());
+/// assert_eq!(iql.grad_clip, 1.0);
+/// // Curiosity's takes neither: naming a field the kernel lacks does not compile.
+/// let curiosity = adam_scalars!(curiosity_adam_step, hyper)?;
+/// assert_eq!(curiosity.lr, 1e-3);
+///
+/// let step_zero = AdamHyper { step: 0, ..hyper };
+/// let refused = adam_scalars!(curiosity_adam_step, step_zero);
+/// assert!(matches!(refused, Err(Error::InvalidHyper { field: "step", .. })));
+/// # Ok::<(), Error>(())
+/// ```
+#[macro_export]
+macro_rules! adam_scalars {
+    ($($kernel:ident)::+, $hyper:expr $(, $field:ident : $value:expr)* $(,)?) => {{
+        let hyper: &$crate::AdamHyper = &$hyper;
+        hyper.validate().map(|()| {
+            let (bias_correction1, bias_correction2) = hyper.bias_corrections();
+            $($kernel)::+::Scalars {
+                lr: hyper.lr,
+                beta1: hyper.beta1,
+                beta2: hyper.beta2,
+                eps: hyper.eps,
+                bias_correction1,
+                bias_correction2,
+                $($field: $value,)*
+            }
+        })
+    }};
+}

@@ -58,7 +58,6 @@ mod launch;
 mod launch_check;
 mod multi;
 pub mod nan_check;
-mod optimizers;
 mod records;
 mod seed;
 mod step;

@@ -57,7 +57,7 @@ impl SessionConfig {
         for hyper in [&self.dqn, &self.iqn, &self.iql, &self.attention] {
             hyper.validate()?;
         }
-        crate::optimizers::validate_curiosity_hyper(&self.curiosity)?;
+        super::launchers::validate_curiosity_hyper(&self.curiosity)?;
         validate_grad_clip(self.iql_grad_clip)
     }
 
