@@ -101,8 +101,9 @@ impl TensorSet {
     /// weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
     /// as the scales and launch with a fixed bound of 1. Applies to plain and stepped launches;
     /// a stepped launch multiplies its step's bound. It waits for the device to be idle, then
-    /// uploads: call it between steps, not while a stream is being captured. A captured graph reads the table at every
-    /// replay, so new scales reach its next replay.
+    /// uploads: call it between steps, not while a stream is being captured. A graph captured
+    /// with the set borrows it, so the scales it clamps with stay fixed while it lives: drop
+    /// it, set new scales, and capture again.
     ///
     /// The set must already describe its tensors (after [`TensorSet::sync`] or a launch), and
     /// the scales belong to those tensors: if the set is later rebuilt for other tensors, that
@@ -507,10 +508,9 @@ impl Adamant {
     }
 }
 
-/// Waits until the device is idle. The scale table is rewritten in place (so that a captured
-/// graph that reads it clamps with the new scales from its next replay), by a synchronous copy
-/// that is not ordered after launches on the set's (non-blocking) streams: without this a launch
-/// still in flight could read a half-written table.
+/// Waits until the device is idle. The scale table is rewritten in place by a synchronous copy
+/// that is not ordered after launches on the set's (non-blocking) streams: without this a
+/// launch still in flight could read a half-written table.
 fn idle_before_rewrite() -> Result<()> {
     cust::context::CurrentContext::synchronize()
         .during("waiting for the device before rewriting a clamp scale table")

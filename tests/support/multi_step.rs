@@ -182,3 +182,45 @@ pub fn assert_matches(
         );
     }
 }
+
+/// Builds `set`'s tables for `kernel`'s buffers over `tensors` ([`TensorSet::sync`]) without
+/// launching anything.
+pub fn sync_set(
+    kernel: KernelRef,
+    set: &mut TensorSet,
+    tensors: &mut [DevTensor],
+) -> adamant::runtime::Result<bool> {
+    macro_rules! sync {
+        ($k:ident) => {{
+            let buffers: Vec<_> = tensors
+                .iter_mut()
+                .map(|t| $k::Buffers {
+                    p: &mut *t.p,
+                    g: &mut *t.g,
+                    m: &mut *t.m,
+                    v: &mut *t.v,
+                })
+                .collect();
+            set.sync::<$k::Entry>(&buffers)
+        }};
+    }
+    match kernel {
+        KernelRef::Dqn => sync!(dqn_adam_update_kernel),
+        KernelRef::Iqn => sync!(iqn_adam_kernel),
+        KernelRef::Iql => sync!(iql_adam_kernel),
+        KernelRef::Attn => sync!(attn_adam_kernel),
+        KernelRef::Curiosity => {
+            let buffers: Vec<_> = tensors
+                .iter_mut()
+                .map(|t| curiosity_adam_step::Buffers {
+                    p: &mut *t.p,
+                    g: &mut *t.g,
+                    m: &mut *t.m,
+                    v: &mut *t.v,
+                    v_max: &mut *t.v_max,
+                })
+                .collect();
+            set.sync::<curiosity_adam_step::Entry>(&buffers)
+        }
+    }
+}
