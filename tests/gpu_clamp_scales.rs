@@ -205,15 +205,7 @@ fn stepped_launches_multiply_the_steps_bound() {
     };
     states.advance(&rt, rt.stream()).unwrap();
     {
-        let buffers: Vec<_> = tensors
-            .iter_mut()
-            .map(|t| iqn_adam_kernel::Buffers {
-                p: &mut *t.p,
-                g: &mut *t.g,
-                m: &mut *t.m,
-                v: &mut *t.v,
-            })
-            .collect();
+        let buffers = buffers!(iqn_adam_kernel, tensors);
         rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
             rt.stream(),
             &mut set,

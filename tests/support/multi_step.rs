@@ -91,6 +91,24 @@ pub fn hyper(kernel: KernelRef) -> AdamHyper {
 
 pub const GRAD_CLIP: f32 = 0.5;
 
+/// `tensors` as kernel `$k`'s `Buffers`: p, g, m, v, and v_max for a kernel that has it.
+macro_rules! buffers {
+    ($k:ident, $tensors:expr $(, $extra:ident)?) => {
+        $tensors
+            .iter_mut()
+            .map(|t| $k::Buffers {
+                p: &mut *t.p,
+                g: &mut *t.g,
+                m: &mut *t.m,
+                v: &mut *t.v,
+                $($extra: &mut *t.$extra,)?
+            })
+            .collect::<Vec<_>>()
+    };
+}
+#[allow(unused_imports)] // gpu_multi_tensor only steps
+pub(crate) use buffers;
+
 /// One multi-tensor step of `kernel` over `tensors` on `stream`, through the typed entry.
 pub fn step(
     rt: &Adamant,
@@ -103,15 +121,7 @@ pub fn step(
     let h = hyper(kernel);
     macro_rules! run {
         ($k:ident, $scalars:expr) => {{
-            let buffers: Vec<_> = tensors
-                .iter_mut()
-                .map(|t| $k::Buffers {
-                    p: &mut *t.p,
-                    g: &mut *t.g,
-                    m: &mut *t.m,
-                    v: &mut *t.v,
-                })
-                .collect();
+            let buffers = buffers!($k, tensors);
             rt.launch_multi::<$k::Entry>(stream, set, &buffers, &$scalars, policy)
                 .map(|_| ())
         }};
@@ -136,16 +146,7 @@ pub fn step(
         ),
         KernelRef::Curiosity => {
             let scalars = adam_scalars!(curiosity_adam_step, h).unwrap();
-            let buffers: Vec<_> = tensors
-                .iter_mut()
-                .map(|t| curiosity_adam_step::Buffers {
-                    p: &mut *t.p,
-                    g: &mut *t.g,
-                    m: &mut *t.m,
-                    v: &mut *t.v,
-                    v_max: &mut *t.v_max,
-                })
-                .collect();
+            let buffers = buffers!(curiosity_adam_step, tensors, v_max);
             rt.launch_multi::<curiosity_adam_step::Entry>(stream, set, &buffers, &scalars, policy)
                 .map(|_| ())
         }
@@ -191,36 +192,15 @@ pub fn sync_set(
     tensors: &mut [DevTensor],
 ) -> adamant::runtime::Result<bool> {
     macro_rules! sync {
-        ($k:ident) => {{
-            let buffers: Vec<_> = tensors
-                .iter_mut()
-                .map(|t| $k::Buffers {
-                    p: &mut *t.p,
-                    g: &mut *t.g,
-                    m: &mut *t.m,
-                    v: &mut *t.v,
-                })
-                .collect();
-            set.sync::<$k::Entry>(&buffers)
-        }};
+        ($k:ident $(, $v_max:ident)?) => {
+            set.sync::<$k::Entry>(&buffers!($k, tensors $(, $v_max)?))
+        };
     }
     match kernel {
         KernelRef::Dqn => sync!(dqn_adam_update_kernel),
         KernelRef::Iqn => sync!(iqn_adam_kernel),
         KernelRef::Iql => sync!(iql_adam_kernel),
         KernelRef::Attn => sync!(attn_adam_kernel),
-        KernelRef::Curiosity => {
-            let buffers: Vec<_> = tensors
-                .iter_mut()
-                .map(|t| curiosity_adam_step::Buffers {
-                    p: &mut *t.p,
-                    g: &mut *t.g,
-                    m: &mut *t.m,
-                    v: &mut *t.v,
-                    v_max: &mut *t.v_max,
-                })
-                .collect();
-            set.sync::<curiosity_adam_step::Entry>(&buffers)
-        }
+        KernelRef::Curiosity => sync!(curiosity_adam_step, v_max),
     }
 }

@@ -462,32 +462,6 @@ impl<'a> ClampProver<'a> {
         }
     }
 
-    /// The one definition of `reg`, unguarded, or why there is none.
-    fn single_def(&self, reg: &'a str) -> Result<usize, String> {
-        match self.flow.defs.get(reg).map(Vec::as_slice) {
-            Some([i]) => {
-                let inst = &self.instructions[*i];
-                if inst.guard.is_some() {
-                    Err(format!(
-                        "`{reg}` is defined under a guard (`{}`, line {})",
-                        inst.text, inst.line
-                    ))
-                } else {
-                    Ok(*i)
-                }
-            }
-            Some(defs) if defs.len() > 1 => Err(format!(
-                "`{reg}` has {} definitions (lines {})",
-                defs.len(),
-                defs.iter()
-                    .map(|&i| self.instructions[i].line.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            _ => Err(format!("`{reg}` is never defined")),
-        }
-    }
-
     /// The registers an evaluable definition reads, or why it is not evaluable.
     fn operands_of(&self, i: usize) -> Result<Vec<&'a str>, String> {
         let inst = &self.instructions[i];
@@ -530,7 +504,7 @@ impl<'a> ClampProver<'a> {
             if !seen.insert(reg) {
                 continue;
             }
-            let i = self.single_def(reg).map_err(unprovable)?;
+            let i = self.flow.single_def(reg).map_err(unprovable)?;
             let inst = &self.instructions[i];
             if self.bound_register(inst) == Some(reg) {
                 if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
@@ -587,7 +561,7 @@ impl<'a> ClampProver<'a> {
             if reg == x || slice.defs.contains_key(reg) {
                 continue;
             }
-            let i = self.single_def(reg).map_err(unprovable)?;
+            let i = self.flow.single_def(reg).map_err(unprovable)?;
             slice.defs.insert(reg, i);
             stack.extend(self.operands_of(i).map_err(unprovable)?);
         }
@@ -612,7 +586,7 @@ impl<'a> ClampProver<'a> {
         if let Some(&known) = memo.get(&(reg, x)) {
             return known;
         }
-        let result = match self.single_def(reg) {
+        let result = match self.flow.single_def(reg) {
             Ok(i) => {
                 let inst = &self.instructions[i];
                 let computes = matches!(

@@ -52,6 +52,34 @@ pub(super) struct Provenance<'a> {
 }
 
 impl<'a> Provenance<'a> {
+    /// The one definition of `reg`, unguarded, or why there is none: what the clamp's slice
+    /// and the tensor index follow back, since a register defined twice or under a guard could
+    /// hold either value at a use.
+    pub(super) fn single_def(&self, reg: &str) -> Result<usize, String> {
+        match self.defs.get(reg).map(Vec::as_slice) {
+            Some([i]) => {
+                let inst = &self.instructions[*i];
+                if inst.guard.is_some() {
+                    Err(format!(
+                        "`{reg}` is defined under a guard (`{}`, line {})",
+                        inst.text, inst.line
+                    ))
+                } else {
+                    Ok(*i)
+                }
+            }
+            Some(defs) if defs.len() > 1 => Err(format!(
+                "`{reg}` has {} definitions (lines {})",
+                defs.len(),
+                defs.iter()
+                    .map(|&i| self.instructions[i].line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => Err(format!("`{reg}` is never defined")),
+        }
+    }
+
     pub(super) fn new(
         entry: &'a PtxEntry,
         descriptor: &'a KernelDescriptor,

@@ -31,28 +31,7 @@ pub(super) struct TensorIndex<'a> {
 impl<'a> TensorIndex<'a> {
     /// The one unguarded definition of `reg`, or why there is none.
     fn def(&self, reg: &str) -> Result<&'a Instruction, String> {
-        match self.flow.defs.get(reg).map(Vec::as_slice) {
-            Some([i]) => {
-                let inst = &self.instructions[*i];
-                if inst.guard.is_some() {
-                    Err(format!(
-                        "`{reg}` is defined under a guard (line {})",
-                        inst.line
-                    ))
-                } else {
-                    Ok(inst)
-                }
-            }
-            Some(defs) if defs.len() > 1 => Err(format!(
-                "`{reg}` has {} definitions (lines {})",
-                defs.len(),
-                defs.iter()
-                    .map(|&i| self.instructions[i].line.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            _ => Err(format!("`{reg}` is never defined")),
-        }
+        self.flow.single_def(reg).map(|i| &self.instructions[i])
     }
 
     /// The index register the table parameter `table`, of elements of `size` bytes, is read at
