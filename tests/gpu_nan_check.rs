@@ -19,8 +19,8 @@ use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, SlotId, ALL_SLOTS,
-    CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, ALL_SLOTS, CHUNK_ELEMENTS,
+    FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{
     AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, SessionConfig, StepConfig,
@@ -88,9 +88,11 @@ impl SlotData {
     }
 
     fn bindings(&self) -> SlotBindings {
-        let mut bindings = SlotBindings::new();
+        let mut bindings = SlotBindings::new(SEED_TABLE);
         for (index, buffer) in self.device.iter().enumerate() {
-            bindings.bind(SlotId::new(index).unwrap(), buffer);
+            bindings
+                .bind(SEED_TABLE.id(index).unwrap(), buffer)
+                .unwrap();
         }
         bindings
     }
@@ -373,16 +375,16 @@ fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
     let adamant = runtime();
     let n = if sanitizer_run() { 5000 } else { 300_000 };
     let mut iqn = ParamGroup::new("iqn_online", &vec![0.25f32; n]).unwrap();
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     let bound = bindings.bind_group(&iqn).unwrap();
     let bound: Vec<usize> = bound.iter().map(|s| s.index()).collect();
     assert_eq!(bound, [2, 12, 13, 38, 48]);
     assert_eq!(
-        bindings.region(slot::iqn_weight_max).unwrap().ptr,
+        bindings.region(slot::iqn_weight_max).unwrap().unwrap().ptr,
         iqn.params_device_ptr()
     );
     assert_eq!(
-        bindings.region(slot::iqn_weight_max).unwrap().len,
+        bindings.region(slot::iqn_weight_max).unwrap().unwrap().len,
         iqn.len()
     );
     let mut checker = NanChecker::new(&adamant, 48..=48, &bindings).unwrap();
@@ -411,19 +413,25 @@ fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
     // A group the table does not know, and one lacking a buffer its slots want.
     let other = ParamGroup::new("iqn_target", &[0.0; 4]).unwrap();
     assert!(matches!(
-        SlotBindings::new().bind_group(&other),
+        SlotBindings::new(SEED_TABLE).bind_group(&other),
         Err(Error::UnknownSlotGroup { .. })
     ));
     let curiosity = ParamGroup::new("curiosity", &[0.0; 4]).unwrap();
     assert!(matches!(
-        SlotBindings::new().bind_group(&curiosity),
+        SlotBindings::new(SEED_TABLE).bind_group(&curiosity),
         Err(Error::MissingBuffer {
             buffer: "v_max",
             ..
         })
     ));
     let curiosity = ParamGroup::new_amsgrad("curiosity", &[0.0; 4]).unwrap();
-    assert_eq!(SlotBindings::new().bind_group(&curiosity).unwrap().len(), 5);
+    assert_eq!(
+        SlotBindings::new(SEED_TABLE)
+            .bind_group(&curiosity)
+            .unwrap()
+            .len(),
+        5
+    );
 }
 
 #[test]
@@ -432,12 +440,13 @@ fn invalid_requests_fail_before_anything_is_launched() {
     let adamant = runtime();
     let data = SlotData::new(&slot_lens(), 8);
     let mut bindings = data.bindings();
-    bindings.unbind(slot::iqn_trunk_grad_out);
+    bindings.unbind(slot::iqn_trunk_grad_out).unwrap();
     match NanChecker::new(&adamant, FUSED_RANGE, &bindings) {
         Err(
             err @ Error::UnboundSlot {
                 index: 26,
                 name: "iqn_trunk_grad_out",
+                table: "seed",
             },
         ) => {
             assert!(err.to_string().contains("iqn_trunk_grad_out"))
@@ -526,15 +535,19 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
     let activations = SlotData::new(&slot_lens(), 10);
     fence();
 
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     bindings.bind_training_groups(&groups).unwrap();
-    for spec in SLOTS {
-        let id = SlotId::new(spec.index).unwrap();
-        match spec.source {
-            Source::Group { .. } => assert!(bindings.is_bound(id), "{id} not bound by its group"),
+    for id in SEED_TABLE.ids() {
+        match id.spec().source {
+            Source::Group { .. } => {
+                assert!(
+                    bindings.is_bound(id).unwrap(),
+                    "{id} not bound by its group"
+                )
+            }
             Source::Activation { .. } => {
-                assert!(!bindings.is_bound(id), "{id}");
-                bindings.bind(id, &activations.device[spec.index]);
+                assert!(!bindings.is_bound(id).unwrap(), "{id}");
+                bindings.bind(id, &activations.device[id.index()]).unwrap();
             }
         }
     }

@@ -17,8 +17,8 @@ use adamant_kernels::nan_check::{
 };
 use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotId, SlotResult, Source,
-    ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotResult, SlotTable,
+    Source, ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{Error, GroupBuffer};
 use rand::rngs::SmallRng;
@@ -110,12 +110,14 @@ fn the_reference_configuration_names_the_seeds_slots() {
 #[test]
 fn slot_ids_are_found_by_index_and_name() {
     assert_eq!(
-        SlotId::by_name("iqn_weight_max"),
+        SEED_TABLE.id_by_name("iqn_weight_max"),
         Some(slot::iqn_weight_max)
     );
-    assert_eq!(SlotId::new(48), Some(slot::iqn_weight_max));
-    assert_eq!(SlotId::new(49), None);
-    assert_eq!(SlotId::by_name("no_such_slot"), None);
+    assert_eq!(SEED_TABLE.id(48), Some(slot::iqn_weight_max));
+    assert_eq!(SEED_TABLE.id(49), None);
+    assert_eq!(SEED_TABLE.id_by_name("no_such_slot"), None);
+    assert_eq!(slot::iqn_weight_max.table(), SEED_TABLE);
+    assert_eq!(SEED_TABLE.name(), "seed");
     assert_eq!(slot::iqn_weight_max.to_string(), "slot 48 `iqn_weight_max`");
 }
 
@@ -142,11 +144,11 @@ fn thresholds_are_factor_times_q_abs_ref_floored_at_one() {
 // ---------------------------------------------------------------------------------------------
 // Ranges, bindings and the derived layout
 
-/// Bindings for every slot with these lengths, at fake addresses (never launched).
-fn fake_bindings(lens: &[usize]) -> SlotBindings {
-    let mut bindings = SlotBindings::new();
+/// Bindings for every slot of `table` with these lengths, at fake addresses (never launched).
+fn fake_bindings(table: SlotTable, lens: &[usize]) -> SlotBindings {
+    let mut bindings = SlotBindings::new(table);
     for (index, &len) in lens.iter().enumerate() {
-        let id = SlotId::new(index).unwrap();
+        let id = table.id(index).unwrap();
         let ptr = if len == 0 {
             0
         } else {
@@ -175,13 +177,13 @@ fn skewed_lens() -> Vec<usize> {
 
 #[test]
 fn ranges_must_be_non_empty_and_inside_the_table() {
-    assert!(layout::validate_range(&ALL_SLOTS).is_ok());
-    assert!(layout::validate_range(&FUSED_RANGE).is_ok());
-    assert!(layout::validate_range(&(48..=48)).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &ALL_SLOTS).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &FUSED_RANGE).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &(48..=48)).is_ok());
     for bad in [0..=49, 48..=49, RangeInclusive::new(30, 29), 100..=200] {
-        let err = layout::validate_range(&bad).unwrap_err();
+        let err = layout::validate_range(SEED_TABLE, &bad).unwrap_err();
         assert!(
-            matches!(err, Error::InvalidSlotRange { first, last, slots: 49 }
+            matches!(err, Error::InvalidSlotRange { table: "seed", first, last, slots: 49 }
                 if first == *bad.start() && last == *bad.end()),
             "{bad:?}: {err}"
         );
@@ -191,13 +193,14 @@ fn ranges_must_be_non_empty_and_inside_the_table() {
 
 #[test]
 fn an_unbound_slot_in_range_is_an_error_naming_it() {
-    let mut bindings = fake_bindings(&skewed_lens());
-    bindings.unbind(slot::iqn_trunk_grad_out);
+    let mut bindings = fake_bindings(SEED_TABLE, &skewed_lens());
+    bindings.unbind(slot::iqn_trunk_grad_out).unwrap();
     let err = bindings.regions_for(&FUSED_RANGE).unwrap_err();
     assert!(
         matches!(
             err,
             Error::UnboundSlot {
+                table: "seed",
                 index: 26,
                 name: "iqn_trunk_grad_out"
             }
@@ -212,11 +215,14 @@ fn an_unbound_slot_in_range_is_an_error_naming_it() {
     // Outside the range it does not matter.
     assert!(bindings.regions_for(&(27..=48)).is_ok());
     // An empty table of bindings names the range's first slot.
-    let err = SlotBindings::new().regions_for(&FUSED_RANGE).unwrap_err();
+    let err = SlotBindings::new(SEED_TABLE)
+        .regions_for(&FUSED_RANGE)
+        .unwrap_err();
     assert!(
         matches!(
             err,
             Error::UnboundSlot {
+                table: "seed",
                 index: 24,
                 name: "dqn_trunk_out"
             }
@@ -227,7 +233,7 @@ fn an_unbound_slot_in_range_is_an_error_naming_it() {
 
 #[test]
 fn a_null_address_is_only_accepted_for_an_empty_slot() {
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     // SAFETY: never launched.
     let err = unsafe { bindings.bind_raw(slot::td_errors, 0, 10) }.unwrap_err();
     assert!(matches!(
@@ -240,7 +246,7 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
     ));
     assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0) }.is_ok());
     assert_eq!(
-        bindings.region(slot::td_errors),
+        bindings.region(slot::td_errors).unwrap(),
         Some(DeviceRegion { ptr: 0, len: 0 })
     );
 }
@@ -248,10 +254,10 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
 #[test]
 fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
     let lens = skewed_lens();
-    let bindings = fake_bindings(&lens);
+    let bindings = fake_bindings(SEED_TABLE, &lens);
     for range in [ALL_SLOTS, FUSED_RANGE, 26..=26] {
         let regions = bindings.regions_for(&range).unwrap();
-        let built = layout::build(&range, &regions).unwrap();
+        let built = layout::build(SEED_TABLE, &range, &regions).unwrap();
         assert_eq!(built.slots.len(), range.clone().count());
         for (i, index) in range.clone().enumerate() {
             let meta = &built.slots[i];
@@ -284,7 +290,12 @@ fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
         }
     }
     // The full table in one launch: 49 slots, 49 per-slot outputs.
-    let all = layout::build(&ALL_SLOTS, &bindings.regions_for(&ALL_SLOTS).unwrap()).unwrap();
+    let all = layout::build(
+        SEED_TABLE,
+        &ALL_SLOTS,
+        &bindings.regions_for(&ALL_SLOTS).unwrap(),
+    )
+    .unwrap();
     assert_eq!(all.slots.len(), 49);
 }
 
@@ -467,14 +478,15 @@ fn abs_bits_orders_like_the_magnitudes_and_keeps_nan_on_top() {
 /// partial per thread over a strided walk (`block` lanes), merged as the block reduction does,
 /// then merged into the per-slot words as the atomics do. Same layout, same per-element code.
 fn simulate_kernel(
+    table: SlotTable,
     range: &RangeInclusive<usize>,
     data: &[Vec<f32>],
     q_abs_ref: f32,
     block: usize,
 ) -> Vec<SlotResult> {
-    let bindings = fake_bindings(&data.iter().map(Vec::len).collect::<Vec<_>>());
+    let bindings = fake_bindings(table, &data.iter().map(Vec::len).collect::<Vec<_>>());
     let regions = bindings.regions_for(range).unwrap();
-    let built = layout::build(range, &regions).unwrap();
+    let built = layout::build(table, range, &regions).unwrap();
     let mut per_slot = vec![Partial::EMPTY; built.slots.len()];
     let q_eff = q_abs_ref_eff(q_abs_ref);
     for item in &built.work {
@@ -500,7 +512,7 @@ fn simulate_kernel(
         .zip(per_slot)
         .map(|(index, p)| {
             SlotResult::decode(
-                index,
+                table.id(index).unwrap(),
                 data[index].len(),
                 p.flags,
                 p.max_abs_bits,
@@ -538,7 +550,7 @@ fn the_chunked_reduction_matches_the_reference_with_injected_values() {
         .collect();
     let clean = random_slot_data(&mut rng, &lens);
     for block in [256, 7, 1] {
-        let results = simulate_kernel(&ALL_SLOTS, &clean, 1.0, block);
+        let results = simulate_kernel(SEED_TABLE, &ALL_SLOTS, &clean, 1.0, block);
         assert!(
             results.iter().all(|r| !r.tripped()),
             "clean data, block {block}"
@@ -560,7 +572,7 @@ fn the_chunked_reduction_matches_the_reference_with_injected_values() {
                     .filter(|r| r.contains(&index))
                     .take(1)
                 {
-                    let results = simulate_kernel(&range, &data, 1.0, 256);
+                    let results = simulate_kernel(SEED_TABLE, &range, &data, 1.0, 256);
                     assert_matches_reference(&results, &data, 1.0, "injected");
                     for r in &results {
                         let expect_trip = r.index == index
@@ -589,21 +601,16 @@ fn the_report_names_the_tripped_slots_for_a_log_line() {
     let q_eff = q_abs_ref_eff(1.0);
     let slots: Vec<SlotResult> = FUSED_RANGE
         .map(|index| {
+            let id = SEED_TABLE.id(index).unwrap();
             if index == 48 {
-                SlotResult::decode(
-                    index,
-                    4096,
-                    FLAG_OVER_THRESHOLD,
-                    1500f32.to_bits(),
-                    17,
-                    q_eff,
-                )
+                SlotResult::decode(id, 4096, FLAG_OVER_THRESHOLD, 1500f32.to_bits(), 17, q_eff)
             } else {
-                SlotResult::decode(index, 100, 0, 1f32.to_bits(), NO_BAD_INDEX, q_eff)
+                SlotResult::decode(id, 100, 0, 1f32.to_bits(), NO_BAD_INDEX, q_eff)
             }
         })
         .collect();
     let report = NanReport {
+        table: SEED_TABLE,
         range: FUSED_RANGE,
         q_abs_ref_eff: q_eff,
         slots,
@@ -640,9 +647,10 @@ fn the_report_names_the_tripped_slots_for_a_log_line() {
 #[test]
 fn a_quiet_report_says_so() {
     let slots = FUSED_RANGE
-        .map(|index| SlotResult::decode(index, 10, 0, 0, NO_BAD_INDEX, 1.0))
+        .map(|index| SlotResult::decode(SEED_TABLE.id(index).unwrap(), 10, 0, 0, NO_BAD_INDEX, 1.0))
         .collect();
     let report = NanReport {
+        table: SEED_TABLE,
         range: FUSED_RANGE,
         q_abs_ref_eff: 1.0,
         slots,
@@ -658,7 +666,14 @@ fn a_quiet_report_says_so() {
 #[test]
 fn a_nan_slot_reports_nan_as_its_maximum() {
     let nan_bits = abs_bits(f32::NAN);
-    let r = SlotResult::decode(26, 8, FLAG_NON_FINITE, nan_bits, 3, 1.0);
+    let r = SlotResult::decode(
+        slot::iqn_trunk_grad_out,
+        8,
+        FLAG_NON_FINITE,
+        nan_bits,
+        3,
+        1.0,
+    );
     assert!(r.max_abs.is_nan());
     let line = r.to_string();
     assert!(

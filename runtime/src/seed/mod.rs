@@ -1,7 +1,7 @@
 //! The seed's training step, built on the generic API: its eight parameter groups and their
 //! kernels ([`TrainingGroups`], in `groups.rs`), the step owned whole as a training loop
 //! ([`TrainingSession`], in `session.rs`), and the 49-slot NaN-check table that watches them
-//! (`slot_table.rs`, re-exported in [`crate::nan_check`], whose checker reads it as "the table").
+//! (`slot_table.rs`, [`crate::nan_check::SEED_TABLE`]: one user of the generic checker).
 //! The rest of the runtime's code names none of these groups or slots: the crate root re-exports
 //! what is public here.
 mod groups;
