@@ -732,3 +732,233 @@ fn report_words_round_trip_every_field() {
         Partial::EMPTY
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A table of one's own: the checker is generic over the table
+
+#[path = "support/custom_table.rs"]
+mod custom;
+
+#[test]
+fn a_user_table_declared_with_the_macro_is_its_own_table() {
+    let table = custom::TABLE;
+    assert_eq!(table.name(), "custom");
+    assert_eq!(table.len(), 3);
+    assert_eq!(table.all(), 0..=2);
+    assert_ne!(table, SEED_TABLE);
+    let names: Vec<_> = table.slots().iter().map(|s| s.name).collect();
+    assert_eq!(names, ["hidden", "q_max", "net_weights"]);
+    for (i, id) in table.ids().enumerate() {
+        assert_eq!(id.index(), i);
+        assert_eq!(id.table(), table);
+        assert_eq!(table.id_by_name(id.name()), Some(id));
+    }
+    assert_eq!(custom::slot::q_max, table.id(1).unwrap());
+    assert_eq!(
+        custom::slot::q_max.spec().check,
+        Check::MaxAbs {
+            factor: custom::Q_FACTOR
+        }
+    );
+    assert_eq!(table.id(3), None);
+    // Same index, different tables: different slots.
+    assert_ne!(custom::slot::hidden, SEED_TABLE.id(0).unwrap());
+    // Group slots of the table: its own, then the group's derived ones after its three.
+    let shape = adamant_runtime::nan_check::GroupShape {
+        name: custom::GROUP,
+        amsgrad: false,
+    };
+    let derived = adamant_runtime::nan_check::group_slots(table, &[shape]).unwrap();
+    let indexed: Vec<(usize, &str, bool)> = derived
+        .iter()
+        .map(|s| (s.index, s.name.as_str(), s.in_table))
+        .collect();
+    assert_eq!(
+        indexed,
+        [
+            (2, "net_weights", true),
+            (3, "net_weight_max", false),
+            (4, "net_grads", false),
+            (5, "net_m", false),
+            (6, "net_v", false),
+        ]
+    );
+}
+
+#[test]
+fn a_slot_of_another_table_is_refused_by_the_bindings() {
+    let mut bindings = SlotBindings::new(custom::TABLE);
+    assert_eq!(bindings.table(), custom::TABLE);
+    // Slot 1 of the seed's table is not slot 1 of this one.
+    let seed_slot = SEED_TABLE.id(1).unwrap();
+    // SAFETY: never launched.
+    let err = unsafe { bindings.bind_raw(seed_slot, 0x1000, 10) }.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ForeignSlot {
+                index: 1,
+                name: "dqn_heads_grads",
+                table: "seed",
+                bindings: "custom",
+            }
+        ),
+        "{err}"
+    );
+    let message = err.to_string();
+    for needle in ["slot 1 `dqn_heads_grads`", "`seed`", "`custom`"] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    assert!(matches!(
+        bindings.leave_to_records(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.unbind(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.region(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.is_bound(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    // Nothing was bound by the refused calls.
+    for id in custom::TABLE.ids() {
+        assert_eq!(bindings.region(id).unwrap(), None, "{id}");
+    }
+    // And the other way round.
+    let mut seed = SlotBindings::new(SEED_TABLE);
+    assert!(matches!(
+        seed.leave_to_records(custom::slot::net_weights),
+        Err(Error::ForeignSlot {
+            index: 2,
+            name: "net_weights",
+            table: "custom",
+            bindings: "seed"
+        })
+    ));
+    assert_eq!(seed.region(SEED_TABLE.id(2).unwrap()).unwrap(), None);
+}
+
+#[test]
+fn a_user_tables_ranges_and_unbound_slots_are_errors_naming_the_table() {
+    let table = custom::TABLE;
+    assert!(layout::validate_range(table, &(0..=2)).is_ok());
+    for bad in [0..=3, 3..=3, RangeInclusive::new(2, 1), FUSED_RANGE] {
+        let err = layout::validate_range(table, &bad).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidSlotRange { table: "custom", first, last, slots: 3 }
+                if first == *bad.start() && last == *bad.end()),
+            "{bad:?}: {err}"
+        );
+        assert!(err.to_string().contains("`custom` (slots 0..=2"), "{err}");
+    }
+    let mut bindings = fake_bindings(table, &[10, 20, 30]);
+    bindings.unbind(custom::slot::q_max).unwrap();
+    let err = bindings.regions_for(&table.all()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnboundSlot {
+                table: "custom",
+                index: 1,
+                name: "q_max"
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("`custom`"), "{err}");
+}
+
+#[test]
+fn a_user_tables_layout_carries_its_own_metadata() {
+    let table = custom::TABLE;
+    let lens = [CHUNK_ELEMENTS + 3, 5, 2 * CHUNK_ELEMENTS];
+    let bindings = fake_bindings(table, &lens);
+    let regions = bindings.regions_for(&table.all()).unwrap();
+    let built = layout::build(table, &table.all(), &regions).unwrap();
+    let factors: Vec<f32> = built.slots.iter().map(|m| m.factor).collect();
+    assert_eq!(
+        factors,
+        [NON_FINITE_ONLY, custom::Q_FACTOR, NON_FINITE_ONLY]
+    );
+    let meta_lens: Vec<u64> = built.slots.iter().map(|m| m.len).collect();
+    assert_eq!(meta_lens, lens.map(|l| l as u64));
+    for (meta, region) in built.slots.iter().zip(&regions) {
+        assert_eq!(meta.ptr, region.ptr);
+    }
+    // Chunks per slot: 2, 1, 2.
+    let per_slot: Vec<usize> = (0..3)
+        .map(|s| built.work.iter().filter(|w| w.slot as usize == s).count())
+        .collect();
+    assert_eq!(per_slot, [2, 1, 2]);
+    // A sub-range: slot 1 alone, at position 0 of the layout.
+    let one = layout::build(table, &(1..=1), &bindings.regions_for(&(1..=1)).unwrap()).unwrap();
+    assert_eq!(one.slots.len(), 1);
+    assert_eq!(one.slots[0].factor, custom::Q_FACTOR);
+}
+
+#[test]
+fn a_user_table_is_checked_and_decoded_by_its_own_names() {
+    let table = custom::TABLE;
+    let mut rng = SmallRng::seed_from_u64(3);
+    // Values in ±100 would trip slot 1 (threshold 1e2) only above 100: keep the clean data in ±50.
+    let mut data: Vec<Vec<f32>> = [CHUNK_ELEMENTS + 9, 300, 2 * CHUNK_ELEMENTS + 1]
+        .iter()
+        .map(|&len| (0..len).map(|_| rng.gen_range(-50.0f32..50.0)).collect())
+        .collect();
+    for block in [256, 3] {
+        let clean = simulate_kernel(table, &table.all(), &data, 1.0, block);
+        assert!(clean.iter().all(|r| !r.tripped()), "block {block}");
+        assert_matches_reference(&clean, &data, 1.0, "clean custom table");
+    }
+    // A NaN in the activation, a finite value over slot 1's threshold; slot 2 stays clean.
+    data[0][CHUNK_ELEMENTS + 2] = f32::NAN;
+    data[1][17] = -150.0;
+    let results = simulate_kernel(table, &table.all(), &data, 1.0, 256);
+    assert_matches_reference(&results, &data, 1.0, "faults in the custom table");
+    let report = NanReport {
+        table,
+        range: table.all(),
+        q_abs_ref_eff: q_abs_ref_eff(1.0),
+        slots: results,
+    };
+    let tripped: Vec<(&str, u32, Option<u64>)> = report
+        .tripped()
+        .map(|r| (r.name.as_str(), r.flags, r.first_bad))
+        .collect();
+    assert_eq!(
+        tripped,
+        [
+            ("hidden", FLAG_NON_FINITE, Some(CHUNK_ELEMENTS as u64 + 2)),
+            ("q_max", FLAG_OVER_THRESHOLD, Some(17)),
+        ]
+    );
+    let q = report.slot(custom::slot::q_max).unwrap();
+    assert_eq!((q.max_abs, q.threshold), (150.0, Some(custom::Q_FACTOR)));
+    assert!(!report.slot(custom::slot::net_weights).unwrap().tripped());
+    assert_eq!(report.id_of(q), Some(custom::slot::q_max));
+    // A seed slot of the same index is not this report's slot 1.
+    assert!(report.slot(SEED_TABLE.id(1).unwrap()).is_none());
+    let line = report.to_string();
+    for needle in [
+        "2 of 3 slots tripped",
+        "slot 0 hidden: non-finite",
+        "slot 1 q_max: over-threshold",
+        "max |x| 1.5e2 > threshold 1e2",
+    ] {
+        assert!(line.contains(needle), "`{needle}` not in: {line}");
+    }
+    // At Q_ABS_REF 2 the threshold is 2e2: only the NaN remains.
+    let results = simulate_kernel(table, &table.all(), &data, 2.0, 256);
+    assert_matches_reference(&results, &data, 2.0, "custom table at q 2");
+    let names: Vec<_> = results
+        .iter()
+        .filter(|r| r.tripped())
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(names, ["hidden"]);
+}
