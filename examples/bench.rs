@@ -10,7 +10,7 @@ use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use adamant::runtime::nan_check::{NanChecker, SlotBindings, SlotId};
+use adamant::runtime::nan_check::{NanChecker, SlotBindings, SEED_TABLE};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, Records, TensorSet, PTX,
 };
@@ -475,9 +475,9 @@ fn check(
         .iter()
         .map(|&n| filled(n, 0.5, stream))
         .collect::<Result<Vec<_>>>()?;
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     for (i, b) in buffers.iter().enumerate() {
-        bindings.bind(SlotId::new(i).context("slot index")?, b);
+        bindings.bind(SEED_TABLE.id(i).context("slot index")?, b)?;
     }
     let range = 0..=sizes.len() - 1;
     let mut checker = NanChecker::new(rt, range, &bindings)?;
@@ -497,8 +497,8 @@ fn check(
 
     let n = 1usize << 28;
     let big = filled(n, 0.5, stream)?;
-    let mut bindings = SlotBindings::new();
-    bindings.bind(SlotId::new(0).context("slot 0")?, &big);
+    let mut bindings = SlotBindings::new(SEED_TABLE);
+    bindings.bind(SEED_TABLE.id(0).context("slot 0")?, &big)?;
     let mut checker = NanChecker::new(rt, 0..=0, &bindings)?;
     let us = timer.median_us(true, |s| Ok(checker.enqueue(s, 1.0)?))?;
     checker.report()?.ensure_quiet()?;
@@ -518,6 +518,7 @@ fn check(
 /// time of the step-state advance alone.
 fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
     use adamant::runtime::nan_check::{Source, SLOTS};
+    // The seed's table: the one a TrainingSession checks.
     use adamant::runtime::{
         GroupSizes, QAbsRef, SessionConfig, StepBound, StepSpec, StepStates, TrainingGroups,
         TrainingSession,
@@ -531,7 +532,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         .map(|v| v.as_u64().unwrap_or(0) as usize)
         .collect();
     let mut activations = Vec::new();
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     for slot in SLOTS {
         if let Source::Activation { .. } = slot.source {
             let n = sizes.get(slot.index).copied().unwrap_or(4096).max(1);
@@ -539,7 +540,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         }
     }
     for (index, buffer) in &activations {
-        bindings.bind(SlotId::new(*index).context("slot")?, buffer);
+        bindings.bind(SEED_TABLE.id(*index).context("slot")?, buffer)?;
     }
     // The check the session runs: the activation slots only (every group slot comes from the
     // optimizer's records), one kernel in a one-node graph.
@@ -547,7 +548,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         let mut only = bindings.clone();
         for slot in SLOTS {
             if let Source::Group { .. } = slot.source {
-                only.leave_to_records(SlotId::new(slot.index).context("slot")?);
+                only.leave_to_records(SEED_TABLE.id(slot.index).context("slot")?)?;
             }
         }
         let mut checker = NanChecker::new(rt, adamant::runtime::nan_check::ALL_SLOTS, &only)?;

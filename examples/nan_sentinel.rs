@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SLOTS,
+    q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SEED_TABLE,
 };
 use adamant_runtime::{
     AdamHyper, Adamant, ClampPolicy, ClampPressureLog, GroupBuffer, GroupSizes, QAbsRef,
@@ -67,11 +67,11 @@ impl Model {
         };
         let groups = TrainingGroups::new(sizes, |_, len| random(len, 0.1))?;
         let mut activations = Vec::new();
-        for spec in SLOTS {
+        for spec in SEED_TABLE.slots() {
             if let Source::Activation { .. } = spec.source {
                 let data = DeviceBuffer::from_slice(&random(OTHER_LEN, 1.0))
                     .with_context(|| format!("allocating activation `{}`", spec.name))?;
-                activations.push((SlotId::new(spec.index).expect("declared"), data));
+                activations.push((SEED_TABLE.id(spec.index).expect("declared"), data));
             }
         }
         Ok(Model {
@@ -113,9 +113,9 @@ fn run(adamant: &Adamant, policy: ClampPolicy, seed: u64) -> Result<RunOutcome> 
         groups,
         activations,
     } = Model::new(&mut rng)?;
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     for (id, data) in &activations {
-        bindings.bind(*id, data);
+        bindings.bind(*id, data)?;
     }
     // The IQN group's bound: from the device Q_ABS_REF (the fix), or the policy as given (the
     // state before the fix: disabled). Every other group keeps the seed's bound.

@@ -1,4 +1,4 @@
-//! Renders the slot table and the kernel list as Markdown: `docs/audit.md` (kept fresh by
+//! Renders the seed's slot table and the kernel list as Markdown: `docs/audit.md` (kept fresh by
 //! `tests/audit_doc.rs`) and the `adamant audit` CLI print the same text, so neither can drift
 //! from the code. This replaces the seed's hand-edited audit document, whose "Mech 5" slot table
 //! and "Mech 9" kernel list had to be updated by hand with every new slot or kernel.
@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
 use adamant_kernels::step::BOUND_OFFSET;
 use adamant_runtime::nan_check::{
-    group_slots, Check, Source, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    group_slots, Check, Source, CHUNK_ELEMENTS, FUSED_RANGE, SEED_TABLE,
 };
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
@@ -49,9 +49,11 @@ fn factor_cell(check: Check) -> String {
     }
 }
 
-/// The slot table as plain cells, one row per slot (the CLI prints these as a text table).
+/// The seed's slot table as plain cells, one row per slot (the CLI prints these as a text
+/// table).
 pub fn slot_table_rows() -> Vec<[String; 6]> {
-    SLOTS
+    SEED_TABLE
+        .slots()
         .iter()
         .map(|spec| {
             [
@@ -69,7 +71,7 @@ pub fn slot_table_rows() -> Vec<[String; 6]> {
 /// The slots a session of the seed's eight groups derives beyond the table
 /// (`nan_check::group_slots`): the weight maxima of the groups the table gives none.
 pub fn derived_slot_rows() -> Vec<[String; 6]> {
-    group_slots(&adamant_runtime::SEED_GROUPS)
+    group_slots(SEED_TABLE, &adamant_runtime::SEED_GROUPS)
         .expect("the table's groups")
         .into_iter()
         .filter(|s| !s.in_table)
@@ -176,12 +178,13 @@ pub fn audit_markdown() -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "{SLOT_COUNT} slots. `nan_check_kernel` checks any contiguous range of them in one launch \
+        "{} slots. `nan_check_kernel` checks any contiguous range of them in one launch \
          (the seed's fused check is slots {}..={}), in chunks of {CHUNK_ELEMENTS} elements (larger for large checks). Per \
          slot it reports a flag word (non-finite: NaN or ±inf seen; over-threshold: a finite \
          `|x|` above `factor × q_abs_ref_eff`, with `q_abs_ref_eff = max(Q_ABS_REF, 1.0)`), the \
          largest `|x|` and the first bad element. Parameter-group buffers are bound by group \
          name (`SlotBindings::bind_group`), activations explicitly (`SlotBindings::bind`).",
+        SEED_TABLE.len(),
         FUSED_RANGE.start(),
         FUSED_RANGE.end()
     );

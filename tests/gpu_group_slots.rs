@@ -11,7 +11,7 @@
 //!   has a non-finite slot on each of its buffers and a max-abs slot on its weights.
 //! - clamp pressure over steps: a group pushed outward by a constant gradient shows rising
 //!   clamp hits, step by step, in the time series.
-use adamant::runtime::nan_check::{slot, GroupSlot, SlotBindings, SlotId, Source, SLOTS};
+use adamant::runtime::nan_check::{slot, GroupSlot, SlotBindings, Source, SEED_TABLE, SLOTS};
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPressureLog, GroupBuffer, ParamGroup, QAbsRef, SessionConfig,
     TrainingGroups, TrainingSession,
@@ -54,12 +54,14 @@ fn groups() -> TrainingGroups {
 
 /// Zeroed buffers for every activation slot of the table.
 fn activations() -> (SlotBindings, Vec<DeviceBuffer<f32>>) {
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     let mut buffers = Vec::new();
     for spec in SLOTS {
         if let Source::Activation { .. } = spec.source {
             buffers.push(DeviceBuffer::from_slice(&vec![0.0f32; 1000]).unwrap());
-            bindings.bind(SlotId::new(spec.index).unwrap(), buffers.last().unwrap());
+            bindings
+                .bind(SEED_TABLE.id(spec.index).unwrap(), buffers.last().unwrap())
+                .unwrap();
         }
     }
     (bindings, buffers)
@@ -252,7 +254,7 @@ fn every_stepped_group_is_watched_and_an_added_group_needs_no_table_line() {
     let report = s.report().unwrap();
     assert!(report.nan.is_quiet(), "{}", report.nan);
     for spec in SLOTS {
-        let r = report.nan.slot(SlotId::new(spec.index).unwrap()).unwrap();
+        let r = report.nan.slot(SEED_TABLE.id(spec.index).unwrap()).unwrap();
         assert_eq!(r.name, spec.name);
     }
     assert_eq!(

@@ -19,8 +19,8 @@ use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, SlotId, ALL_SLOTS,
-    CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, ALL_SLOTS, CHUNK_ELEMENTS,
+    FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{
     AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, SessionConfig, StepConfig,
@@ -88,9 +88,11 @@ impl SlotData {
     }
 
     fn bindings(&self) -> SlotBindings {
-        let mut bindings = SlotBindings::new();
+        let mut bindings = SlotBindings::new(SEED_TABLE);
         for (index, buffer) in self.device.iter().enumerate() {
-            bindings.bind(SlotId::new(index).unwrap(), buffer);
+            bindings
+                .bind(SEED_TABLE.id(index).unwrap(), buffer)
+                .unwrap();
         }
         bindings
     }
@@ -373,16 +375,16 @@ fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
     let adamant = runtime();
     let n = if sanitizer_run() { 5000 } else { 300_000 };
     let mut iqn = ParamGroup::new("iqn_online", &vec![0.25f32; n]).unwrap();
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     let bound = bindings.bind_group(&iqn).unwrap();
     let bound: Vec<usize> = bound.iter().map(|s| s.index()).collect();
     assert_eq!(bound, [2, 12, 13, 38, 48]);
     assert_eq!(
-        bindings.region(slot::iqn_weight_max).unwrap().ptr,
+        bindings.region(slot::iqn_weight_max).unwrap().unwrap().ptr,
         iqn.params_device_ptr()
     );
     assert_eq!(
-        bindings.region(slot::iqn_weight_max).unwrap().len,
+        bindings.region(slot::iqn_weight_max).unwrap().unwrap().len,
         iqn.len()
     );
     let mut checker = NanChecker::new(&adamant, 48..=48, &bindings).unwrap();
@@ -411,19 +413,25 @@ fn bind_group_binds_slot_48_to_the_iqn_online_weights() {
     // A group the table does not know, and one lacking a buffer its slots want.
     let other = ParamGroup::new("iqn_target", &[0.0; 4]).unwrap();
     assert!(matches!(
-        SlotBindings::new().bind_group(&other),
+        SlotBindings::new(SEED_TABLE).bind_group(&other),
         Err(Error::UnknownSlotGroup { .. })
     ));
     let curiosity = ParamGroup::new("curiosity", &[0.0; 4]).unwrap();
     assert!(matches!(
-        SlotBindings::new().bind_group(&curiosity),
+        SlotBindings::new(SEED_TABLE).bind_group(&curiosity),
         Err(Error::MissingBuffer {
             buffer: "v_max",
             ..
         })
     ));
     let curiosity = ParamGroup::new_amsgrad("curiosity", &[0.0; 4]).unwrap();
-    assert_eq!(SlotBindings::new().bind_group(&curiosity).unwrap().len(), 5);
+    assert_eq!(
+        SlotBindings::new(SEED_TABLE)
+            .bind_group(&curiosity)
+            .unwrap()
+            .len(),
+        5
+    );
 }
 
 #[test]
@@ -432,12 +440,13 @@ fn invalid_requests_fail_before_anything_is_launched() {
     let adamant = runtime();
     let data = SlotData::new(&slot_lens(), 8);
     let mut bindings = data.bindings();
-    bindings.unbind(slot::iqn_trunk_grad_out);
+    bindings.unbind(slot::iqn_trunk_grad_out).unwrap();
     match NanChecker::new(&adamant, FUSED_RANGE, &bindings) {
         Err(
             err @ Error::UnboundSlot {
                 index: 26,
                 name: "iqn_trunk_grad_out",
+                table: "seed",
             },
         ) => {
             assert!(err.to_string().contains("iqn_trunk_grad_out"))
@@ -526,15 +535,19 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
     let activations = SlotData::new(&slot_lens(), 10);
     fence();
 
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     bindings.bind_training_groups(&groups).unwrap();
-    for spec in SLOTS {
-        let id = SlotId::new(spec.index).unwrap();
-        match spec.source {
-            Source::Group { .. } => assert!(bindings.is_bound(id), "{id} not bound by its group"),
+    for id in SEED_TABLE.ids() {
+        match id.spec().source {
+            Source::Group { .. } => {
+                assert!(
+                    bindings.is_bound(id).unwrap(),
+                    "{id} not bound by its group"
+                )
+            }
             Source::Activation { .. } => {
-                assert!(!bindings.is_bound(id), "{id}");
-                bindings.bind(id, &activations.device[spec.index]);
+                assert!(!bindings.is_bound(id).unwrap(), "{id}");
+                bindings.bind(id, &activations.device[id.index()]).unwrap();
             }
         }
     }
@@ -594,4 +607,116 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
         assert!(result.max_abs.is_nan(), "{result}");
     }
     assert_matches_reference_for_model(&report, &groups, &activations, 1.0, "NaN gradient");
+}
+
+#[path = "support/custom_table.rs"]
+mod custom;
+
+/// The checker is generic over the table: a table declared outside the seed
+/// (`tests/support/custom_table.rs`: an activation, a max-abs activation and a group's weights)
+/// is bound and checked on the device, against the reference, with a NaN in one slot, a finite
+/// value over the threshold in the max-abs slot and the group slot clean.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn a_table_of_ones_own_is_checked_on_the_device() {
+    let adamant = runtime();
+    let table = custom::TABLE;
+    // Activations: one over several chunks, one small; values in ±50, under slot 1's 1e2.
+    let mut activations = SlotData::new(&[3 * CHUNK_ELEMENTS + 5, 1000], 11);
+    let weights = ParamGroup::new(custom::GROUP, &vec![0.5f32; 777]).unwrap();
+    fence();
+
+    let mut bindings = SlotBindings::new(table);
+    bindings
+        .bind(custom::slot::hidden, &activations.device[0])
+        .unwrap();
+    bindings
+        .bind(custom::slot::q_max, &activations.device[1])
+        .unwrap();
+    assert_eq!(
+        bindings.bind_group(&weights).unwrap(),
+        [custom::slot::net_weights]
+    );
+    // A seed slot is refused, and binds nothing.
+    assert!(matches!(
+        bindings.bind(slot::td_errors, &activations.device[0]),
+        Err(Error::ForeignSlot {
+            table: "seed",
+            bindings: "custom",
+            ..
+        })
+    ));
+    let mut checker = NanChecker::new(&adamant, table.all(), &bindings).unwrap();
+    assert_eq!(checker.table(), table);
+    assert!(matches!(
+        NanChecker::new(&adamant, 0..=3, &bindings),
+        Err(Error::InvalidSlotRange {
+            table: "custom",
+            slots: 3,
+            ..
+        })
+    ));
+
+    // Every slot's data as the device holds it, for the reference.
+    let host = |activations: &SlotData| -> Vec<Vec<f32>> {
+        vec![
+            activations.host[0].clone(),
+            activations.host[1].clone(),
+            weights.download(GroupBuffer::Params).unwrap(),
+        ]
+    };
+    let assert_matches = |report: &NanReport, data: &[Vec<f32>], q_abs_ref: f32, case: &str| {
+        assert_eq!(report.table, table);
+        assert_eq!(report.slots.len(), table.len());
+        for (result, id) in report.slots.iter().zip(table.ids()) {
+            assert_eq!(
+                (result.index, result.name.as_str()),
+                (id.index(), id.name())
+            );
+            assert_eq!(result.len, data[id.index()].len(), "{case}: {id}");
+            let expected = reference::check_slot(&data[id.index()], id.spec().check, q_abs_ref);
+            assert!(
+                expected.matches(result),
+                "{case}: {id}: GPU {result:?}, reference {expected:?}"
+            );
+        }
+    };
+
+    let report = check(&adamant, &mut checker, 1.0);
+    assert_quiet(&report, "clean custom table");
+    assert_matches(&report, &host(&activations), 1.0, "clean");
+
+    let nan_at = 2 * CHUNK_ELEMENTS + 7;
+    activations.set(0, nan_at, f32::NAN);
+    activations.set(1, 999, 150.0);
+    for (q_abs_ref, over) in [(1.0, true), (2.0, false)] {
+        let report = check(&adamant, &mut checker, q_abs_ref);
+        let case = format!("faults at Q_ABS_REF {q_abs_ref}");
+        assert_matches(&report, &host(&activations), q_abs_ref, &case);
+        let hidden = report.slot(custom::slot::hidden).unwrap();
+        assert_eq!(
+            (hidden.flags, hidden.first_bad),
+            (FLAG_NON_FINITE, Some(nan_at as u64)),
+            "{case}"
+        );
+        assert!(hidden.max_abs.is_nan(), "{case}");
+        let q = report.slot(custom::slot::q_max).unwrap();
+        assert_eq!(q.max_abs, 150.0, "{case}");
+        assert_eq!(q.threshold, Some(custom::Q_FACTOR * q_abs_ref), "{case}");
+        assert_eq!(q.over_threshold(), over, "{case}: {report}");
+        assert_eq!(q.first_bad, over.then_some(999), "{case}");
+        assert!(
+            !report.slot(custom::slot::net_weights).unwrap().tripped(),
+            "{case}: {report}"
+        );
+        // The seed's slot of the same index is not in this report.
+        assert!(report.slot(SEED_TABLE.id(1).unwrap()).is_none());
+        let tripped: Vec<&str> = report.tripped().map(|r| r.name.as_str()).collect();
+        let expected: &[&str] = if over {
+            &["hidden", "q_max"]
+        } else {
+            &["hidden"]
+        };
+        assert_eq!(tripped, expected, "{case}: {report}");
+    }
 }

@@ -11,7 +11,7 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
 use adamant::reference::{self as r, KernelRef};
-use adamant::runtime::nan_check::{SlotBindings, SlotId, Source, SLOTS};
+use adamant::runtime::nan_check::{SlotBindings, Source, SEED_TABLE, SLOTS};
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, SessionConfig,
     StepBound, StepSpec, StepStates, TrainingGroups, TrainingSession,
@@ -404,10 +404,12 @@ fn a_checkpoint_round_trip_mid_run_changes_nothing() {
 fn the_captured_check_follows_the_device_q_abs_ref() {
     let rt = runtime();
     let act = DeviceBuffer::from_slice(&vec![0.5f32; 1024]).unwrap();
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     for spec in SLOTS {
         if let Source::Activation { .. } = spec.source {
-            bindings.bind(SlotId::new(spec.index).unwrap(), &act);
+            bindings
+                .bind(SEED_TABLE.id(spec.index).unwrap(), &act)
+                .unwrap();
         }
     }
     let groups = TrainingGroups::new(sizes(), |name, n| {

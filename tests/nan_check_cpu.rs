@@ -17,8 +17,8 @@ use adamant_kernels::nan_check::{
 };
 use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotId, SlotResult, Source,
-    ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotResult, SlotTable,
+    Source, ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
 };
 use adamant_runtime::{Error, GroupBuffer};
 use rand::rngs::SmallRng;
@@ -110,12 +110,14 @@ fn the_reference_configuration_names_the_seeds_slots() {
 #[test]
 fn slot_ids_are_found_by_index_and_name() {
     assert_eq!(
-        SlotId::by_name("iqn_weight_max"),
+        SEED_TABLE.id_by_name("iqn_weight_max"),
         Some(slot::iqn_weight_max)
     );
-    assert_eq!(SlotId::new(48), Some(slot::iqn_weight_max));
-    assert_eq!(SlotId::new(49), None);
-    assert_eq!(SlotId::by_name("no_such_slot"), None);
+    assert_eq!(SEED_TABLE.id(48), Some(slot::iqn_weight_max));
+    assert_eq!(SEED_TABLE.id(49), None);
+    assert_eq!(SEED_TABLE.id_by_name("no_such_slot"), None);
+    assert_eq!(slot::iqn_weight_max.table(), SEED_TABLE);
+    assert_eq!(SEED_TABLE.name(), "seed");
     assert_eq!(slot::iqn_weight_max.to_string(), "slot 48 `iqn_weight_max`");
 }
 
@@ -142,11 +144,11 @@ fn thresholds_are_factor_times_q_abs_ref_floored_at_one() {
 // ---------------------------------------------------------------------------------------------
 // Ranges, bindings and the derived layout
 
-/// Bindings for every slot with these lengths, at fake addresses (never launched).
-fn fake_bindings(lens: &[usize]) -> SlotBindings {
-    let mut bindings = SlotBindings::new();
+/// Bindings for every slot of `table` with these lengths, at fake addresses (never launched).
+fn fake_bindings(table: SlotTable, lens: &[usize]) -> SlotBindings {
+    let mut bindings = SlotBindings::new(table);
     for (index, &len) in lens.iter().enumerate() {
-        let id = SlotId::new(index).unwrap();
+        let id = table.id(index).unwrap();
         let ptr = if len == 0 {
             0
         } else {
@@ -175,13 +177,13 @@ fn skewed_lens() -> Vec<usize> {
 
 #[test]
 fn ranges_must_be_non_empty_and_inside_the_table() {
-    assert!(layout::validate_range(&ALL_SLOTS).is_ok());
-    assert!(layout::validate_range(&FUSED_RANGE).is_ok());
-    assert!(layout::validate_range(&(48..=48)).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &ALL_SLOTS).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &FUSED_RANGE).is_ok());
+    assert!(layout::validate_range(SEED_TABLE, &(48..=48)).is_ok());
     for bad in [0..=49, 48..=49, RangeInclusive::new(30, 29), 100..=200] {
-        let err = layout::validate_range(&bad).unwrap_err();
+        let err = layout::validate_range(SEED_TABLE, &bad).unwrap_err();
         assert!(
-            matches!(err, Error::InvalidSlotRange { first, last, slots: 49 }
+            matches!(err, Error::InvalidSlotRange { table: "seed", first, last, slots: 49 }
                 if first == *bad.start() && last == *bad.end()),
             "{bad:?}: {err}"
         );
@@ -191,13 +193,14 @@ fn ranges_must_be_non_empty_and_inside_the_table() {
 
 #[test]
 fn an_unbound_slot_in_range_is_an_error_naming_it() {
-    let mut bindings = fake_bindings(&skewed_lens());
-    bindings.unbind(slot::iqn_trunk_grad_out);
+    let mut bindings = fake_bindings(SEED_TABLE, &skewed_lens());
+    bindings.unbind(slot::iqn_trunk_grad_out).unwrap();
     let err = bindings.regions_for(&FUSED_RANGE).unwrap_err();
     assert!(
         matches!(
             err,
             Error::UnboundSlot {
+                table: "seed",
                 index: 26,
                 name: "iqn_trunk_grad_out"
             }
@@ -212,11 +215,14 @@ fn an_unbound_slot_in_range_is_an_error_naming_it() {
     // Outside the range it does not matter.
     assert!(bindings.regions_for(&(27..=48)).is_ok());
     // An empty table of bindings names the range's first slot.
-    let err = SlotBindings::new().regions_for(&FUSED_RANGE).unwrap_err();
+    let err = SlotBindings::new(SEED_TABLE)
+        .regions_for(&FUSED_RANGE)
+        .unwrap_err();
     assert!(
         matches!(
             err,
             Error::UnboundSlot {
+                table: "seed",
                 index: 24,
                 name: "dqn_trunk_out"
             }
@@ -227,7 +233,7 @@ fn an_unbound_slot_in_range_is_an_error_naming_it() {
 
 #[test]
 fn a_null_address_is_only_accepted_for_an_empty_slot() {
-    let mut bindings = SlotBindings::new();
+    let mut bindings = SlotBindings::new(SEED_TABLE);
     // SAFETY: never launched.
     let err = unsafe { bindings.bind_raw(slot::td_errors, 0, 10) }.unwrap_err();
     assert!(matches!(
@@ -240,7 +246,7 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
     ));
     assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0) }.is_ok());
     assert_eq!(
-        bindings.region(slot::td_errors),
+        bindings.region(slot::td_errors).unwrap(),
         Some(DeviceRegion { ptr: 0, len: 0 })
     );
 }
@@ -248,10 +254,10 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
 #[test]
 fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
     let lens = skewed_lens();
-    let bindings = fake_bindings(&lens);
+    let bindings = fake_bindings(SEED_TABLE, &lens);
     for range in [ALL_SLOTS, FUSED_RANGE, 26..=26] {
         let regions = bindings.regions_for(&range).unwrap();
-        let built = layout::build(&range, &regions).unwrap();
+        let built = layout::build(SEED_TABLE, &range, &regions).unwrap();
         assert_eq!(built.slots.len(), range.clone().count());
         for (i, index) in range.clone().enumerate() {
             let meta = &built.slots[i];
@@ -284,7 +290,12 @@ fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
         }
     }
     // The full table in one launch: 49 slots, 49 per-slot outputs.
-    let all = layout::build(&ALL_SLOTS, &bindings.regions_for(&ALL_SLOTS).unwrap()).unwrap();
+    let all = layout::build(
+        SEED_TABLE,
+        &ALL_SLOTS,
+        &bindings.regions_for(&ALL_SLOTS).unwrap(),
+    )
+    .unwrap();
     assert_eq!(all.slots.len(), 49);
 }
 
@@ -467,14 +478,15 @@ fn abs_bits_orders_like_the_magnitudes_and_keeps_nan_on_top() {
 /// partial per thread over a strided walk (`block` lanes), merged as the block reduction does,
 /// then merged into the per-slot words as the atomics do. Same layout, same per-element code.
 fn simulate_kernel(
+    table: SlotTable,
     range: &RangeInclusive<usize>,
     data: &[Vec<f32>],
     q_abs_ref: f32,
     block: usize,
 ) -> Vec<SlotResult> {
-    let bindings = fake_bindings(&data.iter().map(Vec::len).collect::<Vec<_>>());
+    let bindings = fake_bindings(table, &data.iter().map(Vec::len).collect::<Vec<_>>());
     let regions = bindings.regions_for(range).unwrap();
-    let built = layout::build(range, &regions).unwrap();
+    let built = layout::build(table, range, &regions).unwrap();
     let mut per_slot = vec![Partial::EMPTY; built.slots.len()];
     let q_eff = q_abs_ref_eff(q_abs_ref);
     for item in &built.work {
@@ -500,7 +512,7 @@ fn simulate_kernel(
         .zip(per_slot)
         .map(|(index, p)| {
             SlotResult::decode(
-                index,
+                table.id(index).unwrap(),
                 data[index].len(),
                 p.flags,
                 p.max_abs_bits,
@@ -538,7 +550,7 @@ fn the_chunked_reduction_matches_the_reference_with_injected_values() {
         .collect();
     let clean = random_slot_data(&mut rng, &lens);
     for block in [256, 7, 1] {
-        let results = simulate_kernel(&ALL_SLOTS, &clean, 1.0, block);
+        let results = simulate_kernel(SEED_TABLE, &ALL_SLOTS, &clean, 1.0, block);
         assert!(
             results.iter().all(|r| !r.tripped()),
             "clean data, block {block}"
@@ -560,7 +572,7 @@ fn the_chunked_reduction_matches_the_reference_with_injected_values() {
                     .filter(|r| r.contains(&index))
                     .take(1)
                 {
-                    let results = simulate_kernel(&range, &data, 1.0, 256);
+                    let results = simulate_kernel(SEED_TABLE, &range, &data, 1.0, 256);
                     assert_matches_reference(&results, &data, 1.0, "injected");
                     for r in &results {
                         let expect_trip = r.index == index
@@ -589,21 +601,16 @@ fn the_report_names_the_tripped_slots_for_a_log_line() {
     let q_eff = q_abs_ref_eff(1.0);
     let slots: Vec<SlotResult> = FUSED_RANGE
         .map(|index| {
+            let id = SEED_TABLE.id(index).unwrap();
             if index == 48 {
-                SlotResult::decode(
-                    index,
-                    4096,
-                    FLAG_OVER_THRESHOLD,
-                    1500f32.to_bits(),
-                    17,
-                    q_eff,
-                )
+                SlotResult::decode(id, 4096, FLAG_OVER_THRESHOLD, 1500f32.to_bits(), 17, q_eff)
             } else {
-                SlotResult::decode(index, 100, 0, 1f32.to_bits(), NO_BAD_INDEX, q_eff)
+                SlotResult::decode(id, 100, 0, 1f32.to_bits(), NO_BAD_INDEX, q_eff)
             }
         })
         .collect();
     let report = NanReport {
+        table: SEED_TABLE,
         range: FUSED_RANGE,
         q_abs_ref_eff: q_eff,
         slots,
@@ -640,9 +647,10 @@ fn the_report_names_the_tripped_slots_for_a_log_line() {
 #[test]
 fn a_quiet_report_says_so() {
     let slots = FUSED_RANGE
-        .map(|index| SlotResult::decode(index, 10, 0, 0, NO_BAD_INDEX, 1.0))
+        .map(|index| SlotResult::decode(SEED_TABLE.id(index).unwrap(), 10, 0, 0, NO_BAD_INDEX, 1.0))
         .collect();
     let report = NanReport {
+        table: SEED_TABLE,
         range: FUSED_RANGE,
         q_abs_ref_eff: 1.0,
         slots,
@@ -658,7 +666,14 @@ fn a_quiet_report_says_so() {
 #[test]
 fn a_nan_slot_reports_nan_as_its_maximum() {
     let nan_bits = abs_bits(f32::NAN);
-    let r = SlotResult::decode(26, 8, FLAG_NON_FINITE, nan_bits, 3, 1.0);
+    let r = SlotResult::decode(
+        slot::iqn_trunk_grad_out,
+        8,
+        FLAG_NON_FINITE,
+        nan_bits,
+        3,
+        1.0,
+    );
     assert!(r.max_abs.is_nan());
     let line = r.to_string();
     assert!(
@@ -716,4 +731,234 @@ fn report_words_round_trip_every_field() {
         Partial::from_words(Partial::EMPTY.to_words()),
         Partial::EMPTY
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A table of one's own: the checker is generic over the table
+
+#[path = "support/custom_table.rs"]
+mod custom;
+
+#[test]
+fn a_user_table_declared_with_the_macro_is_its_own_table() {
+    let table = custom::TABLE;
+    assert_eq!(table.name(), "custom");
+    assert_eq!(table.len(), 3);
+    assert_eq!(table.all(), 0..=2);
+    assert_ne!(table, SEED_TABLE);
+    let names: Vec<_> = table.slots().iter().map(|s| s.name).collect();
+    assert_eq!(names, ["hidden", "q_max", "net_weights"]);
+    for (i, id) in table.ids().enumerate() {
+        assert_eq!(id.index(), i);
+        assert_eq!(id.table(), table);
+        assert_eq!(table.id_by_name(id.name()), Some(id));
+    }
+    assert_eq!(custom::slot::q_max, table.id(1).unwrap());
+    assert_eq!(
+        custom::slot::q_max.spec().check,
+        Check::MaxAbs {
+            factor: custom::Q_FACTOR
+        }
+    );
+    assert_eq!(table.id(3), None);
+    // Same index, different tables: different slots.
+    assert_ne!(custom::slot::hidden, SEED_TABLE.id(0).unwrap());
+    // Group slots of the table: its own, then the group's derived ones after its three.
+    let shape = adamant_runtime::nan_check::GroupShape {
+        name: custom::GROUP,
+        amsgrad: false,
+    };
+    let derived = adamant_runtime::nan_check::group_slots(table, &[shape]).unwrap();
+    let indexed: Vec<(usize, &str, bool)> = derived
+        .iter()
+        .map(|s| (s.index, s.name.as_str(), s.in_table))
+        .collect();
+    assert_eq!(
+        indexed,
+        [
+            (2, "net_weights", true),
+            (3, "net_weight_max", false),
+            (4, "net_grads", false),
+            (5, "net_m", false),
+            (6, "net_v", false),
+        ]
+    );
+}
+
+#[test]
+fn a_slot_of_another_table_is_refused_by_the_bindings() {
+    let mut bindings = SlotBindings::new(custom::TABLE);
+    assert_eq!(bindings.table(), custom::TABLE);
+    // Slot 1 of the seed's table is not slot 1 of this one.
+    let seed_slot = SEED_TABLE.id(1).unwrap();
+    // SAFETY: never launched.
+    let err = unsafe { bindings.bind_raw(seed_slot, 0x1000, 10) }.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ForeignSlot {
+                index: 1,
+                name: "dqn_heads_grads",
+                table: "seed",
+                bindings: "custom",
+            }
+        ),
+        "{err}"
+    );
+    let message = err.to_string();
+    for needle in ["slot 1 `dqn_heads_grads`", "`seed`", "`custom`"] {
+        assert!(message.contains(needle), "`{needle}` not in: {message}");
+    }
+    assert!(matches!(
+        bindings.leave_to_records(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.unbind(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.region(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    assert!(matches!(
+        bindings.is_bound(seed_slot),
+        Err(Error::ForeignSlot { .. })
+    ));
+    // Nothing was bound by the refused calls.
+    for id in custom::TABLE.ids() {
+        assert_eq!(bindings.region(id).unwrap(), None, "{id}");
+    }
+    // And the other way round.
+    let mut seed = SlotBindings::new(SEED_TABLE);
+    assert!(matches!(
+        seed.leave_to_records(custom::slot::net_weights),
+        Err(Error::ForeignSlot {
+            index: 2,
+            name: "net_weights",
+            table: "custom",
+            bindings: "seed"
+        })
+    ));
+    assert_eq!(seed.region(SEED_TABLE.id(2).unwrap()).unwrap(), None);
+}
+
+#[test]
+fn a_user_tables_ranges_and_unbound_slots_are_errors_naming_the_table() {
+    let table = custom::TABLE;
+    assert!(layout::validate_range(table, &(0..=2)).is_ok());
+    for bad in [0..=3, 3..=3, RangeInclusive::new(2, 1), FUSED_RANGE] {
+        let err = layout::validate_range(table, &bad).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidSlotRange { table: "custom", first, last, slots: 3 }
+                if first == *bad.start() && last == *bad.end()),
+            "{bad:?}: {err}"
+        );
+        assert!(err.to_string().contains("`custom` (slots 0..=2"), "{err}");
+    }
+    let mut bindings = fake_bindings(table, &[10, 20, 30]);
+    bindings.unbind(custom::slot::q_max).unwrap();
+    let err = bindings.regions_for(&table.all()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnboundSlot {
+                table: "custom",
+                index: 1,
+                name: "q_max"
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("`custom`"), "{err}");
+}
+
+#[test]
+fn a_user_tables_layout_carries_its_own_metadata() {
+    let table = custom::TABLE;
+    let lens = [CHUNK_ELEMENTS + 3, 5, 2 * CHUNK_ELEMENTS];
+    let bindings = fake_bindings(table, &lens);
+    let regions = bindings.regions_for(&table.all()).unwrap();
+    let built = layout::build(table, &table.all(), &regions).unwrap();
+    let factors: Vec<f32> = built.slots.iter().map(|m| m.factor).collect();
+    assert_eq!(
+        factors,
+        [NON_FINITE_ONLY, custom::Q_FACTOR, NON_FINITE_ONLY]
+    );
+    let meta_lens: Vec<u64> = built.slots.iter().map(|m| m.len).collect();
+    assert_eq!(meta_lens, lens.map(|l| l as u64));
+    for (meta, region) in built.slots.iter().zip(&regions) {
+        assert_eq!(meta.ptr, region.ptr);
+    }
+    // Chunks per slot: 2, 1, 2.
+    let per_slot: Vec<usize> = (0..3)
+        .map(|s| built.work.iter().filter(|w| w.slot as usize == s).count())
+        .collect();
+    assert_eq!(per_slot, [2, 1, 2]);
+    // A sub-range: slot 1 alone, at position 0 of the layout.
+    let one = layout::build(table, &(1..=1), &bindings.regions_for(&(1..=1)).unwrap()).unwrap();
+    assert_eq!(one.slots.len(), 1);
+    assert_eq!(one.slots[0].factor, custom::Q_FACTOR);
+}
+
+#[test]
+fn a_user_table_is_checked_and_decoded_by_its_own_names() {
+    let table = custom::TABLE;
+    let mut rng = SmallRng::seed_from_u64(3);
+    // Values in ±100 would trip slot 1 (threshold 1e2) only above 100: keep the clean data in ±50.
+    let mut data: Vec<Vec<f32>> = [CHUNK_ELEMENTS + 9, 300, 2 * CHUNK_ELEMENTS + 1]
+        .iter()
+        .map(|&len| (0..len).map(|_| rng.gen_range(-50.0f32..50.0)).collect())
+        .collect();
+    for block in [256, 3] {
+        let clean = simulate_kernel(table, &table.all(), &data, 1.0, block);
+        assert!(clean.iter().all(|r| !r.tripped()), "block {block}");
+        assert_matches_reference(&clean, &data, 1.0, "clean custom table");
+    }
+    // A NaN in the activation, a finite value over slot 1's threshold; slot 2 stays clean.
+    data[0][CHUNK_ELEMENTS + 2] = f32::NAN;
+    data[1][17] = -150.0;
+    let results = simulate_kernel(table, &table.all(), &data, 1.0, 256);
+    assert_matches_reference(&results, &data, 1.0, "faults in the custom table");
+    let report = NanReport {
+        table,
+        range: table.all(),
+        q_abs_ref_eff: q_abs_ref_eff(1.0),
+        slots: results,
+    };
+    let tripped: Vec<(&str, u32, Option<u64>)> = report
+        .tripped()
+        .map(|r| (r.name.as_str(), r.flags, r.first_bad))
+        .collect();
+    assert_eq!(
+        tripped,
+        [
+            ("hidden", FLAG_NON_FINITE, Some(CHUNK_ELEMENTS as u64 + 2)),
+            ("q_max", FLAG_OVER_THRESHOLD, Some(17)),
+        ]
+    );
+    let q = report.slot(custom::slot::q_max).unwrap();
+    assert_eq!((q.max_abs, q.threshold), (150.0, Some(custom::Q_FACTOR)));
+    assert!(!report.slot(custom::slot::net_weights).unwrap().tripped());
+    assert_eq!(report.id_of(q), Some(custom::slot::q_max));
+    // A seed slot of the same index is not this report's slot 1.
+    assert!(report.slot(SEED_TABLE.id(1).unwrap()).is_none());
+    let line = report.to_string();
+    for needle in [
+        "2 of 3 slots tripped",
+        "slot 0 hidden: non-finite",
+        "slot 1 q_max: over-threshold",
+        "max |x| 1.5e2 > threshold 1e2",
+    ] {
+        assert!(line.contains(needle), "`{needle}` not in: {line}");
+    }
+    // At Q_ABS_REF 2 the threshold is 2e2: only the NaN remains.
+    let results = simulate_kernel(table, &table.all(), &data, 2.0, 256);
+    assert_matches_reference(&results, &data, 2.0, "custom table at q 2");
+    let names: Vec<_> = results
+        .iter()
+        .filter(|r| r.tripped())
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(names, ["hidden"]);
 }

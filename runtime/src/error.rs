@@ -406,11 +406,13 @@ pub enum Error {
 
     /// A NaN-check range that is empty or reaches past the slot table.
     #[error(
-        "nan check: slot range {first}..={last} is not a non-empty range inside the slot table \
-         (slots 0..={}; nothing was launched)",
+        "nan check: slot range {first}..={last} is not a non-empty range inside slot table \
+         `{table}` (slots 0..={}; nothing was launched)",
         slots - 1
     )]
     InvalidSlotRange {
+        /// The table's name ([`SlotTable::name`](crate::nan_check::SlotTable::name)).
+        table: &'static str,
         /// The range's first slot.
         first: usize,
         /// The range's last slot (inclusive).
@@ -421,14 +423,49 @@ pub enum Error {
 
     /// A slot of the checked range has no buffer bound to it.
     #[error(
-        "nan check: slot {index} `{name}` is in the checked range but no buffer is bound to it \
-         (bind it with SlotBindings::bind or bind_group; nothing was launched)"
+        "nan check: slot {index} `{name}` of table `{table}` is in the checked range but no \
+         buffer is bound to it (bind it with SlotBindings::bind or bind_group; nothing was \
+         launched)"
     )]
     UnboundSlot {
+        /// The slot's table.
+        table: &'static str,
         /// The slot's index.
         index: usize,
         /// The slot's name.
         name: &'static str,
+    },
+
+    /// A [`SlotId`](crate::nan_check::SlotId) of one table given to the bindings of another:
+    /// its index would name someone else's slot.
+    #[error(
+        "nan check: slot {index} `{name}` is a slot of table `{table}`, not of table \
+         `{bindings}` these bindings are for (nothing was bound or launched)"
+    )]
+    ForeignSlot {
+        /// The slot's index in its own table.
+        index: usize,
+        /// The slot's name in its own table.
+        name: &'static str,
+        /// The slot's table.
+        table: &'static str,
+        /// The table of the bindings it was given to.
+        bindings: &'static str,
+    },
+
+    /// Slot bindings of one table where another table's are needed (a
+    /// [`TrainingSession`](crate::TrainingSession) checks the seed's table).
+    #[error(
+        "nan check: {what} needs bindings of slot table `{expected}`, but these are for table \
+         `{table}` (nothing was launched)"
+    )]
+    WrongSlotTable {
+        /// Who needs the bindings.
+        what: &'static str,
+        /// The table it checks.
+        expected: &'static str,
+        /// The table of the bindings given.
+        table: &'static str,
     },
 
     /// A slot bound to a null device address with a non-zero length.

@@ -22,7 +22,8 @@
 //! - [`AdamHyper`] and [`adam_scalars!`]: Adam hyperparameters that validate themselves, and a
 //!   kernel's `Scalars` built from them.
 //! - [`ParamGroup`]: a model's parameters, gradients and Adam state on the GPU.
-//! - [`nan_check`]: the fused NaN / max-abs checker, and the slot table it runs (the seed's).
+//! - [`nan_check`]: the fused NaN / max-abs checker, generic over a slot table
+//!   ([`SlotTable`], declared with [`slot_table!`]).
 //! - [`Error`]: what went wrong, naming the kernel, buffer or value. Invalid inputs are refused
 //!   before anything is enqueued.
 //! - The seed's training step, built on the API above and kept apart from it (in
@@ -32,7 +33,8 @@
 //!   - [`TrainingGroups`], [`GroupSizes`], [`StepConfig`]: its eight parameter groups stepped
 //!     with their kernels by one call ([`DT_CLAMP_DISABLED`]: why the decision transformer's
 //!     clamp is off);
-//!   - the 49-slot table of the NaN check ([`nan_check::SLOTS`], re-exported in [`nan_check`]).
+//!   - the 49-slot table of the NaN check ([`nan_check::SEED_TABLE`], one table of the generic
+//!     checker).
 //!
 //! # Without a GPU
 //!
@@ -71,7 +73,7 @@ pub use hyper::AdamHyper;
 pub use interop::{DeviceRegion, ForeignStream};
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
-pub use nan_check::{NanChecker, NanReport, SlotBindings};
+pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
 pub use records::{LaunchRecords, Records};
 pub use seed::{
     ClampPressure, ClampPressureLog, GroupSizes, SessionConfig, SessionReport, StepConfig,

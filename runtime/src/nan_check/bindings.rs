@@ -9,7 +9,7 @@
 use cust::memory::DeviceSlice;
 
 use super::slots::{SlotId, Source};
-use super::table::{SLOTS, SLOT_COUNT};
+use super::tables::SlotTable;
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
 
@@ -33,38 +33,58 @@ impl DeviceRegion {
     }
 }
 
-/// The device buffer bound to each slot of the table (or none yet), from which a
+/// The device buffer bound to each slot of one [`SlotTable`] (or none yet), from which a
 /// [`NanChecker`](super::NanChecker) builds its tables.
 ///
 /// A binding records an address and a length, as the seed's `nan_check_buf_ptrs` /
 /// `nan_check_buf_lens` did, so the training loop keeps using its buffers between checks; the
 /// bound buffers must stay allocated while checks built from these bindings run. The checker
 /// only reads them. Parameter-group slots are bound by group name
-/// ([`SlotBindings::bind_group`]), activations one by one ([`SlotBindings::bind`]).
+/// ([`SlotBindings::bind_group`]), activations one by one ([`SlotBindings::bind`]). Every method
+/// that takes a [`SlotId`] refuses one of another table ([`Error::ForeignSlot`]).
 #[derive(Clone, Debug)]
 pub struct SlotBindings {
-    regions: [Option<DeviceRegion>; SLOT_COUNT],
-}
-
-impl Default for SlotBindings {
-    fn default() -> Self {
-        SlotBindings::new()
-    }
+    table: SlotTable,
+    regions: Vec<Option<DeviceRegion>>,
 }
 
 impl SlotBindings {
-    /// No slot bound.
-    pub fn new() -> SlotBindings {
+    /// No slot of `table` bound.
+    pub fn new(table: SlotTable) -> SlotBindings {
         SlotBindings {
-            regions: [None; SLOT_COUNT],
+            table,
+            regions: vec![None; table.len()],
         }
+    }
+
+    /// The table these bindings are for.
+    pub fn table(&self) -> SlotTable {
+        self.table
+    }
+
+    /// `slot`'s index, if it is a slot of this table.
+    fn index_of(&self, slot: SlotId) -> Result<usize> {
+        if slot.table() != self.table {
+            return Err(Error::ForeignSlot {
+                index: slot.index(),
+                name: slot.name(),
+                table: slot.table().name(),
+                bindings: self.table.name(),
+            });
+        }
+        Ok(slot.index())
     }
 
     /// Binds `slot` to `data` (replacing an earlier binding). `data` must stay allocated while
     /// checks built from these bindings run (see [`SlotBindings`]).
-    pub fn bind(&mut self, slot: SlotId, data: &DeviceSlice<f32>) -> &mut Self {
-        self.regions[slot.index()] = Some(DeviceRegion::of(data));
-        self
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignSlot`] for a slot of another table (nothing is bound).
+    pub fn bind(&mut self, slot: SlotId, data: &DeviceSlice<f32>) -> Result<&mut Self> {
+        let index = self.index_of(slot)?;
+        self.regions[index] = Some(DeviceRegion::of(data));
+        Ok(self)
     }
 
     /// Binds every slot whose [`Source::Group`] names this group (by [`ParamGroup::name`]) to
@@ -78,7 +98,7 @@ impl SlotBindings {
     /// [`ParamGroup::new`]).
     pub fn bind_group(&mut self, group: &ParamGroup) -> Result<Vec<SlotId>> {
         let mut bound = Vec::new();
-        for spec in SLOTS {
+        for spec in self.table.slots() {
             let Source::Group {
                 group: wanted,
                 buffer,
@@ -100,7 +120,7 @@ impl SlotBindings {
                 ptr,
                 len: group.len(),
             });
-            bound.push(SlotId::new(spec.index).expect("the index comes from the table"));
+            bound.push(SlotId::at(self.table, spec.index));
         }
         if bound.is_empty() {
             return Err(Error::UnknownSlotGroup {
@@ -131,45 +151,65 @@ impl SlotBindings {
     ///
     /// # Errors
     ///
-    /// [`Error::NullSlotBuffer`] for a null `ptr` with a non-zero `len`.
+    /// [`Error::ForeignSlot`] for a slot of another table; [`Error::NullSlotBuffer`] for a null
+    /// `ptr` with a non-zero `len`. Nothing is bound on error.
     ///
     /// # Safety
     /// `ptr` must address `len` `f32`s of device memory in the runtime's context, which must
     /// stay allocated while checks built from these bindings run.
     pub unsafe fn bind_raw(&mut self, slot: SlotId, ptr: u64, len: usize) -> Result<&mut Self> {
+        let index = self.index_of(slot)?;
         if ptr == 0 && len != 0 {
             return Err(Error::NullSlotBuffer {
-                index: slot.index(),
+                index,
                 name: slot.name(),
                 len,
             });
         }
-        self.regions[slot.index()] = Some(DeviceRegion { ptr, len });
+        self.regions[index] = Some(DeviceRegion { ptr, len });
         Ok(self)
     }
 
     /// Binds `slot` to no elements: the checker kernel does no work for it. A
     /// [`TrainingSession`](crate::TrainingSession) does this for every group slot, whose result
     /// it takes from the group's diagnostics records instead.
-    pub fn leave_to_records(&mut self, slot: SlotId) -> &mut Self {
-        self.regions[slot.index()] = Some(DeviceRegion { ptr: 0, len: 0 });
-        self
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignSlot`] for a slot of another table.
+    pub fn leave_to_records(&mut self, slot: SlotId) -> Result<&mut Self> {
+        let index = self.index_of(slot)?;
+        self.regions[index] = Some(DeviceRegion { ptr: 0, len: 0 });
+        Ok(self)
     }
 
     /// Removes the binding of `slot`.
-    pub fn unbind(&mut self, slot: SlotId) -> &mut Self {
-        self.regions[slot.index()] = None;
-        self
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignSlot`] for a slot of another table.
+    pub fn unbind(&mut self, slot: SlotId) -> Result<&mut Self> {
+        let index = self.index_of(slot)?;
+        self.regions[index] = None;
+        Ok(self)
     }
 
     /// The buffer bound to `slot`, if any.
-    pub fn region(&self, slot: SlotId) -> Option<DeviceRegion> {
-        self.regions[slot.index()]
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignSlot`] for a slot of another table.
+    pub fn region(&self, slot: SlotId) -> Result<Option<DeviceRegion>> {
+        Ok(self.regions[self.index_of(slot)?])
     }
 
     /// Whether a buffer is bound to `slot`.
-    pub fn is_bound(&self, slot: SlotId) -> bool {
-        self.regions[slot.index()].is_some()
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignSlot`] for a slot of another table.
+    pub fn is_bound(&self, slot: SlotId) -> Result<bool> {
+        Ok(self.region(slot)?.is_some())
     }
 
     /// The regions bound to the slots of `range` (slot indices, inclusive), in order: what a
@@ -183,13 +223,14 @@ impl SlotBindings {
         &self,
         range: &std::ops::RangeInclusive<usize>,
     ) -> Result<Vec<DeviceRegion>> {
-        super::layout::validate_range(range)?;
+        super::layout::validate_range(self.table, range)?;
         range
             .clone()
             .map(|index| {
                 self.regions[index].ok_or(Error::UnboundSlot {
+                    table: self.table.name(),
                     index,
-                    name: SLOTS[index].name,
+                    name: self.table.slots()[index].name,
                 })
             })
             .collect()

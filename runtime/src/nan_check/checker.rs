@@ -19,8 +19,8 @@ use cust::stream::Stream;
 use super::bindings::SlotBindings;
 use super::layout::{self, Layout};
 use super::report::{NanReport, SlotResult};
-use super::slots::q_abs_ref_eff;
-use super::table::SLOTS;
+use super::slots::{q_abs_ref_eff, SlotId};
+use super::tables::SlotTable;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
@@ -47,13 +47,15 @@ struct DeviceWorkItem(WorkItem);
 // SAFETY: as above; `WorkItem` is `#[repr(C)]` of integers only.
 unsafe impl DeviceCopy for DeviceWorkItem {}
 
-/// A fused NaN / max-abs check of one contiguous range of the slot table: one kernel launch
+/// A fused NaN / max-abs check of one contiguous range of a slot table (that of the bindings
+/// it is built from): one kernel launch
 /// checks every bound buffer of the range, and [`NanChecker::report`] names the slots that
 /// tripped. It borrows the runtime (`'rt`) and launches on the stream it is given. See the
 /// [module](super) for an example.
 pub struct NanChecker<'rt> {
     /// Resolved once: the per-step path makes no module lookups.
     function: &'rt Function<'rt>,
+    table: SlotTable,
     range: RangeInclusive<usize>,
     lens: Vec<usize>,
     slots: DeviceBuffer<DeviceSlotMeta>,
@@ -89,8 +91,8 @@ enum Enqueued {
 }
 
 impl<'rt> NanChecker<'rt> {
-    /// Prepares a check of `range` (indices into the table, for example the whole table,
-    /// [`super::ALL_SLOTS`]). Every slot of the range must be bound; the first unbound one is an
+    /// Prepares a check of `range` of the bindings' table ([`SlotBindings::table`]; indices
+    /// into it, for example the whole table, [`SlotTable::all`]). Every slot of the range must be bound; the first unbound one is an
     /// [`Error::UnboundSlot`] naming it. Uploads the metadata and work tables (synchronously:
     /// this is setup, not the per-step path). The bound buffers must stay allocated while the
     /// checker runs checks.
@@ -109,7 +111,8 @@ impl<'rt> NanChecker<'rt> {
         let cap = runtime.multiprocessors().max(1) * CHECK_BLOCKS_PER_SM;
         let total: usize = regions.iter().map(|r| r.len).sum();
         let chunk = layout::chunk_for(total, cap as usize);
-        let Layout { slots, work } = layout::build_with_chunk(&range, &regions, chunk)?;
+        let table = bindings.table();
+        let Layout { slots, work } = layout::build_with_chunk(table, &range, &regions, chunk)?;
         let n = slots.len();
         let work_items = work.len() as u32; // bounded by layout::MAX_WORK_ITEMS
                                             // At least one block, even with nothing to scan: the last block writes the report.
@@ -126,6 +129,7 @@ impl<'rt> NanChecker<'rt> {
         let checker = NanChecker {
             function: runtime.function(&nan_check_kernel::DESCRIPTOR)?,
             lens: regions.iter().map(|r| r.len).collect(),
+            table,
             range,
             slots,
             work,
@@ -146,6 +150,11 @@ impl<'rt> NanChecker<'rt> {
         // blocking stream today, but a caller's stream need not be).
         CurrentContext::synchronize().during("synchronizing after the nan-check uploads")?;
         Ok(checker)
+    }
+
+    /// The table checked.
+    pub fn table(&self) -> SlotTable {
+        self.table
     }
 
     /// The checked slots (indices into the table, inclusive).
@@ -254,7 +263,8 @@ impl<'rt> NanChecker<'rt> {
         .map_err(|source| {
             Error::cuda(
                 format!(
-                    "launching nan_check_kernel (slots {}..={}, {} work items)",
+                    "launching nan_check_kernel (table `{}`, slots {}..={}, {} work items)",
+                    self.table.name(),
                     self.range.start(),
                     self.range.end(),
                     self.work_items
@@ -304,7 +314,8 @@ impl<'rt> NanChecker<'rt> {
                 );
                 let seen = Partial::from_words(w);
                 SlotResult::decode(
-                    index,
+                    // In the table: the range was validated against it in `new`.
+                    SlotId::at(self.table, index),
                     self.lens[i],
                     seen.flags,
                     seen.max_abs_bits,
@@ -314,6 +325,7 @@ impl<'rt> NanChecker<'rt> {
             })
             .collect();
         Ok(NanReport {
+            table: self.table,
             range: self.range.clone(),
             q_abs_ref_eff,
             slots,
@@ -326,7 +338,7 @@ impl<'rt> NanChecker<'rt> {
             return Err(Error::InvalidQAbsRef { value: q_abs_ref });
         }
         let q_eff = q_abs_ref_eff(q_abs_ref);
-        for spec in &SLOTS[self.range.clone()] {
+        for spec in &self.table.slots()[self.range.clone()] {
             if let Some(threshold) = spec.check.threshold(q_eff) {
                 if !threshold.is_finite() {
                     return Err(Error::SlotThresholdOverflow {

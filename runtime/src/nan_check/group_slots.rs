@@ -8,7 +8,7 @@
 //! activations.
 //!
 //! Which slots a set of groups gets ([`group_slots`]):
-//! - every slot of the table ([`super::SLOTS`]) whose [`Source::Group`] names one of the groups,
+//! - every slot of the table (a [`SlotTable`]) whose [`Source::Group`] names one of the groups,
 //!   at its index, with its name and check: the table's layout is the report's layout;
 //! - then, in group order, a slot for every (group, buffer) that the table does not watch:
 //!   `<group>_<buffer>` checking non-finite values for each of the group's buffers (`params`
@@ -22,7 +22,7 @@ use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 
 use super::report::SlotResult;
 use super::slots::{Check, Source};
-use super::table::{SLOTS, SLOT_COUNT};
+use super::tables::SlotTable;
 use crate::error::{Error, Result};
 use crate::groups::GroupBuffer;
 
@@ -76,7 +76,8 @@ fn buffer_word(buffer: GroupBuffer) -> &'static str {
     }
 }
 
-/// Every slot that watches `groups` (see the module docs), table slots first, in index order.
+/// Every slot of `table` and beyond it that watches `groups` (see the module docs), in index
+/// order.
 ///
 /// # Errors
 ///
@@ -84,7 +85,7 @@ fn buffer_word(buffer: GroupBuffer) -> &'static str {
 /// would have no record to come from); [`Error::DuplicateGroup`] for two groups of one name;
 /// [`Error::MissingBuffer`] for a table slot on a buffer its group lacks (`v_max` of a group
 /// without AMSGrad); [`Error::DuplicateSlotName`] if a derived name is already taken.
-pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
+pub fn group_slots(table: SlotTable, groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
     for (i, g) in groups.iter().enumerate() {
         if groups[..i].iter().any(|h| h.name == g.name) {
             return Err(Error::DuplicateGroup {
@@ -93,7 +94,7 @@ pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
         }
     }
     let mut out = Vec::new();
-    for spec in SLOTS {
+    for spec in table.slots() {
         let Source::Group { group, buffer } = spec.source else {
             continue;
         };
@@ -120,7 +121,7 @@ pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
             in_table: true,
         });
     }
-    let mut next = SLOT_COUNT;
+    let mut next = table.len();
     for shape in groups {
         for &buffer in buffers(*shape) {
             let watched = |max_abs: bool| {
@@ -146,8 +147,8 @@ pub fn group_slots(groups: &[GroupShape<'_>]) -> Result<Vec<GroupSlot>> {
                 ));
             }
             for (name, check) in wanted {
-                let taken =
-                    SLOTS.iter().any(|s| s.name == name) || out.iter().any(|s| s.name == name);
+                let taken = table.slots().iter().any(|s| s.name == name)
+                    || out.iter().any(|s| s.name == name);
                 if taken {
                     return Err(Error::DuplicateSlotName { name });
                 }

@@ -1,4 +1,4 @@
-//! The kernel's work layout, derived from the slot table and the bindings of a checked range:
+//! The kernel's work layout, derived from a slot table and the bindings of a checked range:
 //! one [`SlotMeta`] per slot in range and one [`WorkItem`] per chunk of every slot.
 //!
 //! Chunking is what makes one launch fast on skewed slot sizes: a 10M-element weight buffer
@@ -8,7 +8,7 @@ use std::ops::RangeInclusive;
 use adamant_kernels::nan_check::{SlotMeta, WorkItem};
 
 use super::bindings::DeviceRegion;
-use super::table::{SLOTS, SLOT_COUNT};
+use super::tables::SlotTable;
 use crate::error::{Error, Result};
 
 /// Elements per work item: large enough that a block's reduction and its three atomics are a
@@ -29,13 +29,14 @@ pub struct Layout {
     pub work: Vec<WorkItem>,
 }
 
-/// `range` must be non-empty and inside the table.
-pub fn validate_range(range: &RangeInclusive<usize>) -> Result<()> {
-    if range.start() > range.end() || *range.end() >= SLOT_COUNT {
+/// `range` must be non-empty and inside `table`.
+pub fn validate_range(table: SlotTable, range: &RangeInclusive<usize>) -> Result<()> {
+    if range.start() > range.end() || *range.end() >= table.len() {
         return Err(Error::InvalidSlotRange {
+            table: table.name(),
             first: *range.start(),
             last: *range.end(),
-            slots: SLOT_COUNT,
+            slots: table.len(),
         });
     }
     Ok(())
@@ -56,15 +57,20 @@ pub fn chunk_for(total: usize, blocks: usize) -> usize {
         .clamp(CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS)
 }
 
-/// The layout for `range`, whose slots are bound to `regions` (in range order), in chunks of
-/// [`CHUNK_ELEMENTS`].
-pub fn build(range: &RangeInclusive<usize>, regions: &[DeviceRegion]) -> Result<Layout> {
-    build_with_chunk(range, regions, CHUNK_ELEMENTS)
+/// The layout for `range` of `table`, whose slots are bound to `regions` (in range order), in
+/// chunks of [`CHUNK_ELEMENTS`].
+pub fn build(
+    table: SlotTable,
+    range: &RangeInclusive<usize>,
+    regions: &[DeviceRegion],
+) -> Result<Layout> {
+    build_with_chunk(table, range, regions, CHUNK_ELEMENTS)
 }
 
 /// As [`build`], with chunks of `chunk` elements (a multiple of 4, so 16-byte loads stay
 /// aligned).
 pub fn build_with_chunk(
+    table: SlotTable,
     range: &RangeInclusive<usize>,
     regions: &[DeviceRegion],
     chunk: usize,
@@ -73,7 +79,7 @@ pub fn build_with_chunk(
         chunk.is_multiple_of(4) && chunk > 0,
         "chunk size must be a positive multiple of 4"
     );
-    validate_range(range)?;
+    validate_range(table, range)?;
     assert_eq!(
         regions.len(),
         range.clone().count(),
@@ -85,7 +91,7 @@ pub fn build_with_chunk(
         .map(|(index, region)| SlotMeta {
             ptr: region.ptr,
             len: region.len as u64,
-            factor: SLOTS[index].check.device_factor(),
+            factor: table.slots()[index].check.device_factor(),
             reserved: 0,
         })
         .collect();

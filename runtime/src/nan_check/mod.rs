@@ -1,14 +1,17 @@
-//! The fused NaN / max-abs checker, driven by one slot table.
+//! The fused NaN / max-abs checker, generic over a slot table.
 //!
-//! - [`SLOTS`] (and a [`SlotId`] constant per slot in [`slot`]): the table, the only place a
-//!   slot is declared (index, name, check, source). It is the seed's training step's (its
-//!   groups' buffers and its activations), declared in `runtime/src/seed/slot_table.rs` and
-//!   re-exported here; the checker's own modules (the slot types, bindings, work layout, kernel
-//!   launch, report and group slots) read it as "the table" and name none of its slots.
-//! - [`SlotBindings`]: which device buffer each slot watches.
-//! - [`NanChecker`]: one range of slots, with the per-slot metadata and the (slot, chunk) work
-//!   table derived from the table and the bindings; [`NanChecker::enqueue`] puts a check on the
-//!   runtime's stream without synchronising, [`NanChecker::report`] synchronises and decodes.
+//! - [`SlotTable`]: the slots one check watches (index, name, check, source), declared as a
+//!   `const` with [`slot_table!`](crate::slot_table) (its invariants are checked when the crate
+//!   compiles), with a [`SlotId`] constant per slot. Any crate declares its own; the checker's
+//!   modules (bindings, work layout, kernel launch, report, group slots) take the table as a
+//!   value and name none of its slots. The seed's training step declares one
+//!   ([`SEED_TABLE`], in `runtime/src/seed/slot_table.rs`), re-exported here with its
+//!   constants ([`slot`], [`SLOTS`], [`ALL_SLOTS`], [`FUSED_RANGE`]).
+//! - [`SlotBindings`]: which device buffer each slot of one table watches.
+//! - [`NanChecker`]: one range of a table's slots, with the per-slot metadata and the (slot,
+//!   chunk) work table derived from the table and the bindings; [`NanChecker::enqueue`] puts a
+//!   check on the runtime's stream without synchronising, [`NanChecker::report`] synchronises
+//!   and decodes.
 //! - [`NanReport`]: the decoded result, by slot name, as a log line.
 //!
 //! The check's specification as CPU code (`adamant::nan_check_reference`) and the tables of
@@ -17,25 +20,32 @@
 //!
 //! ```
 //! use adamant_runtime::cust::memory::DeviceBuffer;
-//! use adamant_runtime::nan_check::{NanChecker, SlotBindings, SlotId, ALL_SLOTS};
+//! use adamant_runtime::nan_check::{Check, NanChecker, SlotBindings, Source};
+//!
+//! // A table of one's own: two activations of some model.
+//! mod model {
+//!     use super::*;
+//!     adamant_runtime::slot_table! {
+//!         "model";
+//!         0 hidden: Check::NonFinite, Source::Activation { what: "hidden layer output" };
+//!         1 logits: Check::MaxAbs { factor: 1e2 }, Source::Activation { what: "logits" };
+//!     }
+//! }
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let adamant = match adamant_runtime::Adamant::new() {
 //! #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
 //! #     other => other?,
 //! # };
-//! // A buffer of the training step (which owns it).
-//! let data = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+//! // Buffers of the training step (which owns them).
+//! let hidden = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+//! let logits = DeviceBuffer::from_slice(&vec![0.0f32; 512])?;
 //!
-//! let mut bindings = SlotBindings::new();
-//! // Here every slot watches the same stand-in buffer; a training loop binds each slot to its own
-//! // ([`SlotBindings::bind`]), and a parameter group's slots by the group's name
-//! // ([`SlotBindings::bind_group`]).
-//! for id in ALL_SLOTS.filter_map(SlotId::new) {
-//!     bindings.bind(id, &data);
-//! }
+//! let mut bindings = SlotBindings::new(model::TABLE);
+//! bindings.bind(model::slot::hidden, &hidden)?;
+//! bindings.bind(model::slot::logits, &logits)?;
 //!
-//! let mut checker = NanChecker::new(&adamant, ALL_SLOTS, &bindings)?;
+//! let mut checker = NanChecker::new(&adamant, model::TABLE.all(), &bindings)?;
 //! let q_abs_ref = 1.0; // the ISV's Q_ABS_REF
 //! checker.enqueue(adamant.stream(), q_abs_ref)?; // after the step's kernels, same stream, no host sync
 //! checker.report()?.ensure_quiet()?; // when the loop wants the answer (waits for the check's event)
@@ -43,7 +53,8 @@
 //! # }
 //! ```
 //!
-//! The seed's training step binds its groups' slots in one call
+//! A parameter group's slots are bound by the group's name ([`SlotBindings::bind_group`]). The
+//! seed's training step binds its groups' slots in one call
 //! ([`SlotBindings::bind_training_groups`], with an example) or leaves the whole check to its
 //! session ([`crate::TrainingSession`]).
 mod bindings;
@@ -57,9 +68,7 @@ mod group_slots;
 pub mod layout;
 mod report;
 mod slots;
-/// The one slot table the checker runs: the seed's, declared in `crate::seed::slot_table`. The
-/// modules of the checker reach it through this name only.
-use crate::seed::slot_table as table;
+mod tables;
 
 pub use bindings::{DeviceRegion, SlotBindings};
 pub use checker::NanChecker;
@@ -70,6 +79,10 @@ pub use group_slots::{
 };
 pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
-pub(crate) use slots::{check_table, slot_table};
 pub use slots::{q_abs_ref_eff, Check, SlotId, SlotSpec, Source};
-pub use table::{slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT};
+pub use tables::SlotTable;
+
+// The seed's table and its constants, for compatibility: the checker's modules use none of them.
+pub use crate::seed::slot_table::{
+    slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT, TABLE as SEED_TABLE,
+};

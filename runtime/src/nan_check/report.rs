@@ -1,4 +1,4 @@
-//! A check's result, decoded with the slot table's names (the seed's `halt_grad_collapse` name
+//! A check's result, decoded with its slot table's names (the seed's `halt_grad_collapse` name
 //! table, derived here instead of kept by hand), ready for a log line.
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -6,7 +6,7 @@ use std::ops::RangeInclusive;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 
 use super::slots::{Check, SlotId};
-use super::table::SLOTS;
+use super::tables::SlotTable;
 use crate::error::{Error, Result};
 
 /// One slot's outcome in a [`NanReport`]. Its `Display` is the slot's part of the log line:
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// element 17 of 4096`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlotResult {
-    /// The slot's index in the table.
+    /// The slot's index in its table (past the table for a slot derived from a group).
     pub index: usize,
     /// The slot's name (the table's, or one derived from a group).
     pub name: String,
@@ -38,25 +38,21 @@ pub struct SlotResult {
 }
 
 impl SlotResult {
-    /// Decodes the kernel's three output words for slot `index` (its flag word, the bits of its
+    /// Decodes the kernel's three output words for `slot` (its flag word, the bits of its
     /// largest `|x|`, its first bad index or `NO_BAD_INDEX`) over `len` elements checked with
     /// `max(Q_ABS_REF, 1.0) = q_abs_ref_eff`. [`NanChecker::report`](super::NanChecker::report)
     /// calls it; it is public for host simulations of the kernel.
-    ///
-    /// # Panics
-    ///
-    /// If `index` is not a slot of the table.
     pub fn decode(
-        index: usize,
+        slot: SlotId,
         len: usize,
         flags: u32,
         max_abs_bits: u32,
         first_bad: u64,
         q_abs_ref_eff: f32,
     ) -> SlotResult {
-        let spec = &SLOTS[index];
+        let spec = slot.spec();
         SlotResult {
-            index,
+            index: slot.index(),
             name: spec.name.to_string(),
             check: spec.check,
             len,
@@ -66,12 +62,6 @@ impl SlotResult {
             threshold: spec.check.threshold(q_abs_ref_eff),
             first_bad: (first_bad != NO_BAD_INDEX).then_some(first_bad),
         }
-    }
-
-    /// The slot as a [`SlotId`] of the table, or `None` for a slot derived from a group the
-    /// table does not cover ([`super::group_slots`]).
-    pub fn id(&self) -> Option<SlotId> {
-        SlotId::new(self.index)
     }
 
     /// Whether the slot raised any flag: what should stop a training loop.
@@ -148,23 +138,25 @@ impl fmt::Display for SlotResult {
 ///
 /// ```
 /// use adamant_kernels::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
-/// use adamant_runtime::nan_check::{Check, NanReport, SlotId, SlotResult, ALL_SLOTS, SLOTS};
+/// use adamant_runtime::nan_check::{Check, NanReport, SlotResult, SEED_TABLE};
 ///
 /// // The table's last max-abs slot, and a value over its threshold at q_abs_ref_eff 1.0.
-/// let spec = SLOTS.iter().rev().find(|s| matches!(s.check, Check::MaxAbs { .. })).unwrap();
+/// let table = SEED_TABLE;
+/// let spec = table.slots().iter().rev().find(|s| matches!(s.check, Check::MaxAbs { .. })).unwrap();
 /// let over = 1.5 * spec.check.threshold(1.0).unwrap();
 /// // As NanChecker::report decodes it: that slot saw `over` at element 17.
-/// let slots = ALL_SLOTS
-///     .map(|i| match i {
+/// let slots = table
+///     .ids()
+///     .map(|id| match id.index() {
 ///         i if i == spec.index => {
-///             SlotResult::decode(i, 4096, FLAG_OVER_THRESHOLD, over.to_bits(), 17, 1.0)
+///             SlotResult::decode(id, 4096, FLAG_OVER_THRESHOLD, over.to_bits(), 17, 1.0)
 ///         }
-///         _ => SlotResult::decode(i, 100, 0, 0, NO_BAD_INDEX, 1.0),
+///         _ => SlotResult::decode(id, 100, 0, 0, NO_BAD_INDEX, 1.0),
 ///     })
 ///     .collect();
-/// let report = NanReport { range: ALL_SLOTS, q_abs_ref_eff: 1.0, slots };
+/// let report = NanReport { table, range: table.all(), q_abs_ref_eff: 1.0, slots };
 /// assert!(!report.is_quiet());
-/// let id = SlotId::by_name(spec.name).unwrap();
+/// let id = table.id_by_name(spec.name).unwrap();
 /// assert!(report.slot(id).unwrap().over_threshold());
 /// let err = report.ensure_quiet().unwrap_err();
 /// let line = format!("slot {} {}: over-threshold", spec.index, spec.name);
@@ -172,6 +164,8 @@ impl fmt::Display for SlotResult {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct NanReport {
+    /// The table checked: what [`NanReport::slot`] takes the slots of.
+    pub table: SlotTable,
     /// The checked slots (indices into the table, inclusive).
     pub range: RangeInclusive<usize>,
     /// `max(Q_ABS_REF, 1.0)` the thresholds were computed from.
@@ -191,9 +185,19 @@ impl NanReport {
         self.tripped().next().is_none()
     }
 
-    /// The result of `slot`, if it is in the report.
+    /// The result of `slot`, if it is in the report: `None` for a slot outside the checked
+    /// range, and for a slot of another table (whose index names a different slot here).
     pub fn slot(&self, slot: SlotId) -> Option<&SlotResult> {
+        if slot.table() != self.table {
+            return None;
+        }
         self.slots.iter().find(|s| s.index == slot.index())
+    }
+
+    /// The slot of [`NanReport::table`] that `result` is, or `None` for a slot derived from a
+    /// group the table does not cover ([`super::group_slots`]).
+    pub fn id_of(&self, result: &SlotResult) -> Option<SlotId> {
+        self.table.id(result.index)
     }
 
     /// The result of the slot called `name` (a table slot, or one derived from a group).

@@ -1,9 +1,7 @@
-//! What a slot of the NaN check is: its [`Check`], its [`Source`], its line of the table
-//! ([`SlotSpec`]) and its [`SlotId`], and `slot_table!`, the macro a table is declared with.
-//!
-//! The table itself is the seed's (`crate::seed::slot_table`, re-exported as
-//! [`super::SLOTS`]); the checker reaches it through `super::table`.
-use super::table::{SLOTS, SLOT_COUNT};
+//! What a slot of the NaN check is: its [`Check`], its [`Source`], its line of a table
+//! ([`SlotSpec`]) and its [`SlotId`]. The table itself is a value ([`SlotTable`], in
+//! `tables.rs`), declared by whoever owns the buffers it watches.
+use super::tables::SlotTable;
 use crate::groups::GroupBuffer;
 
 /// What a slot checks.
@@ -49,7 +47,7 @@ impl Check {
     }
 }
 
-/// What a slot watches in the reference training step. Documents the slot in `docs/audit.md`
+/// What a slot watches in its training step. Documents the slot (the seed's in `docs/audit.md`)
 /// and lets [`super::SlotBindings::bind_group`] bind parameter-group buffers by group name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -77,12 +75,13 @@ impl Source {
     }
 }
 
-/// One declared slot: a line of the table.
+/// One declared slot: a line of a [`SlotTable`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlotSpec {
-    /// Its index: its position in [`SLOTS`](super::SLOTS) and in a check's per-slot outputs.
+    /// Its index: its position in [`SlotTable::slots`] and in a check's per-slot outputs.
     pub index: usize,
-    /// Its name, unique in the table (and the name of its constant in [`slot`](super::slot)).
+    /// Its name, unique in the table (and the name of its constant in the table's `slot`
+    /// module).
     pub name: &'static str,
     /// What it checks.
     pub check: Check,
@@ -90,126 +89,92 @@ pub struct SlotSpec {
     pub source: Source,
 }
 
-/// A slot of the table. The only constructors are the constants in [`slot`](super::slot) and
-/// [`SlotId::new`] / [`SlotId::by_name`], so a `SlotId` always names a declared slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SlotId(usize);
+/// A slot of one table. It carries its table, so bindings and reports of another table refuse
+/// it ([`Error::ForeignSlot`](crate::Error::ForeignSlot)) instead of reading someone else's
+/// slot at the same index. The only constructors are the constants `slot_table!` generates and
+/// [`SlotTable::id`] / [`SlotTable::id_by_name`], so a `SlotId` always names a declared slot.
+#[derive(Clone, Copy)]
+pub struct SlotId {
+    table: SlotTable,
+    index: usize,
+}
 
 impl SlotId {
-    /// The slot with this index, for `slot_table!`'s constants only: `index` is a line of the
-    /// table (its invariants are checked when the crate compiles).
-    pub(crate) const fn declared(index: usize) -> SlotId {
-        SlotId(index)
+    /// The slot with this index, for `slot_table!`'s constants only (public for the macro, not
+    /// part of the API).
+    ///
+    /// # Panics
+    ///
+    /// If `index` is past the table (at compile time: the macro's constants are `const`s).
+    #[doc(hidden)]
+    pub const fn declared(table: SlotTable, index: usize) -> SlotId {
+        assert!(index < table.len(), "a slot index past its table");
+        SlotId { table, index }
     }
 
-    /// The slot with this index, if declared.
-    pub fn new(index: usize) -> Option<SlotId> {
-        (index < SLOT_COUNT).then_some(SlotId(index))
+    /// The slot `index` of `table`, which the caller has checked is in range.
+    pub(crate) fn at(table: SlotTable, index: usize) -> SlotId {
+        debug_assert!(index < table.len());
+        SlotId { table, index }
     }
 
-    /// The slot with this name, if declared.
-    pub fn by_name(name: &str) -> Option<SlotId> {
-        SLOTS.iter().position(|s| s.name == name).map(SlotId)
+    /// The table the slot is declared in.
+    pub fn table(self) -> SlotTable {
+        self.table
     }
 
-    /// The slot's index in the table.
+    /// The slot's index in its table.
     pub fn index(self) -> usize {
-        self.0
+        self.index
     }
 
-    /// The slot's line of the table.
+    /// The slot's line of its table.
     pub fn spec(self) -> &'static SlotSpec {
-        &SLOTS[self.0]
+        &self.table.slots()[self.index]
     }
 
-    /// The slot's name, as the table declares it.
+    /// The slot's name, as its table declares it.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
 }
 
-impl std::fmt::Display for SlotId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "slot {} `{}`", self.0, self.name())
+impl PartialEq for SlotId {
+    fn eq(&self, other: &SlotId) -> bool {
+        self.index == other.index && self.table == other.table
     }
 }
 
-/// `index name: check, source;` per slot. Generates `SLOTS` and one [`SlotId`] constant per
-/// slot in a module `slot` (a repeated name is a duplicate-definition error there), where it is
-/// invoked (the seed's table, `crate::seed::slot_table`).
-macro_rules! slot_table {
-    ($($index:literal $name:ident: $check:expr, $source:expr;)*) => {
-        /// Every declared slot, in index order (checked at compile time).
-        pub const SLOTS: &[$crate::nan_check::SlotSpec] = &[
-            $($crate::nan_check::SlotSpec {
-                index: $index, name: stringify!($name), check: $check, source: $source,
-            },)*
-        ];
+impl Eq for SlotId {}
 
-        /// One constant per slot, named as the slot: `slot::<name>`.
-        #[allow(non_upper_case_globals)]
-        pub mod slot {
-            use $crate::nan_check::SlotId;
-            $(
-                #[doc = concat!(
-                    "Slot ", stringify!($index), ": checks `", stringify!($check),
-                    "` of `", stringify!($source), "`."
-                )]
-                pub const $name: SlotId = SlotId::declared($index);
-            )*
-        }
-    };
+impl std::hash::Hash for SlotId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.table.hash(state);
+        self.index.hash(state);
+    }
 }
-pub(crate) use slot_table;
+
+impl std::fmt::Debug for SlotId {
+    /// `SlotId(seed #48 iqn_weight_max)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SlotId({} #{} {})",
+            self.table.name(),
+            self.index,
+            self.name()
+        )
+    }
+}
+
+impl std::fmt::Display for SlotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "slot {} `{}`", self.index, self.name())
+    }
+}
 
 /// `max(Q_ABS_REF, 1.0)`: thresholds never shrink below `factor × 1.0` while the ISV's
 /// reference is still tiny (early training).
 pub fn q_abs_ref_eff(q_abs_ref: f32) -> f32 {
     q_abs_ref.max(1.0)
-}
-
-/// The invariants of a table, for a `const _: () = check_table(SLOTS);` beside it.
-pub(crate) const fn check_table(slots: &[SlotSpec]) {
-    assert!(!slots.is_empty(), "the slot table is empty");
-    assert!(
-        slots.len() <= u32::MAX as usize,
-        "slot indices must fit the kernel's u32"
-    );
-    let mut i = 0;
-    while i < slots.len() {
-        assert!(
-            slots[i].index == i,
-            "slot indices must be 0, 1, 2, ... in declaration order, with no gap or repeat"
-        );
-        if let Check::MaxAbs { factor } = slots[i].check {
-            assert!(
-                factor > 0.0 && factor < f32::INFINITY,
-                "a max-abs factor must be finite and > 0"
-            );
-        }
-        let mut j = 0;
-        while j < i {
-            assert!(
-                !str_eq(slots[i].name, slots[j].name),
-                "two slots have the same name"
-            );
-            j += 1;
-        }
-        i += 1;
-    }
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }

@@ -249,15 +249,18 @@ impl TrainingGroups {
 
 impl SlotBindings {
     /// Binds the seed's eight groups ([`TrainingGroups::all`], with
-    /// [`SlotBindings::bind_groups`]): after this, only the activation slots remain to bind.
+    /// [`SlotBindings::bind_groups`]) in bindings of the seed's table
+    /// ([`SEED_TABLE`](crate::nan_check::SEED_TABLE)): after this, only the activation slots
+    /// remain to bind.
     ///
     /// # Errors
     ///
-    /// As [`SlotBindings::bind_group`], for the first group that fails.
+    /// [`Error::WrongSlotTable`](crate::Error::WrongSlotTable) for bindings of another table
+    /// (nothing is bound); as [`SlotBindings::bind_group`], for the first group that fails.
     ///
     /// ```
     /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, SlotId, FUSED_RANGE};
+    /// use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE, SEED_TABLE};
     /// use adamant_runtime::{GroupSizes, TrainingGroups};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -269,15 +272,15 @@ impl SlotBindings {
     /// // An activation buffer of the training step (which owns it).
     /// let grad_out = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
     ///
-    /// let mut bindings = SlotBindings::new();
+    /// let mut bindings = SlotBindings::new(SEED_TABLE);
     /// // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
     /// bindings.bind_training_groups(&groups)?;
     /// // Activations, one line each.
-    /// bindings.bind(slot::iqn_trunk_grad_out, &grad_out);
+    /// bindings.bind(slot::iqn_trunk_grad_out, &grad_out)?;
     /// // ... the range's other activation slots (here all watch the same stand-in buffer).
-    /// for id in FUSED_RANGE.filter_map(SlotId::new) {
-    ///     if !bindings.is_bound(id) {
-    ///         bindings.bind(id, &grad_out);
+    /// for id in FUSED_RANGE.filter_map(|i| SEED_TABLE.id(i)) {
+    ///     if !bindings.is_bound(id)? {
+    ///         bindings.bind(id, &grad_out)?;
     ///     }
     /// }
     ///
@@ -289,6 +292,13 @@ impl SlotBindings {
     /// # }
     /// ```
     pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
+        if self.table() != super::slot_table::TABLE {
+            return Err(crate::Error::WrongSlotTable {
+                what: "SlotBindings::bind_training_groups",
+                expected: super::slot_table::TABLE.name(),
+                table: self.table().name(),
+            });
+        }
         self.bind_groups(groups.all())
     }
 }

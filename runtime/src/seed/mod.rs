@@ -2,7 +2,7 @@
 //! kernels ([`TrainingGroups`], in `groups.rs`), the typed launchers of its six optimizer
 //! kernels on a [`crate::ParamGroup`] (`rt.iqn_adam(..)` and the others, in `launchers.rs`), the step owned whole as a training loop
 //! ([`TrainingSession`], in `session.rs`), and the 49-slot NaN-check table that watches them
-//! (`slot_table.rs`, re-exported in [`crate::nan_check`], whose checker reads it as "the table").
+//! (`slot_table.rs`, [`crate::nan_check::SEED_TABLE`]: one user of the generic checker).
 //! The rest of the runtime's code names none of these groups or slots: the crate root re-exports
 //! what is public here.
 mod groups;

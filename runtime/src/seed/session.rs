@@ -15,6 +15,7 @@ use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 
 use super::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
+use super::slot_table::TABLE;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
@@ -23,7 +24,6 @@ use crate::groups::{GroupBuffer, ParamGroup};
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::nan_check::{
     group_slots, result_from_record, GroupShape, GroupSlot, NanChecker, NanReport, SlotBindings,
-    SlotId, ALL_SLOTS,
 };
 use crate::step::{QAbsRef, StepBound, StepSpec, StepStates};
 
@@ -304,16 +304,18 @@ const DT_RECORD: usize = 7;
 
 impl<'rt> TrainingSession<'rt> {
     /// A session over `groups`, with `cfg`'s hyperparameters and the device `Q_ABS_REF` from
-    /// `q_abs_ref`. With `activations`, every group slot of the 49-slot table is bound to the
-    /// groups and the activation slots must be bound in `activations` (their buffers must stay
-    /// allocated for the session's life); the check then runs at the end of every step.
+    /// `q_abs_ref`. With `activations` (bindings of the seed's table,
+    /// [`SEED_TABLE`](crate::nan_check::SEED_TABLE)), every group slot of the 49-slot table is
+    /// bound to the groups and the activation slots must be bound in `activations` (their
+    /// buffers must stay allocated for the session's life); the check then runs at the end of
+    /// every step.
     ///
     /// # Errors
     ///
     /// Before anything is allocated: [`Error::InvalidHyper`] for a hyperparameter out of range
     /// (curiosity's `weight_decay` must be 0; IQL's `grad_clip` `>= 0`), and those of
-    /// [`StepStates::new`]; the checker's ([`NanChecker::new`]), such as
-    /// [`Error::UnboundSlot`]; [`Error::Cuda`] or [`Error::OutOfMemory`] for the allocations.
+    /// [`StepStates::new`]; [`Error::WrongSlotTable`] for `activations` of another table; the
+    /// checker's ([`NanChecker::new`]), such as [`Error::UnboundSlot`]; [`Error::Cuda`] or [`Error::OutOfMemory`] for the allocations.
     pub fn new(
         rt: &'rt Adamant,
         groups: TrainingGroups,
@@ -364,7 +366,7 @@ impl<'rt> TrainingSession<'rt> {
                 amsgrad: g.has_amsgrad(),
             })
             .collect();
-        let group_slots = group_slots(&shapes)?;
+        let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
         let grad_scale = DeviceBuffer::from_slice(&[1.0f32]).during("allocating grad_scale")?;
         let grad_ptr = UniformPtr(grad_scale.as_device_ptr().as_raw());
@@ -395,10 +397,18 @@ impl<'rt> TrainingSession<'rt> {
         // its group's records, so its binding is left empty (no work for the kernel).
         let checker = match activations {
             Some(mut bindings) => {
-                for slot in group_slots.iter().filter(|s| s.in_table) {
-                    bindings.leave_to_records(SlotId::new(slot.index).expect("a table slot"));
+                if bindings.table() != TABLE {
+                    return Err(Error::WrongSlotTable {
+                        what: "a TrainingSession",
+                        expected: TABLE.name(),
+                        table: bindings.table().name(),
+                    });
                 }
-                Some(NanChecker::new(rt, ALL_SLOTS, &bindings)?)
+                for slot in group_slots.iter().filter(|s| s.in_table) {
+                    let id = TABLE.id(slot.index).expect("a slot of the table");
+                    bindings.leave_to_records(id)?;
+                }
+                Some(NanChecker::new(rt, TABLE.all(), &bindings)?)
             }
             None => None,
         };
@@ -750,7 +760,8 @@ impl<'rt> TrainingSession<'rt> {
             (&records[i].tensors[0], groups[i].len())
         };
         let mut nan = checked.unwrap_or_else(|| NanReport {
-            range: ALL_SLOTS,
+            table: TABLE,
+            range: TABLE.all(),
             q_abs_ref_eff,
             slots: Vec::new(),
         });

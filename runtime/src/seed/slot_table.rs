@@ -1,5 +1,7 @@
-//! THE slot table: the one place a NaN-check slot is declared, here for the seed's training
-//! step (its eight groups' buffers and its activations).
+//! The seed's slot table ([`TABLE`], named `seed`): the one place a NaN-check slot of the
+//! seed's training step is declared (its eight groups' buffers and its activations). The
+//! checker ([`crate::nan_check`]) is generic over tables; this is the one the seed's
+//! [`TrainingSession`](crate::TrainingSession) checks.
 //!
 //! Each line of `slot_table!` gives a slot's index, its name, its check and the buffer it
 //! watches in the reference training step. Everything else is derived from the table: the
@@ -17,7 +19,8 @@
 use std::ops::RangeInclusive;
 
 use crate::groups::GroupBuffer;
-use crate::nan_check::{check_table, slot_table, Check, Source};
+use crate::nan_check::{Check, SlotSpec, Source};
+use crate::slot_table;
 
 const NON_FINITE: Check = Check::NonFinite;
 
@@ -36,6 +39,7 @@ const fn activation(what: &'static str) -> Source {
 use GroupBuffer::{Grads, Params, VMax, M, V};
 
 slot_table! {
+    "seed";
     // Gradients, as left by the backward pass. Group names are those of `TrainingGroups`.
      0 dqn_trunk_grads:    NON_FINITE,    group("dqn_trunk", Grads);
      1 dqn_heads_grads:    NON_FINITE,    group("dqn_heads", Grads);
@@ -92,17 +96,20 @@ slot_table! {
     48 iqn_weight_max:     max_abs(1e3),  group("iqn_online", Params);
 }
 
+/// Every declared slot of the seed's table, in index order ([`TABLE`]'s).
+pub const SLOTS: &[SlotSpec] = TABLE.slots();
+
 /// Number of declared slots: the size of every per-slot output of a full-range check.
-pub const SLOT_COUNT: usize = SLOTS.len();
+pub const SLOT_COUNT: usize = TABLE.len();
 
 /// Every slot, in one launch.
-pub const ALL_SLOTS: RangeInclusive<usize> = 0..=SLOT_COUNT - 1;
+pub const ALL_SLOTS: RangeInclusive<usize> = TABLE.all();
 
 /// The seed's fused check: activations, weights and the weight-max early warnings.
 pub const FUSED_RANGE: RangeInclusive<usize> = 24..=48;
 
-// The table's invariants, checked when the crate compiles.
-const _: () = check_table(SLOTS);
+// The table's invariants are checked when the crate compiles (by `slot_table!`); so is the
+// fused range.
 const _: () = assert!(
     *FUSED_RANGE.end() < SLOT_COUNT,
     "FUSED_RANGE ends past the table"
@@ -125,7 +132,7 @@ mod group_slot_tests {
 
     #[test]
     fn the_seed_groups_keep_the_tables_slots_and_gain_the_missing_weight_maxima() {
-        let slots = group_slots(&seed()).unwrap();
+        let slots = group_slots(TABLE, &seed()).unwrap();
         for spec in SLOTS {
             if let Source::Group { group, buffer } = spec.source {
                 let s = slots.iter().find(|s| s.index == spec.index).unwrap();
@@ -160,7 +167,7 @@ mod group_slot_tests {
             name: "world_model",
             amsgrad: false,
         });
-        let slots = group_slots(&groups).unwrap();
+        let slots = group_slots(TABLE, &groups).unwrap();
         let mine: Vec<(usize, &str, GroupBuffer)> = slots
             .iter()
             .filter(|s| s.group == "world_model")
@@ -194,7 +201,7 @@ mod group_slot_tests {
     fn a_table_group_missing_from_the_step_is_an_error() {
         let groups: Vec<_> = seed().into_iter().filter(|g| g.name != "tlob").collect();
         assert!(matches!(
-            group_slots(&groups),
+            group_slots(TABLE, &groups),
             Err(Error::UnknownSlotGroup { group }) if group == "tlob"
         ));
     }
@@ -204,7 +211,7 @@ mod group_slot_tests {
         let mut groups = seed();
         groups.push(groups[2]);
         assert!(matches!(
-            group_slots(&groups),
+            group_slots(TABLE, &groups),
             Err(Error::DuplicateGroup { group }) if group == "iqn_online"
         ));
     }
@@ -218,14 +225,14 @@ mod group_slot_tests {
             amsgrad: false,
         });
         assert!(matches!(
-            group_slots(&groups),
+            group_slots(TABLE, &groups),
             Err(Error::DuplicateSlotName { name }) if name == "iqn_weights"
         ));
     }
 
     #[test]
     fn a_result_reads_its_buffers_facts_and_the_weights_maximum() {
-        let slots = group_slots(&seed()).unwrap();
+        let slots = group_slots(TABLE, &seed()).unwrap();
         let mut words = vec![0u32; record_words(4)];
         for (w, word) in words.iter_mut().enumerate() {
             *word = adamant_kernels::diagnostics::identity(w);
