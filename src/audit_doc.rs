@@ -169,7 +169,7 @@ pub fn audit_markdown() -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "Generated from `runtime/src/seed/slot_table.rs` (the one slot table) and the kernel \
+        "Generated from `runtime/src/seed/slot_table.rs` (the seed's slot table, `nan_check::SEED_TABLE`) and the kernel \
          descriptors that `#[optimizer_kernel]` and `#[kernel_entry]` register. It replaces the \
          seed's hand-edited \"Mech 5\" slot table and \"Mech 9\" kernel list."
     );
