@@ -293,10 +293,15 @@ pub(super) enum BoundSource {
     StepState(usize),
 }
 
-/// A multi-tensor entry's per-tensor scales: its `weight_clamp_scales` parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct TensorScales {
-    pub scales: usize,
+/// Whether `inst` is an unguarded load of 32-bit words of one of `types` from global or
+/// generic memory: the only loads a step-state bound or a tensor's scale may come from.
+fn is_word_load(inst: &Instruction, types: &[&str]) -> bool {
+    inst.op() == "ld"
+        && inst.guard.is_none()
+        && !["param", "shared", "local", "const"]
+            .iter()
+            .any(|s| inst.has_modifier(s))
+        && types.iter().any(|t| inst.has_modifier(t))
 }
 
 /// One entry's clamp prover: the registers that depend on the bound, computed once.
@@ -304,7 +309,8 @@ pub(super) struct ClampProver<'a> {
     flow: &'a Provenance<'a>,
     instructions: &'a [Instruction],
     source: BoundSource,
-    scales: Option<TensorScales>,
+    /// A multi-tensor entry's `weight_clamp_scales` parameter.
+    scales: Option<usize>,
     bound_dependent: HashSet<&'a str>,
 }
 
@@ -324,7 +330,7 @@ impl<'a> ClampProver<'a> {
         flow: &'a Provenance<'a>,
         instructions: &'a [Instruction],
         source: BoundSource,
-        scales: Option<TensorScales>,
+        scales: Option<usize>,
     ) -> Self {
         let mut prover = ClampProver {
             flow,
@@ -380,15 +386,7 @@ impl<'a> ClampProver<'a> {
                 }
             }
             BoundSource::StepState(i) => {
-                if inst.op() != "ld"
-                    || inst.guard.is_some()
-                    || ["param", "shared", "local", "const"]
-                        .iter()
-                        .any(|s| inst.has_modifier(s))
-                    || !["b32", "f32", "u32", "s32"]
-                        .iter()
-                        .any(|t| inst.has_modifier(t))
-                {
+                if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
                     return None;
                 }
                 let Some(Operand::Address { base, offset }) = address(inst) else {
@@ -397,7 +395,7 @@ impl<'a> ClampProver<'a> {
                 let Operand::Register(base) = base.as_ref() else {
                     return None;
                 };
-                let start = self.offset_from_param(base, i, 0)?.checked_add(*offset)?;
+                let start = self.flow.offset_from_param(base, i)?.checked_add(*offset)?;
                 let element = (BOUND_OFFSET as i64).checked_sub(start)?;
                 if element % 4 != 0 {
                     return None;
@@ -410,14 +408,9 @@ impl<'a> ClampProver<'a> {
     /// The register that `inst` loads a tensor's scale into, if `inst` is a 32-bit load through
     /// the `weight_clamp_scales` pointer (at which index is checked per store).
     fn scale_register(&self, inst: &'a Instruction) -> Option<&'a str> {
-        let scales = self.scales?.scales;
-        if inst.op() != "ld"
-            || inst.guard.is_some()
-            || ["param", "shared", "local", "const"]
-                .iter()
-                .any(|s| inst.has_modifier(s))
+        let scales = self.scales?;
+        if !is_word_load(inst, &["b32", "f32"])
             || inst.opcode.split('.').any(|m| m.starts_with('v'))
-            || !["b32", "f32"].iter().any(|t| inst.has_modifier(t))
         {
             return None;
         }
@@ -426,38 +419,6 @@ impl<'a> ClampProver<'a> {
         });
         match destinations(inst).as_slice() {
             [d] if from_scales => Some(*d),
-            _ => None,
-        }
-    }
-
-    /// The constant byte offset of pointer register `reg` from the value of pointer parameter
-    /// `param`, if `reg` is computed from it by unguarded single definitions of `ld.param`,
-    /// `cvta`, `mov` and `add` of an immediate only.
-    fn offset_from_param(&self, reg: &str, param: usize, depth: usize) -> Option<i64> {
-        if depth > 16 {
-            return None;
-        }
-        let [i] = self.flow.defs.get(reg)?.as_slice() else {
-            return None;
-        };
-        let inst = &self.instructions[*i];
-        if inst.guard.is_some() {
-            return None;
-        }
-        let srcs = sources(inst);
-        match (inst.op(), srcs) {
-            ("ld", [a]) if Provenance::is_param_load(inst) => {
-                (self.flow.param_of(a) == Some(param)).then_some(0)
-            }
-            ("cvta" | "mov", [Operand::Register(r)]) => self.offset_from_param(r, param, depth + 1),
-            ("add", [Operand::Register(r), Operand::Immediate(imm)])
-            | ("add", [Operand::Immediate(imm), Operand::Register(r)])
-                if ["s64", "u64", "b64"].iter().any(|t| inst.has_modifier(t)) =>
-            {
-                let imm = crate::ptx::parse_integer(imm)?;
-                self.offset_from_param(r, param, depth + 1)?
-                    .checked_add(imm)
-            }
             _ => None,
         }
     }
@@ -684,7 +645,7 @@ impl<'a> ClampProver<'a> {
     fn check_tensor(
         &self,
         slice: &Slice<'a>,
-        scales: TensorScales,
+        scales: usize,
         address: Option<&'a Operand>,
         table: usize,
     ) -> Result<(), ClampFailure> {
@@ -703,7 +664,7 @@ impl<'a> ClampProver<'a> {
         for &load in slice.scale_regs.values() {
             let inst = &self.instructions[load];
             let scale = index
-                .load_index(inst, scales.scales, 4)
+                .load_index(inst, scales, 4)
                 .map_err(|e| unprovable(format!("the scale's tensor cannot be traced: {e}")))?;
             if scale != stored {
                 return Err(ClampFailure::OtherTensor {

@@ -52,34 +52,6 @@ pub(super) struct Provenance<'a> {
 }
 
 impl<'a> Provenance<'a> {
-    /// The one definition of `reg`, unguarded, or why there is none: what the clamp's slice
-    /// and the tensor index follow back, since a register defined twice or under a guard could
-    /// hold either value at a use.
-    pub(super) fn single_def(&self, reg: &str) -> Result<usize, String> {
-        match self.defs.get(reg).map(Vec::as_slice) {
-            Some([i]) => {
-                let inst = &self.instructions[*i];
-                if inst.guard.is_some() {
-                    Err(format!(
-                        "`{reg}` is defined under a guard (`{}`, line {})",
-                        inst.text, inst.line
-                    ))
-                } else {
-                    Ok(*i)
-                }
-            }
-            Some(defs) if defs.len() > 1 => Err(format!(
-                "`{reg}` has {} definitions (lines {})",
-                defs.len(),
-                defs.iter()
-                    .map(|&i| self.instructions[i].line.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            _ => Err(format!("`{reg}` is never defined")),
-        }
-    }
-
     pub(super) fn new(
         entry: &'a PtxEntry,
         descriptor: &'a KernelDescriptor,
@@ -115,6 +87,63 @@ impl<'a> Provenance<'a> {
 
     pub(super) fn is_param_load(inst: &Instruction) -> bool {
         inst.op() == "ld" && inst.has_modifier("param")
+    }
+
+    /// The one definition of `reg`, unguarded, or why there is none: what the clamp's slice
+    /// and the tensor index follow back, since a register defined twice or under a guard could
+    /// hold either value at a use.
+    pub(super) fn single_def(&self, reg: &str) -> Result<usize, String> {
+        match self.defs.get(reg).map(Vec::as_slice) {
+            Some([i]) => {
+                let inst = &self.instructions[*i];
+                if inst.guard.is_some() {
+                    Err(format!(
+                        "`{reg}` is defined under a guard (`{}`, line {})",
+                        inst.text, inst.line
+                    ))
+                } else {
+                    Ok(*i)
+                }
+            }
+            Some(defs) if defs.len() > 1 => Err(format!(
+                "`{reg}` has {} definitions (lines {})",
+                defs.len(),
+                defs.iter()
+                    .map(|&i| self.instructions[i].line.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => Err(format!("`{reg}` is never defined")),
+        }
+    }
+
+    /// The constant byte offset of pointer register `reg` from the value of pointer parameter
+    /// `param`, if `reg` is computed from it by unguarded single definitions of `ld.param`,
+    /// `cvta`, `mov` and 64-bit `add` of an immediate only: how a stepped entry's bound is
+    /// addressed in its step-state record, and how a table's own address is recognised.
+    pub(super) fn offset_from_param(&self, reg: &str, param: usize) -> Option<i64> {
+        self.offset_within(reg, param, 0)
+    }
+
+    fn offset_within(&self, reg: &str, param: usize, depth: usize) -> Option<i64> {
+        if depth > 16 {
+            return None;
+        }
+        let inst = &self.instructions[self.single_def(reg).ok()?];
+        match (inst.op(), sources(inst)) {
+            ("ld", [a]) if Provenance::is_param_load(inst) => {
+                (self.param_of(a) == Some(param)).then_some(0)
+            }
+            ("cvta" | "mov", [Operand::Register(r)]) => self.offset_within(r, param, depth + 1),
+            ("add", [Operand::Register(r), Operand::Immediate(imm)])
+            | ("add", [Operand::Immediate(imm), Operand::Register(r)])
+                if is_64(inst) =>
+            {
+                let imm = crate::ptx::parse_integer(imm)?;
+                self.offset_within(r, param, depth + 1)?.checked_add(imm)
+            }
+            _ => None,
+        }
     }
 
     fn is_pointer_param(&self, i: usize) -> bool {
@@ -237,4 +266,9 @@ impl<'a> Provenance<'a> {
             other => self.operand_roots(other),
         }
     }
+}
+
+/// Whether `inst` operates on 64-bit integers (`.s64`, `.u64`, `.b64`): address arithmetic.
+pub(super) fn is_64(inst: &Instruction) -> bool {
+    ["s64", "u64", "b64"].iter().any(|t| inst.has_modifier(t))
 }

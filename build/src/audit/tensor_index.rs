@@ -19,7 +19,8 @@
 //! value through them here). So two loads traced to one index register read the index of the same
 //! chunk: a use always sees its definition's latest execution, and both loads' definitions
 //! dominate the store that uses them.
-use super::provenance::{Provenance, Root};
+use super::opcodes::{address, sources};
+use super::provenance::{is_64, Provenance, Root};
 use crate::ptx::{parse_integer, Instruction, Operand};
 
 /// Traces per-tensor table addresses in one entry body.
@@ -38,11 +39,11 @@ impl<'a> TensorIndex<'a> {
     /// by the load `load`.
     pub(super) fn load_index(
         &self,
-        load: &Instruction,
+        load: &'a Instruction,
         table: usize,
         size: i64,
     ) -> Result<&'a str, String> {
-        let Some(Operand::Address { base, offset }) = super::opcodes::address(load) else {
+        let Some(Operand::Address { base, offset }) = address(load) else {
             return Err(format!("`{}` has no address", load.text));
         };
         if *offset != 0 {
@@ -55,8 +56,7 @@ impl<'a> TensorIndex<'a> {
             return Err(format!("`{}` reads the table without an index", load.text));
         };
         let inst = self.def(a)?;
-        let srcs = super::opcodes::sources(inst);
-        let (base, index) = match (inst.op(), srcs) {
+        let (base, index) = match (inst.op(), sources(inst)) {
             ("add", [x, y]) if is_64(inst) => {
                 if self.is_table(x, table) {
                     (x, self.scaled(y, size)?)
@@ -88,24 +88,7 @@ impl<'a> TensorIndex<'a> {
 
     /// Whether `operand` is the table parameter's own address (no offset).
     fn is_table(&self, operand: &Operand, table: usize) -> bool {
-        match operand {
-            Operand::Register(r) => self.offset_from_param(r, table, 0) == Some(()),
-            _ => false,
-        }
-    }
-
-    fn offset_from_param(&self, reg: &str, param: usize, depth: usize) -> Option<()> {
-        if depth > 16 {
-            return None;
-        }
-        let inst = self.def(reg).ok()?;
-        match (inst.op(), super::opcodes::sources(inst)) {
-            ("ld", [a]) if Provenance::is_param_load(inst) => {
-                (self.flow.param_of(a) == Some(param)).then_some(())
-            }
-            ("cvta" | "mov", [Operand::Register(r)]) => self.offset_from_param(r, param, depth + 1),
-            _ => None,
-        }
+        matches!(operand, Operand::Register(r) if self.flow.offset_from_param(r, table) == Some(0))
     }
 
     fn expect_size(&self, k: &Operand, size: i64, inst: &Instruction) -> Result<(), String> {
@@ -119,14 +102,14 @@ impl<'a> TensorIndex<'a> {
     }
 
     /// The index register of a byte offset `index × size`.
-    fn scaled(&self, operand: &Operand, size: i64) -> Result<&'a str, String> {
+    fn scaled(&self, operand: &'a Operand, size: i64) -> Result<&'a str, String> {
         let Operand::Register(r) = operand else {
             return Err(format!(
                 "the table is read at the constant offset {operand}"
             ));
         };
         let inst = self.def(r)?;
-        match (inst.op(), super::opcodes::sources(inst)) {
+        match (inst.op(), sources(inst)) {
             ("shl", [i, Operand::Immediate(n)]) if is_64(inst) => {
                 match parse_integer(n).and_then(|n| 1i64.checked_shl(u32::try_from(n).ok()?)) {
                     Some(k) if k == size => self.index(i),
@@ -151,47 +134,38 @@ impl<'a> TensorIndex<'a> {
     }
 
     /// The register holding an index, followed through zero extensions and moves.
-    fn index(&self, operand: &Operand) -> Result<&'a str, String> {
+    fn index(&self, operand: &'a Operand) -> Result<&'a str, String> {
         let Operand::Register(r) = operand else {
             return Err(format!("the index is the constant {operand}"));
         };
         let inst = self.def(r)?;
-        match (inst.op(), super::opcodes::sources(inst)) {
+        match (inst.op(), sources(inst)) {
             ("cvt", [src]) if inst.opcode == "cvt.u64.u32" => self.index(src),
             ("mov", [src @ Operand::Register(_)]) => self.index(src),
-            _ => Ok(self.register_name(r)),
+            _ => Ok(r),
         }
-    }
-
-    /// `r` as a name that lives as long as the instructions (the destination of its definition).
-    fn register_name(&self, r: &str) -> &'a str {
-        self.flow
-            .defs
-            .get(r)
-            .and_then(|d| d.first())
-            .and_then(|&i| {
-                super::opcodes::destinations(&self.instructions[i])
-                    .into_iter()
-                    .find(|d| *d == r)
-            })
-            .expect("a register with a definition is one of its destinations")
     }
 
     /// The tensor index a stored address's parameter-buffer pointer was loaded at, from table
     /// parameter `table`: the address is followed back through single definitions (adding
     /// offsets, which carry no pointer) to the pointer's load from the table.
-    pub(super) fn stored_index(&self, address: &Operand, table: usize) -> Result<&'a str, String> {
-        let Operand::Address { base, .. } = address else {
+    pub(super) fn stored_index(
+        &self,
+        stored: &'a Operand,
+        table: usize,
+    ) -> Result<&'a str, String> {
+        let Operand::Address { base, .. } = stored else {
             return Err("the store has no address".into());
         };
-        let Operand::Register(mut reg) = base.as_ref().clone() else {
+        let Operand::Register(first) = base.as_ref() else {
             return Err("the stored address is not a register".into());
         };
+        let mut reg: &'a str = first;
         for _ in 0..64 {
-            let inst = self.def(&reg)?;
-            let srcs = super::opcodes::sources(inst);
+            let inst = self.def(reg)?;
+            let srcs = sources(inst);
             if inst.op() == "ld" && !Provenance::is_param_load(inst) {
-                let from_table = super::opcodes::address(inst).is_some_and(|a| {
+                let from_table = address(inst).is_some_and(|a| {
                     self.flow.address_roots(a) == [Root::Pointer(table)].into_iter().collect()
                 });
                 if !from_table {
@@ -211,7 +185,7 @@ impl<'a> TensorIndex<'a> {
                 })
                 .collect();
             match (inst.op(), carriers.as_slice()) {
-                ("add" | "mov" | "cvta", [Operand::Register(r)]) => reg = r.clone(),
+                ("add" | "mov" | "cvta", [Operand::Register(r)]) => reg = r,
                 _ => {
                     return Err(format!(
                         "the stored pointer passes through `{}` (line {}), which the audit \
@@ -223,8 +197,4 @@ impl<'a> TensorIndex<'a> {
         }
         Err("the stored pointer's definitions are too deep to follow".into())
     }
-}
-
-fn is_64(inst: &Instruction) -> bool {
-    ["s64", "u64", "b64"].iter().any(|t| inst.has_modifier(t))
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
 
-use super::clamp::{BoundSource, ClampProver, TensorScales};
+use super::clamp::{BoundSource, ClampProver};
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
 use super::{ClampAudit, Violation, WriteAudit};
@@ -50,9 +50,7 @@ pub(super) fn audit_writes(
     };
     // A multi-tensor entry's scales (entry.rs checks that every entry with a parameter table
     // has exactly one, and no other entry has any).
-    let scales = descriptor
-        .clamp_scales_index()
-        .map(|scales| TensorScales { scales });
+    let scales = descriptor.clamp_scales_index();
     let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b, scales));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
