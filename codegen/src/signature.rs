@@ -12,8 +12,9 @@
 //!   ..)]` (the values a launch may pass, [`crate::domain`]); it is finite in any case, and a
 //!   `u32` takes any value.
 //!
-//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks`, `weight_clamp_scales` and names starting with `__adamant` are
-//! the generated entries' own. The body is checked after the signature, by [`crate::body`].
+//! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks`, `weight_clamp_scales` and names starting
+//! with `__adamant` are the generated entries' own. The body is checked after the signature, by
+//! [`crate::body`].
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;

@@ -114,9 +114,10 @@ struct Mirror {
     lr: f32,
     beta1: f32,
     beta2: f32,
-    /// The fixed bound ([`StepBound::Policy`]), or `None` for one the device computes from
-    /// `Q_ABS_REF` (never below [`BOUND_FACTOR`]: `q_abs_ref_eff` is at least 1).
-    fixed_bound: Option<f32>,
+    /// The smallest bound the record can hold: the one it starts with. A fixed bound
+    /// ([`StepBound::Policy`]) never changes, and one the device computes from `Q_ABS_REF`
+    /// starts at [`BOUND_FACTOR`] and never goes below it (`q_abs_ref_eff` is at least 1).
+    smallest_bound: f32,
     users: Vec<&'static KernelDescriptor>,
 }
 
@@ -204,7 +205,7 @@ impl<'q> StepStates<'q> {
                 lr: spec.lr,
                 beta1: spec.beta1,
                 beta2: spec.beta2,
-                fixed_bound: (bound_mode == BOUND_FIXED).then_some(bound),
+                smallest_bound: bound,
                 users: Vec::new(),
             });
         }
@@ -366,7 +367,7 @@ impl<'q> StepStates<'q> {
     }
 
     /// The smallest bound record `index` can give a launch: its fixed bound, or for a bound the
-    /// device computes from `Q_ABS_REF` the rule's floor, `BOUND_FACTOR × 1` (what a multi-tensor
+    /// device computes from `Q_ABS_REF` the rule's floor, [`BOUND_FACTOR`] (what a multi-tensor
     /// launch's per-tensor scales are checked against: no scale may turn a clamping bound into 0).
     ///
     /// # Errors
@@ -375,9 +376,7 @@ impl<'q> StepStates<'q> {
     pub fn smallest_bound(&self, index: usize) -> Result<f32> {
         self.record_ptr(index)?;
         let mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(mirror[index]
-            .fixed_bound
-            .unwrap_or(BOUND_FACTOR * INITIAL_Q_ABS_REF_EFF))
+        Ok(mirror[index].smallest_bound)
     }
 
     /// Writes the owned `Q_ABS_REF` ([`QAbsRef::Owned`]) for the advances that follow on

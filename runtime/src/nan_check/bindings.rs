@@ -120,7 +120,7 @@ impl SlotBindings {
                 ptr,
                 len: group.len(),
             });
-            bound.push(SlotId::at(self.table, spec.index));
+            bound.push(SlotId::declared(self.table, spec.index));
         }
         if bound.is_empty() {
             return Err(Error::UnknownSlotGroup {

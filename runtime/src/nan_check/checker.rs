@@ -315,7 +315,7 @@ impl<'rt> NanChecker<'rt> {
                 let seen = Partial::from_words(w);
                 SlotResult::decode(
                     // In the table: the range was validated against it in `new`.
-                    SlotId::at(self.table, index),
+                    SlotId::declared(self.table, index),
                     self.lens[i],
                     seen.flags,
                     seen.max_abs_bits,

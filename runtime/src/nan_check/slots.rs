@@ -100,8 +100,8 @@ pub struct SlotId {
 }
 
 impl SlotId {
-    /// The slot with this index, for `slot_table!`'s constants only (public for the macro, not
-    /// part of the API).
+    /// The slot with this index, for `slot_table!`'s constants and the table's own lookups
+    /// (public for the macro, not part of the API).
     ///
     /// # Panics
     ///
@@ -109,12 +109,6 @@ impl SlotId {
     #[doc(hidden)]
     pub const fn declared(table: SlotTable, index: usize) -> SlotId {
         assert!(index < table.len(), "a slot index past its table");
-        SlotId { table, index }
-    }
-
-    /// The slot `index` of `table`, which the caller has checked is in range.
-    pub(crate) fn at(table: SlotTable, index: usize) -> SlotId {
-        debug_assert!(index < table.len());
         SlotId { table, index }
     }
 

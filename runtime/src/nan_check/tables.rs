@@ -63,7 +63,7 @@ impl SlotTable {
 
     /// The slot with this index, if declared.
     pub fn id(self, index: usize) -> Option<SlotId> {
-        (index < self.len()).then(|| SlotId::at(self, index))
+        (index < self.len()).then(|| SlotId::declared(self, index))
     }
 
     /// The slot with this name, if declared.
@@ -71,12 +71,12 @@ impl SlotTable {
         self.slots
             .iter()
             .position(|s| s.name == name)
-            .map(|index| SlotId::at(self, index))
+            .map(|index| SlotId::declared(self, index))
     }
 
     /// Every slot, in index order.
     pub fn ids(self) -> impl Iterator<Item = SlotId> {
-        (0..self.len()).map(move |index| SlotId::at(self, index))
+        (0..self.len()).map(move |index| SlotId::declared(self, index))
     }
 }
 
