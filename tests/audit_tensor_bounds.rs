@@ -1,6 +1,6 @@
 //! Per-tensor bounds, tried on the real PTX: a multi-tensor entry clamps tensor `t` with
 //! `tensor_bound(bound, weight_clamp_scales[t])`, and the audit must prove both halves of that:
-//! the arithmetic (bound times scale, saturated at `f32::MAX`, then the clamp, over
+//! the arithmetic (bound times scale, saturated at the ceiling `BOUND_CEILING`, then the clamp, over
 //! `(x, bound, scale)` cases) and the index (the scale is the one of the tensor whose pointer the
 //! store goes through). Each edit below breaks one half in every multi-tensor entry, plain and
 //! stepped, and the audit must name it.
@@ -19,8 +19,13 @@ fn multi_entries() -> Vec<&'static KernelDescriptor> {
         .collect()
 }
 
+/// The ceiling as a PTX float literal (`0f5D5E0B6B` for 1e18).
+fn ceiling_literal() -> String {
+    format!("0f{:08X}", adamant_kernels::clamp::BOUND_CEILING.to_bits())
+}
+
 /// One `tensor_bound` in an entry's PTX: `mul.rn.f32 %t, %a, %b` (one factor loaded by a 32-bit
-/// global load), `setp.gt.f32 %p, %t, 0f7F7FFFFF`, `selp.f32 %d, 0f7F7FFFFF, %t, %p`.
+/// global load), `setp.gt.f32 %p, %t, <ceiling>`, `selp.f32 %d, <ceiling>, %t, %p`.
 struct Site {
     mul: usize,
     selp: usize,
@@ -37,11 +42,12 @@ fn sites(entry: &[String]) -> Vec<Site> {
         }
         let regs = registers(line);
         let (setp, selp) = (&entry[i + 1], &entry[i + 2]);
+        let ceiling = ceiling_literal();
         let saturates = setp.trim_start().starts_with("setp.gt.f32")
-            && setp.contains("0f7F7FFFFF")
+            && setp.contains(&ceiling)
             && registers(setp).get(1) == Some(&regs[0])
             && selp.trim_start().starts_with("selp.f32")
-            && selp.contains("0f7F7FFFFF");
+            && selp.contains(&ceiling);
         if !saturates {
             continue;
         }
@@ -224,9 +230,25 @@ fn the_scale_added_instead_of_multiplied_is_wrong() {
 }
 
 #[test]
+fn a_product_saturated_past_the_ceiling_is_wrong() {
+    // Saturating at f32::MAX (the rule before the ceiling) lets a tensor's bound grow past the
+    // ceiling, where it cannot bite: the contract says the ceiling.
+    for kernel in multi_entries() {
+        let ptx = edit_sites(kernel.name, |e, s| {
+            for line in [s.mul + 1, s.selp] {
+                e[line] = e[line].replace(&ceiling_literal(), "0f7F7FFFFF");
+            }
+        });
+        rejected(kernel.name, &ptx, |f| {
+            matches!(f, ClampFailure::Wrong { scale: Some(_), .. })
+        });
+    }
+}
+
+#[test]
 fn a_product_that_is_not_saturated_is_wrong() {
     // Without the saturation, bound * scale overflows to +inf and the clamp lets every value
-    // through: the contract says `f32::MAX`.
+    // through: the contract says the ceiling.
     for kernel in multi_entries() {
         let ptx = edit_sites(kernel.name, |e, s| {
             let regs = registers(&e[s.selp]);

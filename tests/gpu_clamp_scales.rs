@@ -1,5 +1,5 @@
 //! Per-tensor clamp bounds on the GPU: a multi-tensor launch whose set has clamp scales clamps
-//! tensor `t` to `bound × scales[t]` (saturated at `f32::MAX`), for every kernel, plain and
+//! tensor `t` to `bound × scales[t]` (saturated at the ceiling), for every kernel, plain and
 //! stepped, eager and replayed from a graph, as the f64 reference does at that tensor's bound;
 //! scales of one are the unscaled launch bit for bit; the records report each tensor's stored
 //! maximum under its own bound; and bad scales are refused with nothing launched or uploaded.
@@ -20,13 +20,14 @@ use multi_step::*;
 const BOUND: f32 = 1.5;
 
 /// One scale per size of [`SIZES`]: small and large, one that is not a power of two, and one
-/// whose product with the bound overflows (that tensor's bound saturates at `f32::MAX`).
-const SCALES: [f32; 10] = [0.25, 0.5, 1.0, 2.0, 0.1, 3.0, 1e-3, 7.0, 3e38, 0.75];
+/// whose product with the bound is close under the ceiling (9e17: a scale past it is refused).
+const SCALES: [f32; 10] = [0.25, 0.5, 1.0, 2.0, 0.1, 3.0, 1e-3, 7.0, 6e17, 0.75];
 
 /// The tensor's bound, from the formula in f64: the product of two f32 is exact in f64, so
-/// rounding it once to f32 is what an f32 multiply gives; past `f32::MAX` it saturates.
+/// rounding it once to f32 is what an f32 multiply gives; past the ceiling it saturates.
 fn tensor_bound(bound: f32, scale: f32) -> f32 {
-    (f64::from(bound) * f64::from(scale)).min(f64::from(f32::MAX)) as f32
+    let ceiling = f64::from(adamant::runtime::BOUND_CEILING);
+    (f64::from(bound) * f64::from(scale)).min(ceiling) as f32
 }
 
 fn bounds(bound: f32, scales: &[f32]) -> Vec<f32> {
@@ -40,6 +41,10 @@ fn tensors_for(rng: &mut SmallRng, bounds: &[f32]) -> Vec<HostTensor> {
         .zip(bounds)
         .map(|(&n, &b)| random(rng, n, b.min(1e30)))
         .collect()
+}
+
+fn policy_of(bound: f32) -> ClampPolicy {
+    ClampPolicy::Fixed { bound }
 }
 
 fn bits(x: &[f32]) -> Vec<u32> {
@@ -178,8 +183,8 @@ fn records_report_each_tensors_maximum_under_its_own_bound() {
             f32::from_bits(record.max_stored_bits),
             f32::from_bits(max)
         );
-        // Element 0 is 3 × the tensor's bound, clamped to it; at the saturated bound the −inf
-        // weight is clamped to −f32::MAX. Either way the maximum stored is the tensor's bound.
+        // Element 0 is 3 × the tensor's bound, clamped to it (the −inf weight too): the maximum
+        // stored is the tensor's bound.
         assert!(record.clamped >= 1, "tensor {t}: {record:?}");
         assert_eq!(f32::from_bits(max), per_tensor[t], "tensor {t}: max |p|");
     }
@@ -327,6 +332,23 @@ fn bad_scales_are_refused_and_nothing_is_launched_or_uploaded() {
         matches!(err, Error::InvalidClampScale { tensor: 2, .. }),
         "{err}"
     );
+    // And one that lifts it above the ceiling, where it could never bite (a review's bypass:
+    // scale 3e38), is refused at the launch too.
+    set.set_clamp_scales(&[1.0, 3e38, 1.0]).unwrap();
+    let err = step(
+        &rt,
+        rt.stream(),
+        kernel,
+        &mut set,
+        &mut tensors,
+        policy_of(BOUND),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidClampScale { tensor: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("ceiling"), "{err}");
 
     // Scales set for these tensors do not carry over to others.
     let mut others: Vec<DevTensor> = host[..2].iter().map(upload).collect();

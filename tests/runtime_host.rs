@@ -1,7 +1,7 @@
 //! Host-side runtime checks that need no GPU: clamp policies, hyperparameter validation, bias
 //! corrections, and the no-GPU error (the launch checks, buffer lengths included, are unit tests
 //! of the runtime's `launch_check`).
-use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error};
+use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, Error, BOUND_CEILING};
 
 #[test]
 fn isv_bound_is_100_times_q_abs_ref_at_least_one() {
@@ -10,7 +10,7 @@ fn isv_bound_is_100_times_q_abs_ref_at_least_one() {
         (0.3, 100.0),
         (1.0, 100.0),
         (2.5, 250.0),
-        (1e30, 1e32),
+        (1e15, 1e17),
     ] {
         assert_eq!(
             ClampPolicy::from_isv(q).bound().unwrap(),
@@ -35,14 +35,36 @@ fn bad_clamp_inputs_are_typed_errors() {
             "{q}: {err}"
         );
     }
-    // 100 × f32::MAX overflows: the derived bound is refused, not passed as inf.
-    let err = ClampPolicy::from_isv(f32::MAX).bound().unwrap_err();
-    assert!(matches!(err, Error::InvalidClamp { .. }), "{err}");
-    for bound in [0.0f32, -0.0, -1.0, f32::NAN, f32::INFINITY] {
+    // 100 × f32::MAX overflows, and 100 × 3e36 or 100 × 1.1e16 is above the ceiling: a bound that
+    // could never bite is refused, not passed on.
+    for q in [f32::MAX, 3e36, 1.1e16] {
+        let err = ClampPolicy::from_isv(q).bound().unwrap_err();
+        assert!(matches!(err, Error::InvalidClamp { .. }), "{q}: {err}");
+        assert!(err.to_string().contains("ceiling"), "{err}");
+    }
+    let past = BOUND_CEILING.next_up();
+    for bound in [
+        0.0f32,
+        -0.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::MAX,
+        1e30,
+        past,
+    ] {
         let err = ClampPolicy::Fixed { bound }.bound().unwrap_err();
         assert!(matches!(err, Error::InvalidClamp { .. }), "{bound}: {err}");
     }
     assert_eq!(ClampPolicy::Fixed { bound: 0.5 }.bound().unwrap(), 0.5);
+    assert_eq!(
+        ClampPolicy::Fixed {
+            bound: BOUND_CEILING
+        }
+        .bound()
+        .unwrap(),
+        BOUND_CEILING
+    );
     assert!(matches!(
         ClampPolicy::disabled("").bound(),
         Err(Error::DisabledWithoutReason)

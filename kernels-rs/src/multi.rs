@@ -22,16 +22,17 @@ pub const CHUNK_WORDS: usize = 4;
 /// the entry's `weight_clamp_scales` table (the index of its pointers in the buffer tables). So a
 /// launch can clip layer by layer, `κ · s_l` in layer-wise weight clipping, and a table of ones
 /// (what the runtime passes when no scales are given) leaves every tensor at the launch's bound,
-/// bit for bit. A product that overflows saturates at `f32::MAX`: a finite bound still turns an
-/// infinite weight into a finite one. A bound of 0 (clamp disabled) stays 0.
+/// bit for bit. A product above [`crate::clamp::BOUND_CEILING`] (an overflow included) saturates
+/// there, so no tensor's bound exceeds the ceiling whatever the launch's bound (a stepped one
+/// grows with `Q_ABS_REF`) and its scale. A bound of 0 (clamp disabled) stays 0.
 ///
 /// The PTX audit proves each stored value is `contract(x, tensor_bound(bound, scale))` with the
 /// scale loaded at the stored pointer's own tensor index, from its own definition of this rule.
 #[inline(always)]
 pub fn tensor_bound(bound: f32, scale: f32) -> f32 {
     let b = bound * scale;
-    if b > f32::MAX {
-        f32::MAX
+    if b > crate::clamp::BOUND_CEILING {
+        crate::clamp::BOUND_CEILING
     } else {
         b
     }

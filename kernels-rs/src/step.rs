@@ -13,8 +13,8 @@
 //! definition the device reads, and mirrors [`advance`] bit for bit in its tests.
 use crate::kernel_entry;
 
-/// `advance` raised this: the device `Q_ABS_REF` was NaN, infinite or negative (or gave an
-/// infinite bound) at some step, and the clamp kept the previous step's bound. Sticky: cleared
+/// `advance` raised this: the device `Q_ABS_REF` was NaN, infinite or negative (or gave a
+/// bound above [`crate::clamp::BOUND_CEILING`]) at some step, and the clamp kept the previous step's bound. Sticky: cleared
 /// only by the host.
 pub const FLAG_BAD_Q_ABS_REF: u32 = 1 << 0;
 
@@ -97,7 +97,8 @@ pub fn bias_correction(beta: f32, t: u32) -> f32 {
 /// pointer):
 ///
 /// - finite and `>= 0`: `q_abs_ref_eff = max(q_abs_ref, 1)`, `bound = bound_factor × q_abs_ref_eff`;
-/// - NaN, `±inf`, negative, or a bound that overflows to `inf`: the bound and `q_abs_ref_eff` stay
+/// - NaN, `±inf`, negative, or a bound above [`BOUND_CEILING`](crate::clamp::BOUND_CEILING)
+///   (which cannot bite; an overflow to `inf` included): the bound and `q_abs_ref_eff` stay
 ///   the previous step's ([`INITIAL_Q_ABS_REF_EFF`]'s before any valid one), so the clamp never
 ///   turns off and never receives NaN; [`FLAG_BAD_Q_ABS_REF`] is raised, the count goes up and the
 ///   value's bits are kept for the report.
@@ -110,8 +111,8 @@ pub fn advance(state: &mut StepState, q_abs_ref: f32) {
     if state.bound_mode == BOUND_FROM_Q_ABS_REF {
         let q_eff = if q_abs_ref >= 1.0 { q_abs_ref } else { 1.0 };
         let bound = state.bound_factor * q_eff;
-        // The range excludes NaN, negatives and inf; `bound < inf` is false for an overflow.
-        if (0.0..f32::INFINITY).contains(&q_abs_ref) && bound < f32::INFINITY {
+        // The range excludes NaN, negatives and inf; the ceiling excludes an overflow.
+        if (0.0..f32::INFINITY).contains(&q_abs_ref) && bound <= crate::clamp::BOUND_CEILING {
             state.q_abs_ref_eff = q_eff;
             state.bound = bound;
         } else {
@@ -162,5 +163,42 @@ mod tests {
         assert_eq!(core::mem::size_of::<StepState>(), 64);
         assert_eq!(core::mem::align_of::<StepState>(), 16);
         assert_eq!(BOUND_OFFSET, 12);
+    }
+
+    fn from_q_abs_ref() -> StepState {
+        StepState {
+            bound: 100.0,
+            beta1: 0.9,
+            beta2: 0.999,
+            bound_mode: BOUND_FROM_Q_ABS_REF,
+            bound_factor: 100.0,
+            q_abs_ref_eff: INITIAL_Q_ABS_REF_EFF,
+            ..StepState::default()
+        }
+    }
+
+    #[test]
+    fn a_q_abs_ref_whose_bound_is_above_the_ceiling_keeps_the_previous_bound() {
+        let mut s = from_q_abs_ref();
+        advance(&mut s, 2.5);
+        assert_eq!((s.bound, s.flags), (250.0, 0));
+        // Past the ceiling (3e36 was one of a review's bypasses: bound 3e38, never biting), and
+        // an overflow: the previous bound stays, flagged.
+        for bad in [3e36f32, 1.1e16, f32::MAX] {
+            let mut s = s;
+            advance(&mut s, bad);
+            assert_eq!(s.bound, 250.0, "{bad}");
+            assert_eq!(s.q_abs_ref_eff, 2.5, "{bad}");
+            assert_eq!(s.flags, FLAG_BAD_Q_ABS_REF, "{bad}");
+            assert_eq!(s.last_bad_q_abs_ref_bits, bad.to_bits());
+        }
+        let mut s = from_q_abs_ref();
+        advance(&mut s, 9.9e15);
+        assert!(
+            s.bound <= crate::clamp::BOUND_CEILING && s.bound > 9e17,
+            "{}",
+            s.bound
+        );
+        assert_eq!(s.flags, 0);
     }
 }

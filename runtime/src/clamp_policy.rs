@@ -2,6 +2,8 @@
 //! There is deliberately no `Default`: a launch that forgot the clamp does not compile.
 use crate::error::{Error, Result};
 
+pub use adamant_kernels::clamp::BOUND_CEILING;
+
 /// How many `Q_ABS_REF`s a weight may reach under [`ClampPolicy::FromIsv`]:
 /// `bound = BOUND_FACTOR × max(Q_ABS_REF, 1.0)`, so 100 while the ISV's reference is below 1.
 pub const BOUND_FACTOR: f32 = 100.0;
@@ -30,6 +32,9 @@ pub const BOUND_FACTOR: f32 = 100.0;
 /// assert!(matches!(ClampPolicy::from_isv(f32::NAN).bound(), Err(Error::InvalidClamp { .. })));
 /// assert!(matches!(ClampPolicy::from_isv(-1.0).bound(), Err(Error::InvalidClamp { .. })));
 /// assert!(matches!(ClampPolicy::Fixed { bound: 0.0 }.bound(), Err(Error::InvalidClamp { .. })));
+/// // A bound above the ceiling (1e18) cannot bite: refused, say `disabled(reason)` instead.
+/// assert!(matches!(ClampPolicy::Fixed { bound: f32::MAX }.bound(), Err(Error::InvalidClamp { .. })));
+/// assert!(matches!(ClampPolicy::from_isv(3e36).bound(), Err(Error::InvalidClamp { .. })));
 /// assert!(matches!(ClampPolicy::disabled(" ").bound(), Err(Error::DisabledWithoutReason)));
 /// # Ok::<(), Error>(())
 /// ```
@@ -42,7 +47,8 @@ pub enum ClampPolicy {
     },
     /// An explicit bound, for tools and tests that need one other than the ISV's.
     Fixed {
-        /// The largest `|p|` allowed; finite and `> 0` (0 is [`ClampPolicy::disabled`]'s).
+        /// The largest `|p|` allowed: `> 0` (0 is [`ClampPolicy::disabled`]'s) and at most
+        /// [`BOUND_CEILING`] (a larger one cannot bite).
         bound: f32,
     },
     /// No clamp (bound 0.0), with the reason on record, as for the decision transformer.
@@ -52,8 +58,8 @@ pub enum ClampPolicy {
     },
 }
 
-/// A `weight_clamp_max_abs` that passed [`ClampPolicy::validated`]: finite and `> 0`, or `0.0`
-/// for a disabled clamp with a reason. It has no public constructor, and it is the only bound a
+/// A `weight_clamp_max_abs` that passed [`ClampPolicy::validated`]: in `(0, BOUND_CEILING]`, or
+/// `0.0` for a disabled clamp with a reason. It has no public constructor, and it is the only bound a
 /// launch passes to the device.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValidBound(f32);
@@ -87,14 +93,16 @@ impl ClampPolicy {
         ClampPolicy::Disabled { reason }
     }
 
-    /// The `weight_clamp_max_abs` kernel argument this policy gives: finite and `> 0`, or
-    /// exactly `0.0` for [`ClampPolicy::Disabled`].
+    /// The `weight_clamp_max_abs` kernel argument this policy gives: in `(0, BOUND_CEILING]`,
+    /// or exactly `0.0` for [`ClampPolicy::Disabled`]. A bound above [`BOUND_CEILING`] would
+    /// never bite, a clamp switched off without saying so: it is refused, and a clamp meant to
+    /// be off is [`ClampPolicy::disabled`] with its reason.
     ///
     /// # Errors
     ///
     /// - [`Error::InvalidClamp`] for a `Q_ABS_REF` that is negative or not finite, one so large
-    ///   that `100 × Q_ABS_REF` overflows f32, or a [`ClampPolicy::Fixed`] bound that is not
-    ///   finite and `> 0`;
+    ///   that `100 × Q_ABS_REF` is above the ceiling, or a [`ClampPolicy::Fixed`] bound that is
+    ///   not in `(0, BOUND_CEILING]`;
     /// - [`Error::DisabledWithoutReason`] for a blank reason.
     pub fn bound(&self) -> Result<f32> {
         match *self {
@@ -107,23 +115,25 @@ impl ClampPolicy {
                     });
                 }
                 let bound = BOUND_FACTOR * q_abs_ref.max(1.0);
-                if !bound.is_finite() {
+                if bound > BOUND_CEILING {
                     return Err(Error::InvalidClamp {
                         what: "weight_clamp_max_abs (100 × Q_ABS_REF)",
                         value: bound,
-                        requirement: "finite (Q_ABS_REF is too large)",
+                        requirement: "at most the ceiling 1e18 (Q_ABS_REF is too large: a bound \
+                                      above the ceiling cannot bite)",
                     });
                 }
                 Ok(bound)
             }
             ClampPolicy::Fixed { bound } => {
-                if bound.is_finite() && bound > 0.0 {
+                if bound > 0.0 && bound <= BOUND_CEILING {
                     Ok(bound)
                 } else {
                     Err(Error::InvalidClamp {
                         what: "weight_clamp_max_abs",
                         value: bound,
-                        requirement: "finite and > 0 (use ClampPolicy::disabled(reason) for 0)",
+                        requirement: "> 0 and at most the ceiling 1e18 (a larger bound cannot \
+                                      bite; use ClampPolicy::disabled(reason) for no clamp)",
                     })
                 }
             }

@@ -7,7 +7,9 @@
 //! a launch without scales clamps every tensor with its bound, bit for bit.
 //!
 //! Here are the host's checks: a scale that would turn a tensor's clamp off (0, negative, NaN,
-//! or a product that rounds to 0) is refused before anything is uploaded or launched.
+//! a product that rounds to 0, or one above the ceiling, where it could never bite) is refused
+//! before anything is uploaded or launched.
+use adamant_kernels::clamp::BOUND_CEILING;
 use adamant_kernels::multi::tensor_bound;
 
 use crate::error::{Error, Result};
@@ -30,28 +32,37 @@ pub(crate) fn check_scales(kernel: &'static str, scales: &[f32]) -> Result<()> {
 }
 
 /// With the smallest bound a launch can have, every tensor's bound stays a clamping one: a
-/// positive bound times a scale must not round to 0 (which the contract reads as "disabled").
-/// A bound of 0 is a clamp disabled for the whole launch, by its policy.
+/// positive bound times a scale must not round to 0 (which the contract reads as "disabled"),
+/// nor lie above [`BOUND_CEILING`] (a bound that cannot bite; the device would saturate it at
+/// the ceiling, so the product would not be the bound asked for). For a plain launch the smallest
+/// bound is its bound; a stepped one's grows with `Q_ABS_REF`, and the device saturates the
+/// larger products at the ceiling. A bound of 0 is a clamp disabled for the whole launch, by its
+/// policy.
 pub(crate) fn check_products(kernel: &'static str, scales: &[f32], smallest: f32) -> Result<()> {
     if smallest.is_nan() || smallest <= 0.0 {
         return Ok(());
     }
     // The scales are checked finite and positive, so the product is never NaN.
-    match scales
-        .iter()
-        .position(|&s| tensor_bound(smallest, s) <= 0.0)
-    {
-        Some(tensor) => Err(Error::InvalidClampScale {
-            kernel,
-            tensor,
-            value: scales[tensor],
-            requirement: format!(
-                "with the launch's bound {smallest:e} the tensor's bound rounds to 0, which \
-                 would disable its clamp"
-            ),
-        }),
-        None => Ok(()),
+    for (tensor, &scale) in scales.iter().enumerate() {
+        let refuse = |why: &str| {
+            Err(Error::InvalidClampScale {
+                kernel,
+                tensor,
+                value: scale,
+                requirement: format!("with the launch's bound {smallest:e} {why}"),
+            })
+        };
+        if tensor_bound(smallest, scale) <= 0.0 {
+            return refuse("the tensor's bound rounds to 0, which would disable its clamp");
+        }
+        if smallest * scale > BOUND_CEILING {
+            return refuse(
+                "the tensor's bound is above the ceiling 1e18, where a clamp cannot bite (for no \
+                 clamp, disable the launch's with a reason)",
+            );
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -71,6 +82,22 @@ mod tests {
             }
         }
         assert!(check_scales("k_multi", &[1.0, f32::MIN_POSITIVE, 3e38]).is_ok());
+    }
+
+    #[test]
+    fn a_product_above_the_ceiling_is_refused_and_names_the_tensor() {
+        // 3e38 with bound 1 would be a bound that never bites.
+        let err = check_products("k_multi", &[1.0, 3e38], 1.0).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidClampScale { tensor: 1, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("ceiling"), "{err}");
+        // At the ceiling is allowed; one ulp past it is not.
+        assert!(check_products("k_multi", &[1.0, 1e16], 99.0).is_ok());
+        let past = BOUND_CEILING.next_up();
+        assert!(check_products("k_multi", &[past], 1.0).is_err());
+        assert!(check_products("k_multi", &[BOUND_CEILING], 1.0).is_ok());
     }
 
     #[test]

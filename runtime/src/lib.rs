@@ -64,7 +64,7 @@ mod records;
 mod seed;
 mod step;
 
-pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_FACTOR};
+pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};

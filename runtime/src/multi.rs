@@ -96,9 +96,9 @@ impl TensorSet {
     }
 
     /// Clamps each tensor with its own bound: from the next launch on, tensor `t` of the set is
-    /// clamped with `tensor_bound(bound, scales[t])` (the launch's bound times the scale, an
-    /// overflow saturated at `f32::MAX`; `adamant_kernels::multi::tensor_bound`), as layer-wise
-    /// weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
+    /// clamped with `tensor_bound(bound, scales[t])` (the launch's bound times the scale, a
+    /// product past `BOUND_CEILING` saturated there; `adamant_kernels::multi::tensor_bound`), as
+    /// layer-wise weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
     /// as the scales and launch with a fixed bound of 1. Applies to plain and stepped launches;
     /// a stepped launch multiplies its step's bound. It waits for the device to be idle, then
     /// uploads: call it between steps, not while a stream is being captured. A graph captured

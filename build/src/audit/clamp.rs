@@ -105,7 +105,7 @@ impl std::fmt::Display for ClampFailure {
             } => write!(
                 f,
                 "the clamp computes the wrong value: for x = {}, bound = {} and tensor scale = {} \
-                 the device code stores {}, the contract (`b = min(bound × scale, f32::MAX)`, \
+                 the device code stores {}, the contract (`b = min(bound × scale, 1e18)`, \
                  then `b > 0 && |x| > b ? copysign(b, x) : x`) gives {}",
                 show(*x),
                 show(*bound),
@@ -146,12 +146,14 @@ pub fn contract(x: f32, bound: f32) -> f32 {
 }
 
 /// The per-tensor bound, written from its definition (not from the kernels' own
-/// `tensor_bound`): the launch's bound times the tensor's scale, rounded to nearest, an overflow
-/// saturated at `f32::MAX`.
+/// `tensor_bound`): the launch's bound times the tensor's scale, rounded to nearest, a product
+/// above the clamp's ceiling (`adamant_kernels::clamp::BOUND_CEILING`, an overflow included)
+/// saturated at the ceiling.
 pub fn tensor_contract(bound: f32, scale: f32) -> f32 {
+    let ceiling = adamant_kernels::clamp::BOUND_CEILING;
     let product = bound * scale;
-    if product > f32::MAX {
-        f32::MAX
+    if product > ceiling {
+        ceiling
     } else {
         product
     }
@@ -179,8 +181,23 @@ pub fn scaled_cases() -> Vec<(u32, u32, u32)> {
         f32::MAX,
         f32::MIN_POSITIVE,
         1.0f32.next_up(),
+        1e16,
     ];
-    let bounds = [1.0f32, 2.5, 100.0, 7.0, f32::MAX, 1e30, 0.3, 0.0, f32::NAN];
+    let ceiling = adamant_kernels::clamp::BOUND_CEILING;
+    // Around the ceiling too: products at it, just past it and far past it (the saturation).
+    let bounds = [
+        1.0f32,
+        2.5,
+        100.0,
+        7.0,
+        f32::MAX,
+        1e30,
+        0.3,
+        0.0,
+        f32::NAN,
+        ceiling,
+        ceiling / 2.0,
+    ];
     let xs = [
         0.0f32,
         f32::NAN,
