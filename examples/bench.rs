@@ -14,9 +14,10 @@ use adamant::runtime::nan_check::{NanChecker, SlotBindings, SEED_TABLE};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, Records, TensorSet, PTX,
 };
+use adamant::runtime::{DeviceArray, Owned, ParamBuffer};
 use anyhow::{Context, Result};
 use clap::Parser;
-use cust::memory::{DeviceBuffer, DeviceSlice};
+use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use serde_json::{json, Value};
 
@@ -103,15 +104,6 @@ fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-/// A device buffer of `n` copies of `value` (filled on the device).
-fn filled(n: usize, value: f32, stream: &Stream) -> Result<DeviceBuffer<f32>> {
-    // SAFETY: filled right below, before any read.
-    let mut words = unsafe { DeviceBuffer::<u32>::uninitialized(n)? };
-    // SAFETY: our own buffer; the kernels that read it are enqueued after, on the same stream.
-    unsafe { words.set_32_async(value.to_bits(), stream)? };
-    Ok(words.cast::<f32>())
-}
-
 fn hyper() -> AdamHyper {
     AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10).expect("valid")
 }
@@ -120,7 +112,6 @@ fn main() -> Result<()> {
     let args = Args::parse();
     let rt = Adamant::new().context("starting the adamant runtime")?;
     let reps = if args.quick { 10 } else { 50 };
-    let stream = rt.stream();
     let mut timer = Timer {
         rt: &rt,
         reps,
@@ -136,16 +127,11 @@ fn main() -> Result<()> {
 
     // Copy bandwidth: bytes read + written over the time of a 2^28-float device copy.
     let n = 1usize << 28;
-    let (src, dst) = (filled(n, 0.25, stream)?, filled(n, 0.5, stream)?);
+    let (src, dst) = (DeviceArray::filled(n, 0.25)?, DeviceArray::filled(n, 0.5)?);
     let copy_us = timer.median_us(true, |s| {
         // SAFETY: two distinct 1 GiB allocations of the same size.
         let r = unsafe {
-            cust::sys::cuMemcpyDtoDAsync_v2(
-                dst.as_device_ptr().as_raw(),
-                src.as_device_ptr().as_raw(),
-                n * 4,
-                s.as_inner(),
-            )
+            cust::sys::cuMemcpyDtoDAsync_v2(dst.device_ptr(), src.device_ptr(), n * 4, s.as_inner())
         };
         anyhow::ensure!(r == cust::sys::CUresult::CUDA_SUCCESS, "copy: {r:?}");
         Ok(())
@@ -170,7 +156,6 @@ fn main() -> Result<()> {
 
 /// One buffer set of `attn_adam_kernel` per size: hot, cold, and graph replay.
 fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> Result<()> {
-    let stream = rt.stream();
     let policy = ClampPolicy::from_isv(1.0);
     let scalars = adam_scalars!(attn_adam_kernel, hyper(), weight_decay: hyper().weight_decay)?;
     let mut rows = vec![];
@@ -181,13 +166,16 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
     };
     for log2 in sizes {
         let n = 1usize << log2;
-        let (mut p, mut g) = (filled(n, 0.5, stream)?, filled(n, 0.01, stream)?);
-        let (mut m, mut v) = (filled(n, 0.001, stream)?, filled(n, 1e-4, stream)?);
+        let (mut p, g) = (ParamBuffer::filled(n, 0.5)?, DeviceArray::filled(n, 0.01)?);
+        let (mut m, mut v) = (
+            DeviceArray::filled(n, 0.001)?,
+            DeviceArray::filled(n, 1e-4)?,
+        );
         let buffers = attn_adam_kernel::Buffers {
-            p: &mut *p,
-            g: &mut *g,
-            m: &mut *m,
-            v: &mut *v,
+            p: &mut p,
+            g: g.input(),
+            m: &mut m,
+            v: &mut v,
         };
         // Every launch of this size (eager, graph, clamp on and off) runs on the one stream.
         let records = Records::single::<attn_adam_kernel::Entry>()?;
@@ -250,21 +238,21 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
 
 /// A tensor's buffers (p, g, m, v, and v_max for AMSGrad).
 struct Tensor {
-    p: DeviceBuffer<f32>,
-    g: DeviceBuffer<f32>,
-    m: DeviceBuffer<f32>,
-    v: DeviceBuffer<f32>,
-    v_max: Option<DeviceBuffer<f32>>,
+    p: ParamBuffer,
+    g: DeviceArray,
+    m: DeviceArray,
+    v: DeviceArray,
+    v_max: Option<DeviceArray>,
 }
 
-fn tensor(n: usize, amsgrad: bool, stream: &Stream) -> Result<Tensor> {
+fn tensor(n: usize, amsgrad: bool) -> Result<Tensor> {
     Ok(Tensor {
-        p: filled(n, 0.1, stream)?,
-        g: filled(n, 0.01, stream)?,
-        m: filled(n, 0.001, stream)?,
-        v: filled(n, 1e-4, stream)?,
+        p: ParamBuffer::filled(n, 0.1)?,
+        g: DeviceArray::filled(n, 0.01)?,
+        m: DeviceArray::filled(n, 0.001)?,
+        v: DeviceArray::filled(n, 1e-4)?,
         v_max: if amsgrad {
-            Some(filled(n, 2e-4, stream)?)
+            Some(DeviceArray::filled(n, 2e-4)?)
         } else {
             None
         },
@@ -274,7 +262,6 @@ fn tensor(n: usize, amsgrad: bool, stream: &Stream) -> Result<Tensor> {
 /// The RL parameter set: every tensor a separate allocation (as in PyTorch), one multi-tensor
 /// launch per kernel (the decision transformer apart: its clamp is off), eager and as a graph.
 fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
-    let stream = rt.stream();
     let spec: Value =
         serde_json::from_str(&std::fs::read_to_string(set).context("reading the RL set")?)?;
     let (mut dqn, mut iqn, mut iql, mut attn, mut cur, mut dt) =
@@ -298,7 +285,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
                 ("curiosity_adam_step", _) => &mut cur,
                 _ => &mut attn,
             };
-            list.push(tensor(n, amsgrad, stream)?);
+            list.push(tensor(n, amsgrad)?);
             elements += n;
             bytes += if amsgrad { 36 * n } else { 28 * n };
             tensors += 1;
@@ -323,10 +310,10 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
             $list
                 .iter_mut()
                 .map(|t| $k::Buffers {
-                    p: &mut *t.p,
-                    g: &mut *t.g,
-                    m: &mut *t.m,
-                    v: &mut *t.v,
+                    p: &mut t.p,
+                    g: t.g.input(),
+                    m: &mut t.m,
+                    v: &mut t.v,
                 })
                 .collect::<Vec<_>>()
         };
@@ -340,11 +327,11 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     let cur_b: Vec<_> = cur
         .iter_mut()
         .map(|t| curiosity_adam_step::Buffers {
-            p: &mut *t.p,
-            g: &mut *t.g,
-            m: &mut *t.m,
-            v: &mut *t.v,
-            v_max: &mut **t.v_max.as_mut().expect("AMSGrad tensors have v_max"),
+            p: &mut t.p,
+            g: t.g.input(),
+            m: &mut t.m,
+            v: &mut t.v,
+            v_max: t.v_max.as_mut().expect("AMSGrad tensors have v_max"),
         })
         .collect();
     let launches = RlStep {
@@ -399,18 +386,12 @@ type Launch<B, S> = (Vec<B>, S);
 /// all run these.
 struct RlStep<'a> {
     rt: &'a Adamant,
-    dqn: Launch<
-        dqn_adam_update_kernel::Buffers<&'a mut DeviceSlice<f32>>,
-        dqn_adam_update_kernel::Scalars,
-    >,
-    iqn: Launch<iqn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, iqn_adam_kernel::Scalars>,
-    iql: Launch<iql_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, iql_adam_kernel::Scalars>,
-    attn: Launch<attn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, attn_adam_kernel::Scalars>,
-    cur: Launch<
-        curiosity_adam_step::Buffers<&'a mut DeviceSlice<f32>>,
-        curiosity_adam_step::Scalars,
-    >,
-    dt: Launch<attn_adam_kernel::Buffers<&'a mut DeviceSlice<f32>>, attn_adam_kernel::Scalars>,
+    dqn: Launch<dqn_adam_update_kernel::Buffers<Owned<'a>>, dqn_adam_update_kernel::Scalars>,
+    iqn: Launch<iqn_adam_kernel::Buffers<Owned<'a>>, iqn_adam_kernel::Scalars>,
+    iql: Launch<iql_adam_kernel::Buffers<Owned<'a>>, iql_adam_kernel::Scalars>,
+    attn: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::Scalars>,
+    cur: Launch<curiosity_adam_step::Buffers<Owned<'a>>, curiosity_adam_step::Scalars>,
+    dt: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::Scalars>,
     isv: ClampPolicy,
     dt_policy: ClampPolicy,
 }
@@ -473,8 +454,8 @@ fn check(
         .collect();
     let buffers = sizes
         .iter()
-        .map(|&n| filled(n, 0.5, stream))
-        .collect::<Result<Vec<_>>>()?;
+        .map(|&n| DeviceArray::filled(n, 0.5))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut bindings = SlotBindings::new(SEED_TABLE);
     for (i, b) in buffers.iter().enumerate() {
         bindings.bind(SEED_TABLE.id(i).context("slot index")?, b)?;
@@ -496,7 +477,7 @@ fn check(
     out["check"] = json!({"slots": sizes.len(), "elements": elements, "eager_us": eager, "graph_us": graph_us});
 
     let n = 1usize << 28;
-    let big = filled(n, 0.5, stream)?;
+    let big = DeviceArray::filled(n, 0.5)?;
     let mut bindings = SlotBindings::new(SEED_TABLE);
     bindings.bind(SEED_TABLE.id(0).context("slot 0")?, &big)?;
     let mut checker = NanChecker::new(rt, 0..=0, &bindings)?;
@@ -536,7 +517,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     for slot in SLOTS {
         if let Source::Activation { .. } = slot.source {
             let n = sizes.get(slot.index).copied().unwrap_or(4096).max(1);
-            activations.push((slot.index, filled(n, 0.5, stream)?));
+            activations.push((slot.index, DeviceArray::filled(n, 0.5)?));
         }
     }
     for (index, buffer) in &activations {

@@ -18,10 +18,10 @@
 //! `NoDevice` error.
 use std::process::ExitCode;
 
-use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SEED_TABLE,
 };
+use adamant_runtime::DeviceArray;
 use adamant_runtime::{
     AdamHyper, Adamant, ClampPolicy, ClampPressureLog, GroupBuffer, GroupSizes, QAbsRef,
     SessionConfig, StepBound, TrainingGroups, TrainingSession,
@@ -47,7 +47,7 @@ const OTHER_LEN: usize = 1 << 12;
 struct Model {
     groups: TrainingGroups,
     /// One buffer per activation slot (24..=35 and 46).
-    activations: Vec<(SlotId, DeviceBuffer<f32>)>,
+    activations: Vec<(SlotId, DeviceArray)>,
 }
 
 impl Model {
@@ -69,7 +69,7 @@ impl Model {
         let mut activations = Vec::new();
         for spec in SEED_TABLE.slots() {
             if let Source::Activation { .. } = spec.source {
-                let data = DeviceBuffer::from_slice(&random(OTHER_LEN, 1.0))
+                let data = DeviceArray::from_host(&random(OTHER_LEN, 1.0))
                     .with_context(|| format!("allocating activation `{}`", spec.name))?;
                 activations.push((SEED_TABLE.id(spec.index).expect("declared"), data));
             }

@@ -7,13 +7,13 @@
 //! median time of 20 launches, and the bandwidth that time means (28 B/element for Adam, 36 for
 //! AMSGrad). Exits non-zero if any group misses the reference.
 use adamant::reference::{self as r, KernelRef, RefState};
+use adamant::runtime::DeviceScalar;
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, ParamGroup, SessionConfig,
     StepConfig, TrainingGroups, DT_CLAMP_DISABLED,
 };
 use anyhow::{bail, Context, Result};
 use cust::event::{Event, EventFlags};
-use cust::memory::DeviceBox;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -44,7 +44,7 @@ fn main() -> Result<()> {
             group.upload(GroupBuffer::VMax, &random(0.0, 0.012))?;
         }
     }
-    let scale = DeviceBox::new(&GRAD_SCALE)?;
+    let scale = DeviceScalar::new(GRAD_SCALE)?;
     let adamw = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10)?;
     let cfg = StepConfig {
         q_abs_ref: Q_ABS_REF,

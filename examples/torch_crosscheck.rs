@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 
 use adamant::reference::KernelRef;
+use adamant::runtime::DeviceScalar;
 use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, ParamGroup};
 use anyhow::{Context, Result};
-use cust::memory::DeviceBox;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -27,7 +27,7 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let rt = Adamant::new().context("starting the adamant runtime")?;
     let mut rng = SmallRng::seed_from_u64(5);
-    let scale = DeviceBox::new(&GRAD_SCALE)?;
+    let scale = DeviceScalar::new(GRAD_SCALE)?;
     for kernel in KernelRef::ALL {
         let mut random =
             |lo: f32, hi: f32| (0..N).map(|_| rng.gen_range(lo..hi)).collect::<Vec<f32>>();

@@ -12,11 +12,11 @@
 //! - clamp pressure over steps: a group pushed outward by a constant gradient shows rising
 //!   clamp hits, step by step, in the time series.
 use adamant::runtime::nan_check::{slot, GroupSlot, SlotBindings, Source, SEED_TABLE, SLOTS};
+use adamant::runtime::DeviceArray;
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPressureLog, GroupBuffer, ParamGroup, QAbsRef, SessionConfig,
     TrainingGroups, TrainingSession,
 };
-use cust::memory::DeviceBuffer;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -53,12 +53,12 @@ fn groups() -> TrainingGroups {
 }
 
 /// Zeroed buffers for every activation slot of the table.
-fn activations() -> (SlotBindings, Vec<DeviceBuffer<f32>>) {
+fn activations() -> (SlotBindings, Vec<DeviceArray>) {
     let mut bindings = SlotBindings::new(SEED_TABLE);
     let mut buffers = Vec::new();
     for spec in SLOTS {
         if let Source::Activation { .. } = spec.source {
-            buffers.push(DeviceBuffer::from_slice(&vec![0.0f32; 1000]).unwrap());
+            buffers.push(DeviceArray::zeroed(1000).unwrap());
             bindings
                 .bind(SEED_TABLE.id(spec.index).unwrap(), buffers.last().unwrap())
                 .unwrap();

@@ -3,9 +3,10 @@
 //! and `ForeignStream`: the same results as the safe launch, bit for bit, and the same
 //! refusals, plus the driver's check that each range is device memory. GPU only (`#[ignore]`).
 use adamant_kernels::optimizers::iqn_adam_kernel;
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, ForeignStream, Records,
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceRegion, Error, ForeignStream,
+    Owned, ParamBuffer, Raw, Records,
 };
 
 const N: usize = 10_000;
@@ -26,7 +27,7 @@ fn upload(host: &[Vec<f32>; 4]) -> Vec<DeviceBuffer<f32>> {
         .collect()
 }
 
-fn regions(owned: &[DeviceBuffer<f32>]) -> iqn_adam_kernel::Buffers<DeviceRegion> {
+fn regions(owned: &[DeviceBuffer<f32>]) -> iqn_adam_kernel::Buffers<Raw> {
     let r =
         |i: usize| DeviceRegion::new(owned[i].as_device_ptr().as_raw(), owned[i].len()).unwrap();
     iqn_adam_kernel::Buffers {
@@ -48,28 +49,43 @@ fn download(owned: &[DeviceBuffer<f32>]) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// The same data in the runtime's own buffers, for the safe launches.
+struct Safe {
+    p: ParamBuffer,
+    g: DeviceArray,
+    m: DeviceArray,
+    v: DeviceArray,
+}
+
+fn safe_upload(host: &[Vec<f32>; 4]) -> Safe {
+    let array = |h: &[f32]| DeviceArray::from_host(h).unwrap();
+    Safe {
+        p: ParamBuffer::from_host(&host[0]).unwrap(),
+        g: array(&host[1]),
+        m: array(&host[2]),
+        v: array(&host[3]),
+    }
+}
+
 /// The four buffers as the safe launchers take them.
-fn safe_buffers(
-    owned: &mut [DeviceBuffer<f32>],
-) -> iqn_adam_kernel::Buffers<&mut DeviceSlice<f32>> {
-    let [p, g, m, v] = owned else {
-        panic!("four buffers")
-    };
+fn safe_buffers(safe: &mut Safe) -> iqn_adam_kernel::Buffers<Owned<'_>> {
     iqn_adam_kernel::Buffers {
-        p: &mut **p,
-        g: &mut **g,
-        m: &mut **m,
-        v: &mut **v,
+        p: &mut safe.p,
+        g: safe.g.input(),
+        m: &mut safe.m,
+        v: &mut safe.v,
     }
 }
 
 /// Every buffer of `safe` and `raw` equal bit for bit; returns the raw side's contents.
-fn assert_same_bits(
-    safe: &[DeviceBuffer<f32>],
-    raw: &[DeviceBuffer<f32>],
-    what: &str,
-) -> Vec<Vec<f32>> {
-    let (a, b) = (download(safe), download(raw));
+fn assert_same_bits(safe: &Safe, raw: &[DeviceBuffer<f32>], what: &str) -> Vec<Vec<f32>> {
+    let a = [
+        safe.p.download().unwrap(),
+        safe.g.download().unwrap(),
+        safe.m.download().unwrap(),
+        safe.v.download().unwrap(),
+    ];
+    let b = download(raw);
     for (name, (x, y)) in ["p", "g", "m", "v"].iter().zip(a.iter().zip(&b)) {
         let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
         assert!(
@@ -90,7 +106,7 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
     let host = data(7);
 
     // The safe launch, on the runtime's stream.
-    let mut safe = upload(&host);
+    let mut safe = safe_upload(&host);
     let safe_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     {
         let b = safe_buffers(&mut safe);
@@ -146,7 +162,7 @@ fn raw_launches_refuse_overlaps_short_buffers_and_ranges_past_their_allocation()
     let owned = upload(&data(1));
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let before = download(&owned);
-    let launch = |b: &iqn_adam_kernel::Buffers<DeviceRegion>| unsafe {
+    let launch = |b: &iqn_adam_kernel::Buffers<Raw>| unsafe {
         rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
             rt.stream(),
             b,
@@ -240,7 +256,7 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
         weight_decay: 0.01,
     };
     let host = data(11);
-    let mut safe = upload(&host);
+    let mut safe = safe_upload(&host);
     let foreign = upload(&host);
     let safe_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let raw_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
@@ -290,7 +306,7 @@ fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.01).unwrap();
     let policy = ClampPolicy::Fixed { bound: 1.5 };
     let hosts = [data(21), data(22), data(23)];
-    let mut safe: Vec<Vec<DeviceBuffer<f32>>> = hosts.iter().map(upload).collect();
+    let mut safe: Vec<Safe> = hosts.iter().map(safe_upload).collect();
     let foreign: Vec<Vec<DeviceBuffer<f32>>> = hosts.iter().map(upload).collect();
     let (mut safe_set, mut raw_set) = (TensorSet::new(), TensorSet::new());
     let spec = StepSpec::adam(&hyper, StepBound::Policy(policy)).unwrap();
@@ -303,7 +319,7 @@ fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
     let raw_tensors: Vec<_> = foreign.iter().map(|t| regions(t)).collect();
     for stepped in [false, true] {
         {
-            let b: Vec<_> = safe.iter_mut().map(|t| safe_buffers(t)).collect();
+            let b: Vec<_> = safe.iter_mut().map(safe_buffers).collect();
             if stepped {
                 safe_states.advance(&rt, rt.stream()).unwrap();
                 rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(

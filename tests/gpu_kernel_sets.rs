@@ -7,8 +7,8 @@
 //!
 //! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
 use adamant_kernels::abi::{self, OWN_SET};
-use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::{Adamant, ClampPolicy, Error, Records};
+use adamant_runtime::{DeviceArray, ParamBuffer};
 use custom_optimizer_kernels::sgd_momentum_kernel;
 
 /// The example crate's kernel set.
@@ -79,15 +79,15 @@ fn adamants_audit_is_unaffected_by_linked_kernel_crates() {
 
 fn sgd_launch(
     rt: &Adamant,
-    p: &mut DeviceBuffer<f32>,
-    g: &mut DeviceBuffer<f32>,
-    b: &mut DeviceBuffer<f32>,
+    p: &mut ParamBuffer,
+    g: &mut DeviceArray,
+    b: &mut DeviceArray,
     records: &Records,
 ) -> adamant_runtime::Result<adamant_runtime::LaunchInfo> {
     let buffers = sgd_momentum_kernel::Buffers {
-        p: &mut **p,
-        g: &mut **g,
-        momentum_buffer: &mut **b,
+        p,
+        g: g.input(),
+        momentum_buffer: b,
     };
     let scalars = sgd_momentum_kernel::Scalars {
         lr: 0.1,
@@ -103,8 +103,12 @@ fn sgd_launch(
     )
 }
 
-fn filled(x: f32, n: usize) -> DeviceBuffer<f32> {
-    DeviceBuffer::from_slice(&vec![x; n]).unwrap()
+fn filled(x: f32, n: usize) -> DeviceArray {
+    DeviceArray::from_host(&vec![x; n]).unwrap()
+}
+
+fn params(x: f32, n: usize) -> ParamBuffer {
+    ParamBuffer::from_host(&vec![x; n]).unwrap()
 }
 
 #[test]
@@ -114,7 +118,7 @@ fn the_runtime_loads_adamants_module_and_looks_up_a_foreign_kernel_in_its_own_se
     // and failed; now it resolves adamant's set only.
     let mut rt = Adamant::new().expect("adamant's module loads with foreign kernels linked");
     let n = 1024;
-    let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
+    let (mut p, mut g, mut b) = (params(0.5, n), filled(0.1, n), filled(0.0, n));
     let records = Records::single::<sgd_momentum_kernel::Entry>().unwrap();
     // The example's module was never loaded: the error names the set, and nothing is launched.
     match sgd_launch(&rt, &mut p, &mut g, &mut b, &records) {
@@ -180,7 +184,7 @@ fn add_module_missing_kernel_is_named() {
     );
     // Nothing was added: the set's kernels are still missing, not half-loaded.
     let n = 16;
-    let (mut p, mut g, mut b) = (filled(0.5, n), filled(0.1, n), filled(0.0, n));
+    let (mut p, mut g, mut b) = (params(0.5, n), filled(0.1, n), filled(0.0, n));
     let records = Records::single::<sgd_momentum_kernel::Entry>().unwrap();
     let launched = sgd_launch(&rt, &mut p, &mut g, &mut b, &records);
     assert!(

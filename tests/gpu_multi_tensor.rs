@@ -4,7 +4,6 @@
 //! changes. Every test needs a CUDA GPU and is ignored without one.
 use adamant::reference::{KernelRef, RefState};
 use adamant::runtime::{Adamant, Branch, ClampPolicy, Error, TensorSet};
-use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -114,7 +113,7 @@ fn bad_multi_tensor_inputs_launch_nothing() {
         .collect();
     let mut tensors: Vec<DevTensor> = host.iter().map(upload).collect();
     // Tensor 1's gradient is one element short.
-    tensors[1].g = DeviceBuffer::from_slice(&host[1].g[..19]).unwrap();
+    tensors[1].g = adamant::runtime::DeviceArray::from_host(&host[1].g[..19]).unwrap();
     let mut set = TensorSet::new();
     let err = step(
         &rt,

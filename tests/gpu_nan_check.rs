@@ -16,12 +16,12 @@ use std::ops::RangeInclusive;
 use adamant::nan_check_reference as reference;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::cust::context::CurrentContext;
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
     q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, ALL_SLOTS, CHUNK_ELEMENTS,
     FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
 };
+use adamant_runtime::DeviceArray;
 use adamant_runtime::{
     AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, SessionConfig, StepConfig,
     TrainingGroups,
@@ -67,7 +67,7 @@ fn slot_lens() -> Vec<usize> {
 /// One device buffer per slot, with a host copy that always equals it.
 struct SlotData {
     host: Vec<Vec<f32>>,
-    device: Vec<DeviceBuffer<f32>>,
+    device: Vec<DeviceArray>,
 }
 
 impl SlotData {
@@ -81,7 +81,7 @@ impl SlotData {
             .collect();
         let device = host
             .iter()
-            .map(|h| DeviceBuffer::from_slice(h).expect("allocating slot data"))
+            .map(|h| DeviceArray::from_host(h).expect("allocating slot data"))
             .collect();
         fence();
         SlotData { host, device }
@@ -100,14 +100,15 @@ impl SlotData {
     /// Writes one element on the host and the device; returns the previous value.
     fn set(&mut self, slot: usize, at: usize, value: f32) -> f32 {
         let old = std::mem::replace(&mut self.host[slot][at], value);
-        let mut element = self.device[slot].index(at..at + 1);
-        element.copy_from(&[value]).expect("writing one element");
+        self.device[slot]
+            .upload(&self.host[slot])
+            .expect("writing the slot");
         fence();
         old
     }
 }
 
-/// `copy_from` runs on the legacy default stream and may return before its DMA lands; the
+/// An upload runs on the legacy default stream and may return before its DMA lands; the
 /// checker runs on the runtime's non-blocking stream, which does not wait for it.
 fn fence() {
     CurrentContext::synchronize().expect("synchronizing the context");

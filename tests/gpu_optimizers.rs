@@ -5,11 +5,11 @@
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, LaunchInfo, ParamGroup,
-    Records,
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceScalar, Error, GroupBuffer,
+    LaunchInfo, ParamBuffer, ParamGroup, Records,
 };
 use adamant_kernels::optimizers::iqn_adam_kernel;
-use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer};
+use cust::memory::{CopyDestination, DeviceBuffer};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -106,7 +106,7 @@ fn launch(
     kernel: KernelRef,
     group: &mut ParamGroup,
     hyper: &AdamHyper,
-    grad_scale: Option<&DeviceBox<f32>>,
+    grad_scale: Option<&DeviceScalar>,
     grad_clip: f32,
     policy: ClampPolicy,
 ) -> Result<LaunchInfo, Error> {
@@ -134,7 +134,7 @@ fn check_steps(
 ) -> f64 {
     let n = state.p.len();
     let mut group = upload(kernel, kernel.name(), &state);
-    let scale_box = grad_scale.map(|s| DeviceBox::new(&s).unwrap());
+    let scale_box = grad_scale.map(|s| DeviceScalar::new(s).unwrap());
     let bound = policy.bound().unwrap();
     let mut worst: f64 = 0.0;
     for step in 1..=steps {
@@ -295,51 +295,55 @@ fn iql_gradient_clip_on_and_off() {
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn unaligned_buffers_take_the_scalar_path() {
+    // The runtime's own buffers start at an allocation (256-byte aligned); memory of other code
+    // need not: a region one element into a cust allocation, through the raw launch.
     let rt = runtime();
     let mut rng = SmallRng::seed_from_u64(13);
     let n = 4099;
     let s = random_state(&mut rng, n + 1);
-    let mut p = DeviceBuffer::from_slice(&s.p).unwrap();
-    let mut g = DeviceBuffer::from_slice(&s.g).unwrap();
-    let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
-    let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    let up = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
+    let (p, g, m, v) = (up(&s.p), up(&s.g), up(&s.m), up(&s.v));
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     // Offset by one element: 4-byte aligned only.
-    let (mut p1, mut g1, mut m1, mut v1) = (p.index(1..), g.index(1..), m.index(1..), v.index(1..));
+    let one_in = |b: &DeviceBuffer<f32>| {
+        adamant::runtime::DeviceRegion::new(b.as_device_ptr().as_raw() + 4, n).unwrap()
+    };
     let hyper = hyper_for(KernelRef::Iqn, 1);
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
-        p: &mut p1,
-        g: &mut g1,
-        m: &mut m1,
-        v: &mut v1,
+        p: one_in(&p),
+        g: one_in(&g),
+        m: one_in(&m),
+        v: one_in(&v),
     };
     let policy = ClampPolicy::from_isv(1.0);
-    rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &scalars,
-        policy,
-        &records,
-    )
+    // SAFETY: the four cust buffers outlive the launch (synchronised below).
+    unsafe {
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            policy,
+            &records,
+        )
+    }
     .unwrap();
     rt.synchronize().unwrap();
     let mut reference = RefState::from_f32(&s.p[1..], &s.m[1..], &s.v[1..], None);
     let hp = reference_hyper(KernelRef::Iqn, &hyper, 1.0, 0.0);
     r::step_slices(KernelRef::Iqn, &mut reference, &s.g[1..], &hp, 100.0);
-    let host = |b: &mut DeviceBuffer<f32>| {
+    let host = |b: &DeviceBuffer<f32>| {
         let mut out = vec![0.0f32; n + 1];
         b.copy_to(&mut out[..]).unwrap();
         out
     };
-    let (hp_, hm, hv) = (host(&mut p), host(&mut m), host(&mut v));
+    let (hp_, hm, hv) = (host(&p), host(&m), host(&v));
     assert_eq!(
         hp_[0].to_bits(),
         s.p[0].to_bits(),
         "element before the slice was written"
     );
     reference.assert_close(&hp_[1..], &hm[1..], &hv[1..], None);
-    let _ = &mut g;
 }
 
 /// Every refused input: a typed error, nothing launched, no buffer changed.
@@ -367,7 +371,8 @@ fn bad_inputs_are_refused_before_launch() {
             );
         }
     };
-    for q in [-1.0f32, f32::NAN, f32::INFINITY, f32::MAX] {
+    // f32::MAX and 3e36 give bounds past the ceiling (1e18), which could never bite.
+    for q in [-1.0f32, f32::NAN, f32::INFINITY, f32::MAX, 3e36] {
         let err = rt
             .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::from_isv(q))
             .unwrap_err();
@@ -376,7 +381,7 @@ fn bad_inputs_are_refused_before_launch() {
             "Q_ABS_REF {q}: {err}"
         );
     }
-    for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+    for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY, f32::MAX, 1e30] {
         let err = rt
             .attn_adam(
                 rt.stream(),
@@ -466,17 +471,17 @@ fn bad_inputs_are_refused_before_launch() {
     unchanged(&group, "refused launches");
 
     // Mismatched lengths through the generic launcher: names the kernel, buffer and sizes.
-    let mut p = DeviceBuffer::from_slice(&s.p).unwrap();
-    let mut g = DeviceBuffer::from_slice(&s.g[..999]).unwrap();
-    let mut m = DeviceBuffer::from_slice(&s.m).unwrap();
-    let mut v = DeviceBuffer::from_slice(&s.v).unwrap();
+    let mut p = ParamBuffer::from_host(&s.p).unwrap();
+    let g = DeviceArray::from_host(&s.g[..999]).unwrap();
+    let mut m = DeviceArray::from_host(&s.m).unwrap();
+    let mut v = DeviceArray::from_host(&s.v).unwrap();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
-        p: &mut *p,
-        g: &mut *g,
-        m: &mut *m,
-        v: &mut *v,
+        p: &mut p,
+        g: g.input(),
+        m: &mut m,
+        v: &mut v,
     };
     let err = rt
         .launch_optimizer::<iqn_adam_kernel::Entry>(
@@ -508,8 +513,7 @@ fn bad_inputs_are_refused_before_launch() {
         "{text}"
     );
     rt.synchronize().unwrap();
-    let mut host = vec![0.0f32; 1000];
-    p.copy_to(&mut host[..]).unwrap();
+    let host = p.download().unwrap();
     assert!(
         host.iter()
             .zip(&s.p)
@@ -567,37 +571,44 @@ fn empty_group_is_a_no_op() {
     assert_eq!(info.elements, 0);
 }
 
-/// Overlapping views of one allocation (cust's `DeviceSlice` is `Copy`, so safe code can make
-/// them): refused with both buffers named, for one tensor and across the tensors of a set, and
+/// Overlapping regions of one allocation: the runtime's own buffers cannot overlap (each is its
+/// own allocation, and a launch borrows the ones it writes mutably), but memory of other code
+/// can. Refused with both buffers named, for one tensor and across the tensors of a set, and
 /// not one byte of the allocation changes.
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn overlapping_buffers_are_refused_before_launch() {
+    use adamant::runtime::DeviceRegion;
     let rt = runtime();
     let n = 4096;
     let original: Vec<f32> = (0..3 * n).map(|i| i as f32 * 0.001).collect();
     let big = DeviceBuffer::from_slice(&original).unwrap();
-    let mut g = DeviceBuffer::from_slice(&vec![1e5f32; n]).unwrap();
-    let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap();
+    let others: Vec<DeviceBuffer<f32>> = (0..8)
+        .map(|_| DeviceBuffer::from_slice(&vec![0.0f32; n]).unwrap())
+        .collect();
+    let base = big.as_device_ptr().as_raw();
+    let at = |element: usize| DeviceRegion::new(base + 4 * element as u64, n).unwrap();
+    let other = |i: usize| DeviceRegion::new(others[i].as_device_ptr().as_raw(), n).unwrap();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    let mut p = big.index(0..n);
-    let mut m = big.index(n / 2..n / 2 + n);
     let hyper = hyper_for(KernelRef::Iqn, 1);
     let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
     let buffers = iqn_adam_kernel::Buffers {
-        p: &mut p,
-        g: &mut g,
-        m: &mut m,
-        v: &mut v,
+        p: at(0),
+        g: other(0),
+        m: at(n / 2),
+        v: other(1),
     };
     let policy = ClampPolicy::Fixed { bound: 1.0 };
-    match rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &scalars,
-        policy,
-        &records,
-    ) {
+    // SAFETY: every allocation outlives the (refused) launches.
+    match unsafe {
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &buffers,
+            &scalars,
+            policy,
+            &records,
+        )
+    } {
         Err(Error::Overlap {
             kernel,
             first,
@@ -613,31 +624,30 @@ fn overlapping_buffers_are_refused_before_launch() {
     }
     // A set whose second tensor's parameters start inside the first's.
     let mut set = adamant::runtime::TensorSet::new();
-    let (mut p0, mut p1) = (big.index(0..n), big.index(n - 8..2 * n - 8));
-    let own = |len| DeviceBuffer::from_slice(&vec![0.0f32; len]).unwrap();
-    let (mut g0, mut m0, mut v0, mut g1, mut m1, mut v1) =
-        (own(n), own(n), own(n), own(n), own(n), own(n));
     let tensors = [
         iqn_adam_kernel::Buffers {
-            p: &mut p0,
-            g: &mut *g0,
-            m: &mut *m0,
-            v: &mut *v0,
+            p: at(0),
+            g: other(2),
+            m: other(3),
+            v: other(4),
         },
         iqn_adam_kernel::Buffers {
-            p: &mut p1,
-            g: &mut *g1,
-            m: &mut *m1,
-            v: &mut *v1,
+            p: at(n - 8),
+            g: other(5),
+            m: other(6),
+            v: other(7),
         },
     ];
-    match rt.launch_multi::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &mut set,
-        &tensors,
-        &scalars,
-        policy,
-    ) {
+    // SAFETY: as above.
+    match unsafe {
+        rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &mut set,
+            &tensors,
+            &scalars,
+            policy,
+        )
+    } {
         Err(Error::Overlap { first, second, .. }) => {
             assert!(
                 first.contains("tensor 0 `p`") && second.contains("tensor 1 `p`"),
@@ -682,8 +692,8 @@ fn soft_update_matches_the_f64_reference() {
                 target[3] = f32::NEG_INFINITY;
                 online[5] = 1e30;
             }
-            let mut d_target = DeviceBuffer::from_slice(&target).unwrap();
-            let d_online = DeviceBuffer::from_slice(&online).unwrap();
+            let mut d_target = ParamBuffer::from_host(&target).unwrap();
+            let d_online = ParamBuffer::from_host(&online).unwrap();
             rt.soft_update(
                 rt.stream(),
                 &mut d_target,
@@ -694,8 +704,7 @@ fn soft_update_matches_the_f64_reference() {
             )
             .unwrap();
             rt.synchronize().unwrap();
-            let mut got = vec![0.0f32; n];
-            d_target.copy_to(&mut got[..]).unwrap();
+            let got = d_target.download().unwrap();
             for i in 0..n {
                 let host = soft_update_kernel::element(target[i], online[i], tau, bound);
                 // The GPU's arithmetic returns its canonical NaN (0x7fffffff), the host's a
@@ -731,10 +740,10 @@ fn soft_update_matches_the_f64_reference() {
 
     // Refused before launch, nothing written.
     let n = 1024;
-    let before: Vec<f32> = (0..2 * n).map(|i| i as f32).collect();
-    let big = DeviceBuffer::from_slice(&before).unwrap();
-    let mut target = big.index(0..n);
-    let online = big.index(n..2 * n);
+    let before: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut target = ParamBuffer::from_host(&before).unwrap();
+    let online = ParamBuffer::from_host(&before).unwrap();
+    let short = ParamBuffer::from_host(&before[1..]).unwrap();
     for tau in [-0.1f32, 1.5, f32::NAN] {
         match rt.soft_update(
             rt.stream(),
@@ -750,20 +759,20 @@ fn soft_update_matches_the_f64_reference() {
             other => panic!("tau = {tau}: expected InvalidScalar, got {other:?}"),
         }
     }
-    let overlapping = big.index(n / 2..n / 2 + n);
     assert!(matches!(
         rt.soft_update(
             rt.stream(),
             &mut target,
-            &overlapping,
+            &short,
             0.5,
             ClampPolicy::Fixed { bound },
             &records,
         ),
-        Err(Error::Overlap { .. })
+        Err(Error::LengthMismatch {
+            buffer: "online",
+            ..
+        })
     ));
     rt.synchronize().unwrap();
-    let mut after = vec![0.0f32; 2 * n];
-    big.copy_to(&mut after[..]).unwrap();
-    assert_eq!(after, before);
+    assert_eq!(target.download().unwrap(), before);
 }

@@ -10,9 +10,10 @@ use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup, Records,
     TensorSet,
 };
+use adamant::runtime::{DeviceArray, ParamBuffer};
 use adamant_kernels::diagnostics::TensorRecord;
 use adamant_kernels::optimizers::{attn_adam_kernel, iqn_adam_kernel};
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::DeviceBuffer;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -226,29 +227,36 @@ fn an_unaligned_launch_records_through_the_scalar_loop() {
     let mut rng = SmallRng::seed_from_u64(11);
     let n = 5000;
     let before = state(&mut rng, n + 1, true);
-    let mut bufs: Vec<DeviceBuffer<f32>> = [&before.p, &before.g, &before.m, &before.v]
+    let bufs: Vec<DeviceBuffer<f32>> = [&before.p, &before.g, &before.m, &before.v]
         .iter()
         .map(|x| DeviceBuffer::from_slice(x).unwrap())
         .collect();
     let h = hyper(KernelRef::Iqn);
     let scalars = adam_scalars!(iqn_adam_kernel, &h, weight_decay: h.weight_decay).unwrap();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    // Offset by one element: 4-byte aligned only.
-    let mut views: Vec<_> = bufs.iter_mut().map(|b| b.index(1..)).collect();
-    {
-        let [p, g, m, v] = &mut views[..] else {
-            unreachable!()
-        };
-        let b = iqn_adam_kernel::Buffers { p, g, m, v };
-        rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+    // Offset by one element: 4-byte aligned only. The runtime's own buffers start at an
+    // allocation, so only memory of other code (a raw launch) can be unaligned.
+    let one_in = |i: usize| {
+        let b: &DeviceBuffer<f32> = &bufs[i];
+        adamant::runtime::DeviceRegion::new(b.as_device_ptr().as_raw() + 4, n).unwrap()
+    };
+    let b = iqn_adam_kernel::Buffers {
+        p: one_in(0),
+        g: one_in(1),
+        m: one_in(2),
+        v: one_in(3),
+    };
+    // SAFETY: the cust buffers outlive the launch (synchronised below).
+    unsafe {
+        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
             rt.stream(),
             &b,
             &scalars,
             ClampPolicy::from_isv(0.5),
             &records,
         )
-        .unwrap();
     }
+    .unwrap();
     rt.synchronize().unwrap();
     let shifted = State {
         p: before.p[1..].to_vec(),
@@ -279,9 +287,15 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
         .enumerate()
         .map(|(t, &n)| state(&mut rng, n, t % 2 == 1))
         .collect();
-    let mut device: Vec<[DeviceBuffer<f32>; 4]> = states
+    let mut device: Vec<(ParamBuffer, [DeviceArray; 3])> = states
         .iter()
-        .map(|s| [&s.p, &s.g, &s.m, &s.v].map(|x| DeviceBuffer::from_slice(x).unwrap()))
+        .map(|s| {
+            let p = ParamBuffer::from_host(&s.p).unwrap();
+            (
+                p,
+                [&s.g, &s.m, &s.v].map(|x| DeviceArray::from_host(x).unwrap()),
+            )
+        })
         .collect();
     let h = hyper(KernelRef::Attn);
     let scalars = adam_scalars!(attn_adam_kernel, &h, weight_decay: h.weight_decay).unwrap();
@@ -289,11 +303,11 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
     for step in 0..2 {
         let tensors: Vec<_> = device
             .iter_mut()
-            .map(|[p, g, m, v]| attn_adam_kernel::Buffers {
-                p: &mut **p,
-                g: &mut **g,
-                m: &mut **m,
-                v: &mut **v,
+            .map(|(p, [g, m, v])| attn_adam_kernel::Buffers {
+                p,
+                g: g.input(),
+                m,
+                v,
             })
             .collect();
         rt.launch_multi::<attn_adam_kernel::Entry>(
@@ -333,20 +347,21 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
 fn records_of_another_shape_are_refused_before_launch() {
     let rt = runtime();
     let n = 1024;
-    let mut bufs: Vec<DeviceBuffer<f32>> = (0..4)
-        .map(|_| DeviceBuffer::from_slice(&vec![0.5f32; n]).unwrap())
+    let mut p = ParamBuffer::from_host(&vec![0.5f32; n]).unwrap();
+    let mut bufs: Vec<DeviceArray> = (0..3)
+        .map(|_| DeviceArray::from_host(&vec![0.5f32; n]).unwrap())
         .collect();
     let h = hyper(KernelRef::Iqn);
     let scalars = adam_scalars!(iqn_adam_kernel, &h, weight_decay: h.weight_decay).unwrap();
     for records in [Records::new(1, 5).unwrap(), Records::new(2, 4).unwrap()] {
-        let [p, g, m, v] = &mut bufs[..] else {
+        let [g, m, v] = &mut bufs[..] else {
             unreachable!()
         };
         let b = iqn_adam_kernel::Buffers {
-            p: &mut **p,
-            g: &mut **g,
-            m: &mut **m,
-            v: &mut **v,
+            p: &mut p,
+            g: g.input(),
+            m,
+            v,
         };
         let refused = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
             rt.stream(),
@@ -365,7 +380,6 @@ fn records_of_another_shape_are_refused_before_launch() {
         assert_eq!(records.read().sequence, 0);
     }
     rt.synchronize().unwrap();
-    let mut p = vec![0.0f32; n];
-    bufs[0].copy_to(&mut p[..]).unwrap();
+    let p = p.download().unwrap();
     assert!(p.iter().all(|&x| x == 0.5), "nothing was launched");
 }

@@ -16,9 +16,9 @@ use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, SessionConfig,
     StepBound, StepSpec, StepStates, TrainingGroups, TrainingSession,
 };
+use adamant::runtime::{DeviceArray, ParamBuffer};
 use adamant_kernels::optimizers::iqn_adam_kernel;
 use adamant_kernels::step::{advance, StepState, FLAG_BAD_Q_ABS_REF};
-use cust::memory::{CopyDestination, DeviceBuffer};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -233,11 +233,12 @@ fn a_new_q_abs_ref_moves_the_bound_on_the_next_replay() {
 fn stepped_launches_match_plain_launches() {
     let rt = runtime();
     let n = 10_000;
-    let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]).unwrap();
+    let filled = |x: f32| DeviceArray::from_host(&vec![x; n]).unwrap();
+    let params = || ParamBuffer::from_host(&vec![0.5; n]).unwrap();
     let g0: Vec<f32> = (0..n).map(|i| ((i % 13) as f32 - 6.0) * 0.1).collect();
-    let (mut p1, mut m1, mut v1) = (filled(0.5), filled(0.0), filled(0.0));
-    let (mut p2, mut m2, mut v2) = (filled(0.5), filled(0.0), filled(0.0));
-    let mut g = DeviceBuffer::from_slice(&g0).unwrap();
+    let (mut p1, mut m1, mut v1) = (params(), filled(0.0), filled(0.0));
+    let (mut p2, mut m2, mut v2) = (params(), filled(0.0), filled(0.0));
+    let g = DeviceArray::from_host(&g0).unwrap();
     let (records1, records2) = (
         Records::single::<iqn_adam_kernel::Entry>().unwrap(),
         Records::single::<iqn_adam_kernel::Entry>().unwrap(),
@@ -252,10 +253,10 @@ fn stepped_launches_match_plain_launches() {
         states.set_lr(rt.stream(), 0, lr_at(t)).unwrap();
         states.advance(&rt, rt.stream()).unwrap();
         let b = iqn_adam_kernel::Buffers {
-            p: &mut *p1,
-            g: &mut *g,
-            m: &mut *m1,
-            v: &mut *v1,
+            p: &mut p1,
+            g: g.input(),
+            m: &mut m1,
+            v: &mut v1,
         };
         rt.launch_stepped::<iqn_adam_kernel::Entry>(
             rt.stream(),
@@ -273,10 +274,10 @@ fn stepped_launches_match_plain_launches() {
         };
         let iqn = adamant::runtime::adam_scalars!(iqn_adam_kernel, h, weight_decay: 0.01).unwrap();
         let b = iqn_adam_kernel::Buffers {
-            p: &mut *p2,
-            g: &mut *g,
-            m: &mut *m2,
-            v: &mut *v2,
+            p: &mut p2,
+            g: g.input(),
+            m: &mut m2,
+            v: &mut v2,
         };
         rt.launch_optimizer::<iqn_adam_kernel::Entry>(
             rt.stream(),
@@ -288,14 +289,10 @@ fn stepped_launches_match_plain_launches() {
         .unwrap();
     }
     rt.synchronize().unwrap();
-    let host = |b: &DeviceBuffer<f32>| {
-        let mut v = vec![0.0; n];
-        b.copy_to(&mut v[..]).unwrap();
-        v
-    };
+    let host = |b: &DeviceArray| b.download().unwrap();
     same_bits(
-        &[host(&p1), host(&m1), host(&v1)],
-        &[host(&p2), host(&m2), host(&v2)],
+        &[p1.download().unwrap(), host(&m1), host(&v1)],
+        &[p2.download().unwrap(), host(&m2), host(&v2)],
         "stepped vs plain",
     );
     // And the device's records equal the host mirror of `advance`.
@@ -404,7 +401,7 @@ fn a_checkpoint_round_trip_mid_run_changes_nothing() {
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn the_captured_check_follows_the_device_q_abs_ref() {
     let rt = runtime();
-    let act = DeviceBuffer::from_slice(&vec![0.5f32; 1024]).unwrap();
+    let act = DeviceArray::from_host(&vec![0.5f32; 1024]).unwrap();
     let mut bindings = SlotBindings::new(SEED_TABLE);
     for spec in SLOTS {
         if let Source::Activation { .. } = spec.source {
@@ -486,8 +483,9 @@ fn iqn_weight_slot(nan: &adamant_runtime::NanReport) -> &adamant_runtime::nan_ch
 fn stepped_launches_validate_before_enqueueing() {
     let rt = runtime();
     let n = 256;
-    let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]).unwrap();
-    let (mut p, mut g, mut m, mut v) = (filled(0.5), filled(0.1), filled(0.0), filled(0.0));
+    let filled = |x: f32| DeviceArray::from_host(&vec![x; n]).unwrap();
+    let mut p = ParamBuffer::from_host(&vec![0.5; n]).unwrap();
+    let (g, mut m, mut v) = (filled(0.1), filled(0.0), filled(0.0));
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef).unwrap();
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
@@ -496,10 +494,10 @@ fn stepped_launches_validate_before_enqueueing() {
         weight_decay: 0.0,
     };
     let b = iqn_adam_kernel::Buffers {
-        p: &mut *p,
-        g: &mut *g,
-        m: &mut *m,
-        v: &mut *v,
+        p: &mut p,
+        g: g.input(),
+        m: &mut m,
+        v: &mut v,
     };
     let launch = |index| {
         rt.launch_stepped::<iqn_adam_kernel::Entry>(

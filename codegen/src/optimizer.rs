@@ -212,6 +212,15 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         .iter()
         .map(|i| i.unraw().to_string())
         .collect();
+    // Each buffer's role picks its type in `Buffers<K>` and its variant in `BufferRef`: the role
+    // the descriptor declares is the role the host types give the field.
+    let role_of = |a: &Arg| match a.role {
+        Role::Param => format_ident!("Param"),
+        Role::Input => format_ident!("Input"),
+        Role::State => format_ident!("State"),
+        _ => unreachable!("buffers are params, inputs or states"),
+    };
+    let buffer_roles: Vec<Ident> = k.buffers().map(role_of).collect();
     let field = |a: &&Arg| {
         let ident = &a.ident;
         match a.role {
@@ -260,11 +269,25 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
         static __ADAMANT_REGISTER_STEPPED: &#kernels::abi::KernelDescriptor =
             &STEPPED_DESCRIPTOR;
 
-        /// The per-element buffers of one launch, in entry order.
+        /// The per-element buffers of one launch, in entry order, each of the type the buffer
+        /// family `K` gives its role (`#[param]`, `#[input]` or `#[state]`).
         #[cfg(not(target_arch = "nvptx64"))]
-        #[derive(Debug)]
-        pub struct Buffers<T> {
-            #(pub #buffer_fields: T,)*
+        pub struct Buffers<K: #kernels::abi::BufferKinds> {
+            #(pub #buffer_fields: K::#buffer_roles,)*
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl<K: #kernels::abi::BufferKinds> ::core::fmt::Debug for Buffers<K>
+        where
+            K::Param: ::core::fmt::Debug,
+            K::Input: ::core::fmt::Debug,
+            K::State: ::core::fmt::Debug,
+        {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct("Buffers")
+                    #(.field(#buffer_names, &self.#buffer_fields))*
+                    .finish()
+            }
         }
 
         /// The uniform arguments of one launch (everything but the buffers, the length and the
@@ -301,23 +324,15 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
                 &STEPPED_DESCRIPTOR;
             const MULTI_STEPPED_DESCRIPTOR: &'static #kernels::abi::KernelDescriptor =
                 &MULTI_STEPPED_DESCRIPTOR;
-            type Buffers<T> = Buffers<T>;
+            type Buffers<K: #kernels::abi::BufferKinds> = Buffers<K>;
             type Scalars = Scalars;
             type StepScalars = StepScalars;
 
-            fn named_buffers<T>(buffers: &Buffers<T>) -> Vec<(&'static str, &T)> {
-                vec![#((#buffer_names, &buffers.#buffer_fields)),*]
-            }
-
-            fn named_buffers_mut<T>(buffers: &mut Buffers<T>) -> Vec<(&'static str, &mut T)> {
-                vec![#((#buffer_names, &mut buffers.#buffer_fields)),*]
-            }
-
-            fn map_buffers<T, U>(
-                buffers: &Buffers<T>,
-                mut f: impl FnMut(&'static str, &T) -> U,
-            ) -> Buffers<U> {
-                Buffers { #(#buffer_fields: f(#buffer_names, &buffers.#buffer_fields)),* }
+            fn visit_buffers<'b, K: #kernels::abi::BufferKinds>(
+                buffers: &'b Buffers<K>,
+                f: &mut dyn FnMut(&'static str, #kernels::abi::BufferRef<'b, K>),
+            ) {
+                #(f(#buffer_names, #kernels::abi::BufferRef::#buffer_roles(&buffers.#buffer_fields));)*
             }
 
             fn scalar_values(scalars: &Scalars) -> Vec<#kernels::abi::ArgValue> {
@@ -345,7 +360,7 @@ pub(crate) fn scalar_args(
             let ident = &a.ident;
             match a.role {
                 Role::UniformPtr(_) => {
-                    quote! { #kernels::abi::ArgValue::Ptr(scalars.#ident.0) }
+                    quote! { #kernels::abi::ArgValue::Ptr(scalars.#ident.address()) }
                 }
                 Role::Scalar(ScalarType::U32) => {
                     quote! { #kernels::abi::ArgValue::U32(scalars.#ident) }

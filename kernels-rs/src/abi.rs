@@ -405,12 +405,86 @@ pub enum ArgValue {
 }
 
 /// A device pointer to one f32 that every thread reads, or null (the kernel then uses the
-/// declared default). Built by the runtime from a device allocation.
+/// declared default): the value of a `#[uniform_ptr]` argument. Only the runtime makes a non-null
+/// one, from a device scalar it owns (`adamant_runtime::DeviceScalar::uniform_ptr`), and every
+/// launch checks that the scalar is still alive (a copy of the pointer can outlive it), so safe
+/// code cannot point a kernel at memory of its choosing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct UniformPtr(pub u64);
+pub struct UniformPtr(u64);
 
 impl UniformPtr {
+    /// No device scalar: the kernel reads the argument's declared default.
     pub const NULL: UniformPtr = UniformPtr(0);
+
+    /// The device address (0 for [`UniformPtr::NULL`]).
+    pub fn address(self) -> u64 {
+        self.0
+    }
+
+    /// A pointer to the `f32` at `address`.
+    ///
+    /// # Safety
+    ///
+    /// `address` is one `f32` of device memory that stays allocated while any launch (or graph)
+    /// that receives it can run. The runtime's `DeviceScalar` is the safe way to make one; a
+    /// launch refuses an address that is not a live `DeviceScalar`'s.
+    #[doc(hidden)]
+    pub unsafe fn from_raw(address: u64) -> UniformPtr {
+        UniformPtr(address)
+    }
+}
+
+/// What a kernel's generated `Buffers<K>` holds for each role: `K::Param` for its `#[param]`
+/// buffer, `K::Input` for each `#[input]`, `K::State` for each `#[state]`. The runtime's safe
+/// launches use a family whose parameter slot takes only a parameter buffer (so a parameter
+/// buffer cannot be passed as another launch's state), its raw launches one of device regions;
+/// [`Same`] gives every role one type.
+pub trait BufferKinds {
+    /// The `#[param]` buffer's type.
+    type Param;
+    /// An `#[input]` buffer's type.
+    type Input;
+    /// A `#[state]` buffer's type.
+    type State;
+}
+
+/// Every role the same type `T`: raw device regions, `(address, len)` pairs in the launch checks'
+/// unit tests, host vectors.
+pub struct Same<T>(core::marker::PhantomData<T>);
+
+impl<T> BufferKinds for Same<T> {
+    type Param = T;
+    type Input = T;
+    type State = T;
+}
+
+/// One buffer of a kernel's `Buffers<K>`, by role, as [`OptimizerEntry::visit_buffers`] hands it
+/// out.
+pub enum BufferRef<'b, K: BufferKinds> {
+    /// The `#[param]` buffer.
+    Param(&'b K::Param),
+    /// An `#[input]` buffer.
+    Input(&'b K::Input),
+    /// A `#[state]` buffer.
+    State(&'b K::State),
+}
+
+impl<'b, T> BufferRef<'b, Same<T>> {
+    /// The buffer, whatever its role (every role has the type `T`).
+    pub fn get(self) -> &'b T {
+        match self {
+            BufferRef::Param(b) | BufferRef::Input(b) | BufferRef::State(b) => b,
+        }
+    }
+}
+
+/// The buffers of `buffers` with their names, in entry order, for a family with one type.
+pub fn same_buffers<E: OptimizerEntry, T>(
+    buffers: &E::Buffers<Same<T>>,
+) -> Vec<(&'static str, &T)> {
+    let mut out = Vec::new();
+    E::visit_buffers(buffers, &mut |name, b| out.push((name, b.get())));
+    out
 }
 
 /// The seal of [`OptimizerEntry`]: `#[optimizer_kernel]` writes `unsafe impl GeneratedEntry`
@@ -437,23 +511,20 @@ pub trait OptimizerEntry: GeneratedEntry {
     const STEPPED_DESCRIPTOR: &'static KernelDescriptor;
     /// The stepped multi-tensor entry (`<name>_multi_stepped`).
     const MULTI_STEPPED_DESCRIPTOR: &'static KernelDescriptor;
-    /// The per-element buffers, one field per `#[param]`/`#[input]`/`#[state]` argument.
-    type Buffers<T>;
+    /// The per-element buffers, one field per `#[param]`/`#[input]`/`#[state]` argument, each of
+    /// the type `K` gives its role ([`BufferKinds`]).
+    type Buffers<K: BufferKinds>;
     /// The uniform arguments (plain scalars and `#[uniform_ptr]`s), one field each.
     type Scalars: Copy;
     /// The uniforms of a stepped launch: [`OptimizerEntry::Scalars`] without the `#[step]`
     /// scalars, which the entry reads from its step-state record.
     type StepScalars: Copy;
 
-    /// The buffers with their names, in entry order.
-    fn named_buffers<T>(buffers: &Self::Buffers<T>) -> Vec<(&'static str, &T)>;
-    /// The buffers mutably, in entry order.
-    fn named_buffers_mut<T>(buffers: &mut Self::Buffers<T>) -> Vec<(&'static str, &mut T)>;
-    /// The same buffers, each transformed by `f(name, buffer)` (in entry order).
-    fn map_buffers<T, U>(
-        buffers: &Self::Buffers<T>,
-        f: impl FnMut(&'static str, &T) -> U,
-    ) -> Self::Buffers<U>;
+    /// Calls `f(name, buffer)` for every buffer, in entry order, each tagged with its role.
+    fn visit_buffers<'b, K: BufferKinds>(
+        buffers: &'b Self::Buffers<K>,
+        f: &mut dyn FnMut(&'static str, BufferRef<'b, K>),
+    );
     /// The uniforms (plain scalars and `#[uniform_ptr]`s) as values, in entry order: everything
     /// between the length (or chunk count) and the clamp bound.
     fn scalar_values(scalars: &Self::Scalars) -> Vec<ArgValue>;

@@ -54,6 +54,9 @@ pub struct Adamant {
     modules: Vec<Module>,
     multiprocessors: u32,
     device_name: String,
+    /// The captures in progress ([`Adamant::capture_step`]), by the driver's capture id, with
+    /// the allocations their launches used so far: the graph each becomes keeps them alive.
+    pub(crate) captures: crate::graph::Captures,
     _context: Context,
 }
 
@@ -102,6 +105,7 @@ impl Adamant {
             modules: vec![module],
             multiprocessors,
             device_name,
+            captures: Default::default(),
             _context: context,
         })
     }

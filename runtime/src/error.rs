@@ -52,6 +52,38 @@ pub enum Error {
         source: CudaError,
     },
 
+    /// An upload whose host data is not the buffer's length
+    /// ([`ParamBuffer::upload`](crate::ParamBuffer::upload),
+    /// [`DeviceArray::upload`](crate::DeviceArray::upload)).
+    #[error(
+        "upload to {buffer}: {found} host elements for a buffer of {expected} (nothing was \
+         written)"
+    )]
+    UploadLength {
+        /// Which kind of buffer.
+        buffer: &'static str,
+        /// The host slice's length.
+        found: usize,
+        /// The buffer's length.
+        expected: usize,
+    },
+
+    /// A `#[uniform_ptr]` argument that is not a live [`DeviceScalar`](crate::DeviceScalar)'s
+    /// pointer: the scalar was dropped (a copy of its pointer outlived it), or the pointer was
+    /// made by hand.
+    #[error(
+        "{kernel}: `{name}` points at {ptr:#x}, which is no live DeviceScalar (dropped, or not \
+         made by DeviceScalar::uniform_ptr): nothing was launched"
+    )]
+    StaleUniform {
+        /// The entry.
+        kernel: &'static str,
+        /// The `#[uniform_ptr]` argument.
+        name: &'static str,
+        /// The address it held.
+        ptr: u64,
+    },
+
     /// A raw device range that cannot be one ([`DeviceRegion::new`]).
     ///
     /// [`DeviceRegion::new`]: crate::DeviceRegion::new
@@ -563,6 +595,18 @@ impl Error {
                 source: Box::new(self),
             }
         }
+    }
+}
+
+/// A raw driver call's status as a `Result`, naming what was being done.
+pub(crate) fn driver(status: cust::sys::CUresult, what: &str) -> Result<()> {
+    if status == cust::sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver {
+            operation: what.to_string(),
+            status: format!("{status:?}"),
+        })
     }
 }
 

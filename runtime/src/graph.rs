@@ -1,11 +1,16 @@
 //! CUDA graphs over cust's raw driver bindings (cust 0.3.2 exposes no graph API of its own):
 //! record one optimizer step (and the NaN check) once, replay it with one launch per step.
 //!
-//! A graph keeps the device addresses it was recorded with. [`StepGraph`] therefore borrows,
-//! for its whole life, everything the recording closures borrowed: the buffers cannot be freed
-//! or reallocated while the graph can still be replayed.
+//! A graph keeps the device addresses it was recorded with, so it must keep the memory behind
+//! them: while a capture is in progress every launch hands the allocations it uses to it
+//! ([`Adamant::retain`]), and the [`StepGraph`] owns them until it is dropped. The recording
+//! closures' borrows end with the capture; a buffer dropped afterwards stays allocated for the
+//! graph, whatever held it (a `RefCell`, a set rebuilt since, a view copied out of it: there are
+//! no such views). A launch on a stream captured by code other than [`Adamant::capture`] is
+//! refused, since no graph of ours would keep its memory.
 use std::marker::PhantomData;
 use std::ptr;
+use std::sync::Mutex;
 
 use cust::event::{Event, EventFlags};
 use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
@@ -13,23 +18,30 @@ use cust::sys::{self, CUgraph, CUgraphExec, CUresult, CUstreamCaptureMode, CUstr
 
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
+use crate::memory::Keep;
+
+/// The captures in progress, by capture id, with what their launches used so far.
+pub(crate) type Captures = Mutex<Vec<(u64, Vec<Keep>)>>;
 
 /// One branch of a recording for [`Adamant::capture`]: a closure that makes its launches on the
 /// stream it is given. Branches of one capture have no order between them, so the GPU may run
 /// them concurrently; the launches inside one branch keep their order. `'a` is the borrow of
-/// everything the closure uses, which the resulting [`StepGraph`] keeps.
+/// everything the closure uses, for the capture only: the graph keeps the memory itself.
 pub type Branch<'a> = Box<dyn FnOnce(&Stream) -> Result<()> + 'a>;
 
 /// An instantiated CUDA graph, made by [`Adamant::capture`]: the recorded launches, replayed
 /// together by one [`StepGraph::launch`], with the device addresses and argument values they
-/// were recorded with. It borrows (`'a`) every buffer the recording used, so none can be freed
-/// or reallocated while the graph can still run; drop it to use them again.
-pub struct StepGraph<'a> {
+/// were recorded with. It owns a share of every allocation the recorded launches use (buffers,
+/// records, step states, tables, device scalars, the NaN check's bindings), so none is freed
+/// while the graph can run, and it borrows the runtime (`'rt`), whose modules hold its kernels.
+/// The buffers stay the caller's to use between replays (new gradients, a checkpoint's weights).
+pub struct StepGraph<'rt> {
     graph: CUgraph,
     exec: CUgraphExec,
     nodes: usize,
-    // The buffers the recorded launches use must outlive every replay.
-    _borrows: PhantomData<&'a mut ()>,
+    /// Dropped after the graph is destroyed (see `Drop`).
+    kept: Vec<Keep>,
+    _runtime: PhantomData<&'rt Adamant>,
 }
 
 fn check(status: CUresult, operation: &str) -> Result<()> {
@@ -44,16 +56,56 @@ fn check(status: CUresult, operation: &str) -> Result<()> {
 
 /// Whether `stream` is being captured into a graph right now.
 pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
+    Ok(capture_of(stream)?.is_some())
+}
+
+/// The id of the capture `stream` is part of, if any (an invalidated capture is an error).
+fn capture_of(stream: &Stream) -> Result<Option<u64>> {
     let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    // SAFETY: a valid stream handle and an out-pointer to a local.
+    let mut id: sys::cuuint64_t = 0;
+    // SAFETY: a valid stream handle and out-pointers to locals.
     check(
-        unsafe { sys::cuStreamIsCapturing(stream.as_inner(), &mut status) },
-        "cuStreamIsCapturing",
+        unsafe { sys::cuStreamGetCaptureInfo(stream.as_inner(), &mut status, &mut id) },
+        "cuStreamGetCaptureInfo",
     )?;
-    Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    match status {
+        CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(None),
+        CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(Some(id)),
+        _ => Err(Error::Capture {
+            operation: "a launch on a stream whose capture was invalidated".into(),
+        }),
+    }
 }
 
 impl Adamant {
+    /// Hands the allocations a launch on `stream` uses (`keeps`, built only if needed) to the
+    /// capture `stream` is part of, so the graph it becomes keeps them alive. Every launch path
+    /// calls it after its checks and before it enqueues. Eagerly it does nothing: a buffer is
+    /// not freed under an eager launch (its drop waits for the device).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Capture`] for a stream captured by code other than [`Adamant::capture`]: no graph
+    /// of ours would keep the launch's memory, so the launch is refused.
+    pub(crate) fn retain(&self, stream: &Stream, keeps: impl FnOnce() -> Vec<Keep>) -> Result<()> {
+        let Some(id) = capture_of(stream)? else {
+            return Ok(());
+        };
+        let mut captures = self.captures.lock().unwrap_or_else(|e| e.into_inner());
+        match captures.iter_mut().find(|(c, _)| *c == id) {
+            Some((_, kept)) => {
+                kept.extend(keeps());
+                Ok(())
+            }
+            None => Err(Error::Capture {
+                operation: "a launch on a stream that is being captured by code other than \
+                            Adamant::capture: no graph of adamant's would keep its memory \
+                            alive, so nothing was recorded"
+                    .into(),
+            }),
+        }
+    }
+
     /// Records `branches` into one graph without running them: each branch gets a stream of its
     /// own, forked from and joined back into the runtime's stream, so independent launches
     /// (different kernels' multi-tensor steps, say) can overlap on replay.
@@ -69,9 +121,10 @@ impl Adamant {
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
     /// use adamant_kernels::soft_update::soft_update_kernel;
-    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
     /// use adamant_runtime::cust::stream::Stream;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, Branch, ClampPolicy, Records};
+    /// use adamant_runtime::{
+    ///     adam_scalars, AdamHyper, Branch, ClampPolicy, DeviceArray, ParamBuffer, Records,
+    /// };
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -79,9 +132,9 @@ impl Adamant {
     /// #     other => other?,
     /// # };
     /// let n = 4096;
-    /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
-    /// let (mut p, mut g, mut m, mut v) = (filled(0.01)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
-    /// let (mut target, mut online) = (filled(0.0)?, filled(1.0)?);
+    /// let mut p = ParamBuffer::filled(n, 0.01)?;
+    /// let (mut g, mut m, mut v) = (DeviceArray::filled(n, 1e-3)?, DeviceArray::zeroed(n)?, DeviceArray::zeroed(n)?);
+    /// let (mut target, online) = (ParamBuffer::zeroed(n)?, ParamBuffer::filled(n, 1.0)?);
     /// // One records per branch: the two launches may run at the same time.
     /// let adam_records = Records::single::<iqn_adam_kernel::Entry>()?;
     /// let tau_records = Records::single::<soft_update_kernel::Entry>()?;
@@ -92,12 +145,12 @@ impl Adamant {
     /// // Two independent branches: an Adam step and a soft update of another network.
     /// let branches: Vec<Branch> = vec![
     ///     Box::new(|s: &Stream| {
-    ///         let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    ///         let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
     ///         rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &adam, policy, &adam_records)
     ///             .map(|_| ())
     ///     }),
     ///     Box::new(|s: &Stream| {
-    ///         let b = soft_update_kernel::Buffers { target: &mut *target, online: &mut *online };
+    ///         let b = soft_update_kernel::Buffers { target: &mut target, online: online.input() };
     ///         let tau = soft_update_kernel::Scalars { tau: 0.5 };
     ///         rt.launch_optimizer::<soft_update_kernel::Entry>(s, &b, &tau, policy, &tau_records)
     ///             .map(|_| ())
@@ -105,14 +158,18 @@ impl Adamant {
     /// ];
     /// let graph = rt.capture(branches)?; // recorded, nothing has run yet
     /// graph.launch(rt.stream())?; // both launches, one call
+    /// // The buffers stay the caller's between replays: a new gradient for the next one.
+    /// g.upload(&vec![2e-3; n])?;
     /// graph.launch(rt.stream())?; // and again
     /// rt.synchronize()?;
-    /// drop(graph); // releases the buffers
     /// assert_eq!((adam_records.read().sequence, tau_records.read().sequence), (2, 2));
-    ///
-    /// let mut host = vec![0.0f32; n];
-    /// target.copy_to(&mut host[..])?;
-    /// assert_eq!(host[0], 0.75); // two soft updates with τ = 0.5: 0 → 0.5 → 0.75
+    /// assert_eq!(target.download()?[0], 0.75); // two soft updates with τ = 0.5: 0 → 0.5 → 0.75
+    /// // The graph keeps a share of every buffer it uses: dropping one here frees nothing the
+    /// // graph still writes, and a replay stays correct.
+    /// drop((p, m, v));
+    /// graph.launch(rt.stream())?;
+    /// rt.synchronize()?;
+    /// assert_eq!(target.download()?[0], 0.875);
     /// # Ok(())
     /// # }
     /// ```
@@ -123,7 +180,7 @@ impl Adamant {
     /// capture; [`Error::Capture`] if the driver refuses to capture or instantiate the graph, or
     /// for work that cannot be captured; [`Error::Cuda`] for the streams and events of the fork
     /// and join.
-    pub fn capture<'a>(&self, branches: Vec<Branch<'a>>) -> Result<StepGraph<'a>> {
+    pub fn capture<'a>(&self, branches: Vec<Branch<'a>>) -> Result<StepGraph<'_>> {
         let nothing = || -> Branch<'a> { Box::new(|_: &Stream| Ok(())) };
         self.capture_step(nothing(), branches, nothing())
     }
@@ -142,7 +199,7 @@ impl Adamant {
         before: Branch<'a>,
         branches: Vec<Branch<'a>>,
         after: Branch<'a>,
-    ) -> Result<StepGraph<'a>> {
+    ) -> Result<StepGraph<'_>> {
         let main = self.stream();
         let streams = (0..branches.len())
             .map(|_| {
@@ -159,15 +216,40 @@ impl Adamant {
             },
             "cuStreamBeginCapture",
         )?;
-        let recorded = before(main)
-            .and_then(|()| record_branches(main, &streams, branches))
-            .and_then(|()| after(main));
+        // Register the capture before anything is recorded, so every launch finds it.
+        let registered = capture_of(main).and_then(|id| {
+            let id = id.ok_or_else(|| Error::Capture {
+                operation: "cuStreamBeginCapture left the stream uncaptured".into(),
+            })?;
+            self.captures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((id, Vec::new()));
+            Ok(id)
+        });
+        let (id, recorded) = match registered {
+            Ok(id) => {
+                let recorded = before(main)
+                    .and_then(|()| record_branches(main, &streams, branches))
+                    .and_then(|()| after(main));
+                (Some(id), recorded)
+            }
+            Err(e) => (None, Err(e)),
+        };
         let mut graph: CUgraph = ptr::null_mut();
         // SAFETY: ends the capture begun above; `graph` receives the result (or stays null).
         let ended = check(
             unsafe { sys::cuStreamEndCapture(main.as_inner(), &mut graph) },
             "cuStreamEndCapture",
         );
+        // What the launches used, taken back from the registry on every path.
+        let kept = id
+            .and_then(|id| {
+                let mut captures = self.captures.lock().unwrap_or_else(|e| e.into_inner());
+                let at = captures.iter().position(|(c, _)| *c == id)?;
+                Some(captures.swap_remove(at).1)
+            })
+            .unwrap_or_default();
         if let Err(e) = recorded.and(ended) {
             if !graph.is_null() {
                 // SAFETY: a graph we own and never instantiated.
@@ -185,18 +267,20 @@ impl Adamant {
             unsafe { sys::cuGraphDestroy(graph) };
             return Err(e);
         }
-        let mut nodes = 0usize;
-        // SAFETY: querying the node count only (null node array).
-        check(
-            unsafe { sys::cuGraphGetNodes(graph, ptr::null_mut(), &mut nodes) },
-            "cuGraphGetNodes",
-        )?;
-        Ok(StepGraph {
+        // From here the graph's Drop releases both handles on every path.
+        let mut step_graph = StepGraph {
             graph,
             exec,
-            nodes,
-            _borrows: PhantomData,
-        })
+            nodes: 0,
+            kept,
+            _runtime: PhantomData,
+        };
+        // SAFETY: querying the node count only (null node array).
+        check(
+            unsafe { sys::cuGraphGetNodes(graph, ptr::null_mut(), &mut step_graph.nodes) },
+            "cuGraphGetNodes",
+        )?;
+        Ok(step_graph)
     }
 }
 
@@ -224,23 +308,6 @@ fn record_branches(main: &Stream, streams: &[Stream], branches: Vec<Branch<'_>>)
 }
 
 impl StepGraph<'_> {
-    /// The same graph without the borrow, for a type that owns the buffers the graph uses and
-    /// drops the graph first (the [`TrainingSession`](crate::TrainingSession)).
-    ///
-    /// # Safety
-    ///
-    /// Every buffer the recording used must stay allocated, at the same address, until the
-    /// returned graph is dropped.
-    pub(crate) unsafe fn detach(self) -> StepGraph<'static> {
-        let me = std::mem::ManuallyDrop::new(self);
-        StepGraph {
-            graph: me.graph,
-            exec: me.exec,
-            nodes: me.nodes,
-            _borrows: PhantomData,
-        }
-    }
-
     /// Enqueues one replay of the whole graph on `stream`, without waiting for it: the recorded
     /// launches run with the buffers and arguments they were recorded with, one graph launch
     /// instead of one launch each. Replays on one stream run one after another. See
@@ -250,7 +317,8 @@ impl StepGraph<'_> {
     ///
     /// [`Error::Capture`] if the driver refuses the launch.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        // SAFETY: a valid executable graph; its buffers are kept alive by the borrows in 'a.
+        // SAFETY: a valid executable graph; the memory its launches use is in `kept`, and the
+        // runtime that loaded its kernels outlives it ('rt).
         check(
             unsafe { sys::cuGraphLaunch(self.exec, stream.as_inner()) },
             "cuGraphLaunch",
@@ -262,6 +330,12 @@ impl StepGraph<'_> {
     pub fn nodes(&self) -> usize {
         self.nodes
     }
+
+    /// How many allocations the graph keeps alive (one per buffer, table, record or scalar a
+    /// recorded launch used, counted once per launch); for tests and logs.
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
 }
 
 impl Drop for StepGraph<'_> {
@@ -272,5 +346,6 @@ impl Drop for StepGraph<'_> {
             sys::cuGraphExecDestroy(self.exec);
             sys::cuGraphDestroy(self.graph);
         }
+        // Then `kept` drops; an allocation freed there first waits for the replays in flight.
     }
 }

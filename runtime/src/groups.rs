@@ -1,8 +1,7 @@
 //! Device buffers for one parameter group: parameters, gradients and Adam state, all the same
 //! length (checked at construction, at every upload and again at every launch).
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
-
-use crate::error::{CudaContext, Error, Result};
+use crate::buffers::{DeviceArray, ParamBuffer, ReadBuffer};
+use crate::error::{Error, Result};
 use crate::records::{LaunchRecords, Records};
 
 /// Which buffer of a [`ParamGroup`], for uploads, downloads and the NaN checker's slot table.
@@ -42,11 +41,11 @@ impl GroupBuffer {
 /// when the group is dropped. See [`Adamant`](crate::Adamant) for an example.
 pub struct ParamGroup {
     name: String,
-    pub(crate) params: DeviceBuffer<f32>,
-    pub(crate) grads: DeviceBuffer<f32>,
-    pub(crate) m: DeviceBuffer<f32>,
-    pub(crate) v: DeviceBuffer<f32>,
-    pub(crate) v_max: Option<DeviceBuffer<f32>>,
+    pub(crate) params: ParamBuffer,
+    pub(crate) grads: DeviceArray,
+    pub(crate) m: DeviceArray,
+    pub(crate) v: DeviceArray,
+    pub(crate) v_max: Option<DeviceArray>,
     /// The diagnostics records of the group's launches: one tensor of 4 buffers (`p`, `g`, `m`,
     /// `v`), or 5 with AMSGrad's `v_max`.
     pub(crate) records: Records,
@@ -64,14 +63,19 @@ fn group_records(amsgrad: bool) -> Result<Records> {
     }
 }
 
-fn zeroed(group: &str, buffer: GroupBuffer, len: usize) -> Result<DeviceBuffer<f32>> {
-    DeviceBuffer::zeroed(len).map_err(|source| match source {
-        cust::error::CudaError::OutOfMemory => Error::OutOfMemory {
+/// A zeroed buffer of the group; an allocation error names the group and the buffer.
+fn zeroed(group: &str, buffer: GroupBuffer, len: usize) -> Result<DeviceArray> {
+    DeviceArray::zeroed(len).map_err(|e| named(e, group, buffer))
+}
+
+fn named(e: Error, group: &str, buffer: GroupBuffer) -> Error {
+    match e {
+        Error::OutOfMemory { bytes, .. } => Error::OutOfMemory {
             what: format!("group `{group}` buffer `{}`", buffer.name()),
-            bytes: len * 4,
+            bytes,
         },
-        other => Error::cuda(format!("allocating group `{group}`"), other),
-    })
+        other => other,
+    }
 }
 
 impl ParamGroup {
@@ -85,10 +89,8 @@ impl ParamGroup {
     pub fn new(name: impl Into<String>, initial_params: &[f32]) -> Result<Self> {
         let name = name.into();
         let len = initial_params.len();
-        let mut params = zeroed(&name, GroupBuffer::Params, len)?;
-        params
-            .copy_from(initial_params)
-            .during(&format!("uploading group `{name}` params"))?;
+        let params = ParamBuffer::from_host(initial_params)
+            .map_err(|e| named(e, &name, GroupBuffer::Params))?;
         Ok(ParamGroup {
             grads: zeroed(&name, GroupBuffer::Grads, len)?,
             m: zeroed(&name, GroupBuffer::M, len)?,
@@ -146,42 +148,44 @@ impl ParamGroup {
     }
 
     /// Device address of the parameter buffer, in the runtime's context (for code that checks
-    /// or logs it; the NaN checker binds through [`ParamGroup::device_ptr`]).
+    /// or logs it).
     pub fn params_device_ptr(&self) -> u64 {
-        self.params.as_device_ptr().as_raw()
+        self.params.device_ptr()
     }
 
     /// Device address of `buffer`, or `None` for a `v_max` the group does not keep.
     pub fn device_ptr(&self, buffer: GroupBuffer) -> Option<u64> {
-        self.slice(buffer).map(|s| s.as_device_ptr().as_raw())
+        self.buffer(buffer).map(|b| b.device_ptr())
     }
 
-    /// `buffer` as a read-only cust slice (to copy from it or read it in a kernel of your own),
-    /// or `None` for a `v_max` the group does not keep. Writing goes through
-    /// [`ParamGroup::upload`] and the launchers, which check lengths.
-    pub fn slice(&self, buffer: GroupBuffer) -> Option<&DeviceSlice<f32>> {
+    /// `buffer` for reading: an `#[input]` of a launch of your own (a soft update reads the
+    /// online parameters), a NaN-check binding; `None` for a `v_max` the group does not keep.
+    pub fn buffer(&self, buffer: GroupBuffer) -> Option<&dyn ReadBuffer> {
         match buffer {
             GroupBuffer::Params => Some(&self.params),
             GroupBuffer::Grads => Some(&self.grads),
             GroupBuffer::M => Some(&self.m),
             GroupBuffer::V => Some(&self.v),
-            GroupBuffer::VMax => self.v_max.as_deref(),
+            GroupBuffer::VMax => self.v_max.as_ref().map(|b| b as &dyn ReadBuffer),
         }
     }
 
-    fn slice_mut(&mut self, buffer: GroupBuffer) -> Result<&mut DeviceSlice<f32>> {
-        let slice = match buffer {
-            GroupBuffer::Params => Some(&mut *self.params),
-            GroupBuffer::Grads => Some(&mut *self.grads),
-            GroupBuffer::M => Some(&mut *self.m),
-            GroupBuffer::V => Some(&mut *self.v),
-            GroupBuffer::VMax => self.v_max.as_deref_mut(),
-        };
-        slice.ok_or_else(|| Error::MissingBuffer {
-            kernel: "upload",
-            group: self.name.clone(),
-            buffer: buffer.name(),
-        })
+    /// The parameters, for a launch of your own that updates them (its `#[param]`).
+    pub fn params_mut(&mut self) -> &mut ParamBuffer {
+        &mut self.params
+    }
+
+    /// A buffer other than the parameters, to write (a `#[state]` of a launch of your own), or
+    /// `None` for the parameters (only a `#[param]` slot writes them: [`ParamGroup::params_mut`])
+    /// and for a `v_max` the group does not keep.
+    pub fn state_mut(&mut self, buffer: GroupBuffer) -> Option<&mut DeviceArray> {
+        match buffer {
+            GroupBuffer::Params => None,
+            GroupBuffer::Grads => Some(&mut self.grads),
+            GroupBuffer::M => Some(&mut self.m),
+            GroupBuffer::V => Some(&mut self.v),
+            GroupBuffer::VMax => self.v_max.as_mut(),
+        }
     }
 
     /// Copies `data` into `buffer` with cust's synchronous copy, on the legacy default stream:
@@ -203,10 +207,19 @@ impl ParamGroup {
                 expected,
             });
         }
-        let name = self.name.clone();
-        self.slice_mut(buffer)?
-            .copy_from(data)
-            .during(&format!("uploading group `{name}` {}", buffer.name()))
+        let name = &self.name;
+        let missing = || Error::MissingBuffer {
+            kernel: "upload",
+            group: name.clone(),
+            buffer: buffer.name(),
+        };
+        match buffer {
+            GroupBuffer::Params => self.params.upload(data),
+            GroupBuffer::Grads => self.grads.upload(data),
+            GroupBuffer::M => self.m.upload(data),
+            GroupBuffer::V => self.v.upload(data),
+            GroupBuffer::VMax => self.v_max.as_mut().ok_or_else(missing)?.upload(data),
+        }
     }
 
     /// Copies `buffer` back to the host with cust's synchronous copy, which waits for the
@@ -218,17 +231,17 @@ impl ParamGroup {
     /// [`Error::MissingBuffer`] for a `v_max` the group does not keep; [`Error::Cuda`] if the
     /// copy fails (a fault of an earlier launch may surface here).
     pub fn download(&self, buffer: GroupBuffer) -> Result<Vec<f32>> {
-        let slice = self.slice(buffer).ok_or_else(|| Error::MissingBuffer {
+        let missing = || Error::MissingBuffer {
             kernel: "download",
             group: self.name.clone(),
             buffer: buffer.name(),
-        })?;
-        let mut host = vec![0.0f32; slice.len()];
-        slice.copy_to(&mut host[..]).during(&format!(
-            "downloading group `{}` {}",
-            self.name,
-            buffer.name()
-        ))?;
-        Ok(host)
+        };
+        match buffer {
+            GroupBuffer::Params => self.params.download(),
+            GroupBuffer::Grads => self.grads.download(),
+            GroupBuffer::M => self.m.download(),
+            GroupBuffer::V => self.v.download(),
+            GroupBuffer::VMax => self.v_max.as_ref().ok_or_else(missing)?.download(),
+        }
     }
 }

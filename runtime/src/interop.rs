@@ -16,15 +16,17 @@ use std::marker::PhantomData;
 use std::mem::{size_of, ManuallyDrop};
 use std::ops::Deref;
 
-use adamant_kernels::abi::OptimizerEntry;
+use adamant_kernels::abi::{same_buffers, OptimizerEntry, Same};
 use cust::stream::Stream;
 use cust::sys::{CUpointer_attribute, CUresult, CUstream};
 
+use crate::buffers::LaunchBuffer;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::launch::LaunchInfo;
-use crate::launch_check::{BufferView, Uniforms};
+use crate::launch_check::Uniforms;
+use crate::memory::Keep;
 use crate::multi::TensorSet;
 use crate::records::Records;
 use crate::step::StepStates;
@@ -127,12 +129,20 @@ impl DeviceRegion {
     }
 }
 
-impl BufferView for DeviceRegion {
+/// The buffer family of the raw launches: every buffer a [`DeviceRegion`] of memory other code
+/// owns (`E::Buffers<Raw>`, e.g. `iqn_adam_kernel::Buffers { p: region(..)?, .. }`).
+pub type Raw = Same<DeviceRegion>;
+
+impl LaunchBuffer for DeviceRegion {
     fn address(&self) -> u64 {
         self.ptr
     }
     fn len(&self) -> usize {
         self.len
+    }
+    /// Memory other code owns: its life is the raw launch's caller's promise.
+    fn keep(&self) -> Option<Keep> {
+        None
     }
 }
 
@@ -232,8 +242,9 @@ impl Adamant {
     /// # Safety
     ///
     /// Every region is device memory of the runtime's context that stays allocated until the
-    /// launch has run on `stream`, and no other work reads or writes the regions the entry
-    /// writes while it runs (the checks see addresses, not other code's work).
+    /// launch has run on `stream` (for a recorded graph, until its last replay: a graph keeps
+    /// the runtime's own memory alive, never a region), and no other work reads or writes the
+    /// regions the entry writes while it runs (the checks see addresses, not other code's work).
     ///
     /// # Errors
     ///
@@ -242,7 +253,7 @@ impl Adamant {
     pub unsafe fn launch_optimizer_raw<E: OptimizerEntry>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<DeviceRegion>,
+        buffers: &E::Buffers<Raw>,
         scalars: &E::Scalars,
         policy: ClampPolicy,
         records: &Records,
@@ -272,9 +283,9 @@ impl Adamant {
     pub unsafe fn launch_stepped_raw<E: OptimizerEntry>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<DeviceRegion>,
+        buffers: &E::Buffers<Raw>,
         scalars: &E::StepScalars,
-        states: &StepStates<'_>,
+        states: &StepStates,
         index: usize,
         records: &Records,
     ) -> Result<LaunchInfo> {
@@ -352,7 +363,7 @@ impl Adamant {
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<DeviceRegion>],
+        tensors: &[E::Buffers<Raw>],
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
@@ -376,9 +387,9 @@ impl Adamant {
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<DeviceRegion>],
+        tensors: &[E::Buffers<Raw>],
         scalars: &E::StepScalars,
-        states: &StepStates<'_>,
+        states: &StepStates,
         index: usize,
     ) -> Result<LaunchInfo> {
         check_set_regions::<E>(E::MULTI_STEPPED_DESCRIPTOR.name, tensors)?;
@@ -395,7 +406,7 @@ impl Adamant {
 /// an error names its tensor in a set of more than one (as the lengths' errors do).
 fn check_set_regions<E: OptimizerEntry>(
     kernel: &'static str,
-    tensors: &[E::Buffers<DeviceRegion>],
+    tensors: &[E::Buffers<Raw>],
 ) -> Result<()> {
     for (t, tensor) in tensors.iter().enumerate() {
         check_regions::<E>(kernel, tensor).map_err(|e| e.in_tensor(t, tensors.len()))?;
@@ -404,11 +415,8 @@ fn check_set_regions<E: OptimizerEntry>(
 }
 
 /// Every region of a raw launch against the driver's allocations, before any other check.
-fn check_regions<E: OptimizerEntry>(
-    kernel: &'static str,
-    buffers: &E::Buffers<DeviceRegion>,
-) -> Result<()> {
-    for (name, region) in E::named_buffers(buffers) {
+fn check_regions<E: OptimizerEntry>(kernel: &'static str, buffers: &E::Buffers<Raw>) -> Result<()> {
+    for (name, region) in same_buffers::<E, DeviceRegion>(buffers) {
         region.check_allocation(kernel, name)?;
     }
     Ok(())

@@ -5,15 +5,15 @@ use std::ffi::c_void;
 
 use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamType};
 use adamant_kernels::diagnostics::shared_bytes;
-use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
+use crate::buffers::{LaunchKinds, Owned};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{CudaContext, Result};
-use crate::launch_check::{assemble, check_tensors, BufferView, Uniforms};
+use crate::launch_check::{assemble, buffer_keeps, check_tensors, Uniforms};
 use crate::records::Records;
 use crate::step::StepStates;
 
@@ -58,21 +58,23 @@ impl Adamant {
     ///
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, Error, Records};
+    /// use adamant_runtime::{
+    ///     adam_scalars, AdamHyper, ClampPolicy, DeviceArray, Error, ParamBuffer, Records,
+    /// };
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
     /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
     /// #     other => other?,
     /// # };
-    /// // Buffers owned by the caller (here cust's), not a ParamGroup.
+    /// // Buffers of the caller's, not a ParamGroup: the parameters are a ParamBuffer (only a
+    /// // `#[param]` slot writes them), everything else DeviceArrays.
     /// let n = 10_000;
-    /// let mut p = DeviceBuffer::from_slice(&vec![0.5f32; n])?;
-    /// let mut g = DeviceBuffer::from_slice(&vec![0.1f32; n])?;
-    /// let mut m = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
-    /// let mut v = DeviceBuffer::from_slice(&vec![0.0f32; n])?;
-    /// let mut short = DeviceBuffer::from_slice(&vec![0.0f32; n - 1])?;
+    /// let mut p = ParamBuffer::filled(n, 0.5)?;
+    /// let g = DeviceArray::filled(n, 0.1)?;
+    /// let mut m = DeviceArray::zeroed(n)?;
+    /// let mut v = DeviceArray::zeroed(n)?;
+    /// let mut short = DeviceArray::zeroed(n - 1)?;
     /// // What each launch read and wrote; one launch at a time through them.
     /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
     ///
@@ -80,7 +82,7 @@ impl Adamant {
     /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
     /// let policy = ClampPolicy::Fixed { bound: 1.0 };
     ///
-    /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    /// let buffers = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
     /// let info = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
     ///     rt.stream(),
     ///     &buffers,
@@ -91,7 +93,7 @@ impl Adamant {
     /// assert_eq!((info.elements, info.bound), (n, 1.0));
     ///
     /// // A second moment one element short: refused, and nothing is enqueued.
-    /// let buffers = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *short };
+    /// let buffers = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut short };
     /// let refused = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
     ///     rt.stream(),
     ///     &buffers,
@@ -118,7 +120,7 @@ impl Adamant {
     pub fn launch_optimizer<E: OptimizerEntry>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
+        buffers: &E::Buffers<Owned<'_>>,
         scalars: &E::Scalars,
         policy: ClampPolicy,
         records: &Records,
@@ -144,8 +146,9 @@ impl Adamant {
     ///
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
-    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-    /// use adamant_runtime::{AdamHyper, QAbsRef, Records, StepBound, StepSpec, StepStates};
+    /// use adamant_runtime::{
+    ///     AdamHyper, DeviceArray, ParamBuffer, QAbsRef, Records, StepBound, StepSpec, StepStates,
+    /// };
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -153,15 +156,15 @@ impl Adamant {
     /// #     other => other?,
     /// # };
     /// let n = 1024;
-    /// let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; n]);
-    /// let (mut p, mut g, mut m, mut v) = (filled(0.5)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?);
+    /// let mut p = ParamBuffer::filled(n, 0.5)?;
+    /// let (g, mut m, mut v) = (DeviceArray::filled(n, 1e-3)?, DeviceArray::zeroed(n)?, DeviceArray::zeroed(n)?);
     /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
     /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?;
     /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.001 })?; // bound 100
     /// let scalars = iqn_adam_kernel::StepScalars { eps: 1e-8, weight_decay: 0.0 };
     /// for _ in 0..3 {
     ///     states.advance(&rt, rt.stream())?; // t += 1 on the device
-    ///     let b = iqn_adam_kernel::Buffers { p: &mut *p, g: &mut *g, m: &mut *m, v: &mut *v };
+    ///     let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
     ///     rt.launch_stepped::<iqn_adam_kernel::Entry>(
     ///         rt.stream(),
     ///         &b,
@@ -174,8 +177,7 @@ impl Adamant {
     /// rt.synchronize()?;
     /// assert_eq!(states.read()?[0].step, 3);
     /// assert_eq!(records.read().sequence, 3); // three launches through the one records
-    /// let mut host = vec![0.0f32; n];
-    /// p.copy_to(&mut host[..])?;
+    /// let host = p.download()?;
     /// assert!((host[0] - (0.5 - 3.0 * 1e-3)).abs() < 1e-5); // three Adam steps of ~lr each
     /// # Ok(())
     /// # }
@@ -189,9 +191,9 @@ impl Adamant {
     pub fn launch_stepped<E: OptimizerEntry>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<&mut DeviceSlice<f32>>,
+        buffers: &E::Buffers<Owned<'_>>,
         scalars: &E::StepScalars,
-        states: &StepStates<'_>,
+        states: &StepStates,
         index: usize,
         records: &Records,
     ) -> Result<LaunchInfo> {
@@ -204,17 +206,26 @@ impl Adamant {
     }
 
     /// The one single-buffer launch path, plain or stepped.
-    pub(crate) fn launch_single<E: OptimizerEntry, B: BufferView>(
+    pub(crate) fn launch_single<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
-        buffers: &E::Buffers<B>,
+        buffers: &E::Buffers<K>,
         uniforms: Uniforms<'_, E>,
         records: &Records,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(false)?;
         let kernel = descriptor.name;
-        let signature = check_tensors::<E, _>(std::slice::from_ref(buffers))?;
-        let records = records.check(descriptor, 1)?;
+        let tensors = std::slice::from_ref(buffers);
+        let signature = check_tensors::<E, K>(tensors)?;
+        let header = records.check(descriptor, 1)?;
+        // In a capture, the graph keeps everything the launch uses.
+        self.retain(stream, || {
+            let mut keeps = buffer_keeps::<E, K>(tensors);
+            keeps.extend(records.keeps());
+            keeps.extend(uniforms.keeps());
+            keeps.extend(checked.uniforms.iter().cloned());
+            keeps
+        })?;
         let len = signature[0].first().map_or(0, |b| b.len);
         let function = self.function(descriptor)?;
         let (grid, block) = self.grid_for(len);
@@ -233,16 +244,16 @@ impl Adamant {
                 .find(|b| b.name == name)
                 .map(|b| b.address)
         };
-        let mut values = assemble(descriptor, pointer, len, None, records, &checked)?;
+        let mut values = assemble(descriptor, pointer, len, None, header, &checked)?;
         let params = arg_pointers(&mut values);
         let shared = shared_bytes(descriptor.buffer_count());
         // SAFETY: `function` is the registered entry's; `params` holds one pointer per entry
         // parameter, in the registered descriptor's order (assembled from it), each pointing
         // into `values`, which outlives the call. Every buffer has `len` elements and no written
-        // buffer overlaps another (checked); the safe launchers' `&mut` borrows keep them alive
-        // until the caller's next use, and the raw ones' callers promise as much
-        // (`Adamant::launch_optimizer_raw`); a step-state record lives as long as its
-        // `StepStates`.
+        // buffer overlaps another (checked). The runtime's buffers are not freed while the launch
+        // can run (their drop waits for the device, and a capture keeps them, retained above);
+        // the raw launches' callers promise as much for their regions
+        // (`Adamant::launch_optimizer_raw`).
         unsafe { stream.launch(function, grid, block, shared, &params) }
             .during_with(|| format!("launching {kernel} ({len} elements)"))?;
         Ok(info)

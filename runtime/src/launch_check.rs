@@ -8,40 +8,59 @@
 //! step-state record that [`StepStates`] checked. An `OptimizerEntry` impl contributes
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
-use adamant_kernels::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole, ParamType};
+use adamant_kernels::abi::{
+    ArgValue, BufferRef, KernelDescriptor, OptimizerEntry, ParamRole, ParamType,
+};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use cust::memory::DeviceSlice;
-
+use crate::buffers::{uniform_keep, LaunchBuffer, LaunchKinds};
 use crate::clamp_policy::{ClampPolicy, ValidBound};
 use crate::error::{Error, Result};
+use crate::memory::Keep;
 use crate::step::StepStates;
 
-/// A device buffer as the launch checks see it: its address and its length in `f32` elements.
-/// Implemented for cust's device slices and for `(address, len)` pairs (the unit tests check
-/// forged layouts with them, without a GPU).
-pub trait BufferView {
-    fn address(&self) -> u64;
-    fn len(&self) -> usize;
+/// The buffers of one tensor as the launch checks read them, in entry order: name, role (as the
+/// buffer family types it) and the buffer.
+fn views<'b, E: OptimizerEntry, K: LaunchKinds>(
+    buffers: &'b E::Buffers<K>,
+) -> Vec<(&'static str, ParamRole, &'b dyn LaunchBuffer)>
+where
+    K::Param: 'b,
+    K::Input: 'b,
+    K::State: 'b,
+{
+    let mut out: Vec<(&'static str, ParamRole, &'b dyn LaunchBuffer)> = Vec::new();
+    E::visit_buffers(buffers, &mut |name, b| {
+        out.push(match b {
+            BufferRef::Param(b) => (name, ParamRole::ParamBuffer, b as &dyn LaunchBuffer),
+            BufferRef::Input(b) => (name, ParamRole::Input, b as &dyn LaunchBuffer),
+            BufferRef::State(b) => (name, ParamRole::State, b as &dyn LaunchBuffer),
+        })
+    });
+    out
 }
 
-impl BufferView for &mut DeviceSlice<f32> {
-    fn address(&self) -> u64 {
-        self.as_device_ptr().as_raw()
-    }
-    fn len(&self) -> usize {
-        DeviceSlice::len(self)
-    }
+/// The address and length of one buffer of any family the checks read.
+pub fn address_len<K: LaunchKinds>(b: &BufferRef<'_, K>) -> (u64, usize) {
+    let view: &dyn LaunchBuffer = match b {
+        BufferRef::Param(b) => *b,
+        BufferRef::Input(b) => *b,
+        BufferRef::State(b) => *b,
+    };
+    (view.address(), view.len())
 }
 
-impl BufferView for (u64, usize) {
-    fn address(&self) -> u64 {
-        self.0
-    }
-    fn len(&self) -> usize {
-        self.1
-    }
+/// What a graph must keep of `tensors`' buffers (the runtime's own; none for raw regions).
+pub fn buffer_keeps<E: OptimizerEntry, K: LaunchKinds>(tensors: &[E::Buffers<K>]) -> Vec<Keep> {
+    tensors
+        .iter()
+        .flat_map(|t| {
+            views::<E, K>(t)
+                .into_iter()
+                .filter_map(|(_, _, b)| b.keep())
+        })
+        .collect()
 }
 
 /// One buffer of one tensor, as validated: its name, address, length and whether the entry
@@ -65,11 +84,13 @@ pub enum LastArg {
     StepState(u64),
 }
 
-/// What a validated launch passes on: its last argument and the uniforms' values, in entry order.
+/// What a validated launch passes on: its last argument, the uniforms' values in entry order,
+/// and the device scalars its `#[uniform_ptr]`s point at (for a graph to keep).
 #[derive(Debug)]
 pub struct CheckedArgs {
     pub last: LastArg,
     pub scalars: Vec<ArgValue>,
+    pub uniforms: Vec<Keep>,
 }
 
 impl CheckedArgs {
@@ -93,12 +114,20 @@ pub enum Uniforms<'s, E: OptimizerEntry> {
     },
     Stepped {
         scalars: &'s E::StepScalars,
-        states: &'s StepStates<'s>,
+        states: &'s StepStates,
         index: usize,
     },
 }
 
 impl<E: OptimizerEntry> Uniforms<'_, E> {
+    /// What a graph must keep besides the buffers: the step-state record's allocations.
+    pub fn keeps(&self) -> Vec<Keep> {
+        match self {
+            Uniforms::Plain { .. } => Vec::new(),
+            Uniforms::Stepped { states, .. } => states.keeps(),
+        }
+    }
+
     /// The smallest bound this launch can clamp with: the policy's, or the step-state record's
     /// smallest ([`StepStates::smallest_bound`]).
     pub fn smallest_bound(&self, checked: &CheckedArgs) -> Result<f32> {
@@ -132,12 +161,14 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
                 };
                 let descriptor = registered_entry::<E>(d)?;
                 let address = states.check_launch(descriptor, E::DESCRIPTOR, *index)?;
-                let scalars = check_uniforms(descriptor, E::step_scalar_values(scalars))?;
+                let (scalars, uniforms) =
+                    check_uniforms(descriptor, E::step_scalar_values(scalars))?;
                 Ok((
                     descriptor,
                     CheckedArgs {
                         last: LastArg::StepState(address),
                         scalars,
+                        uniforms,
                     },
                 ))
             }
@@ -196,18 +227,20 @@ pub fn check_launch<E: OptimizerEntry>(
 ) -> Result<CheckedArgs> {
     let descriptor = registered_entry::<E>(descriptor)?;
     let bound = policy.validated()?;
-    let scalars = check_uniforms(descriptor, E::scalar_values(scalars))?;
+    let (scalars, uniforms) = check_uniforms(descriptor, E::scalar_values(scalars))?;
     Ok(CheckedArgs {
         last: LastArg::Bound(bound),
         scalars,
+        uniforms,
     })
 }
 
-/// Every uniform has the declared type and lies in its declared domain.
+/// Every uniform has the declared type and lies in its declared domain, and every non-null
+/// `#[uniform_ptr]` points at a live device scalar (returned, for a graph to keep).
 fn check_uniforms(
     descriptor: &'static KernelDescriptor,
     values: Vec<ArgValue>,
-) -> Result<Vec<ArgValue>> {
+) -> Result<(Vec<ArgValue>, Vec<Keep>)> {
     let uniforms: Vec<_> = descriptor
         .params
         .iter()
@@ -225,6 +258,7 @@ fn check_uniforms(
             found: values.len(),
         });
     }
+    let mut keeps = Vec::new();
     for (param, value) in uniforms.iter().zip(&values) {
         let type_ok = matches!(
             (param.ty, value),
@@ -239,6 +273,9 @@ fn check_uniforms(
                 name: param.name,
                 expected: param.ty,
             });
+        }
+        if let (ParamRole::UniformPtr { .. }, ArgValue::Ptr(ptr)) = (param.role, value) {
+            keeps.extend(uniform_keep(descriptor.name, param.name, *ptr)?);
         }
         if let ParamRole::Scalar { domain } = param.role {
             let number = match *value {
@@ -257,34 +294,41 @@ fn check_uniforms(
             }
         }
     }
-    Ok(values)
+    Ok((values, keeps))
 }
 
 /// The checks of a launch's buffers: within each tensor every buffer has the parameter buffer's
-/// length, and no buffer that the entry writes overlaps any other buffer of the launch (of the
-/// same tensor or of another one). Returns what was checked.
-pub fn check_tensors<E: OptimizerEntry, B: BufferView>(
-    tensors: &[E::Buffers<B>],
+/// length and the role the registered descriptor gives it, and no buffer that the entry writes
+/// overlaps any other buffer of the launch (of the same tensor or of another one). Returns what
+/// was checked.
+pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
+    tensors: &[E::Buffers<K>],
 ) -> Result<Signature> {
     let descriptor = E::DESCRIPTOR;
     let multi = tensors.len() != 1;
+    let unregistered = || Error::UnregisteredKernel {
+        kernel: descriptor.name,
+    };
     let signature: Signature = tensors
         .iter()
         .enumerate()
         .map(|(t, tensor)| {
-            check_lengths::<E, _>(tensor, |b| b.len())
-                .map_err(|e| e.in_tensor(t, tensors.len()))?;
-            E::named_buffers(tensor)
+            let views = views::<E, K>(tensor);
+            check_lengths(descriptor, &views).map_err(|e| e.in_tensor(t, tensors.len()))?;
+            views
                 .into_iter()
-                .map(|(name, b)| {
+                .map(|(name, typed, b)| {
                     let role = descriptor
                         .params
                         .iter()
                         .find(|p| p.name == name)
                         .map(|p| p.role)
-                        .ok_or(Error::UnregisteredKernel {
-                            kernel: descriptor.name,
-                        })?;
+                        .ok_or_else(unregistered)?;
+                    // The generated types give each buffer its declared role; only a
+                    // hand-written (unsafe) entry could disagree, and it is refused.
+                    if role != typed {
+                        return Err(unregistered());
+                    }
                     Ok(BufferRange {
                         name,
                         address: b.address(),
@@ -358,28 +402,19 @@ fn describe(multi: bool, tensor: usize, b: &BufferRange) -> String {
 }
 
 /// Every buffer must have the parameter buffer's length. Returns that length.
-pub fn check_lengths<E: OptimizerEntry, T>(
-    buffers: &E::Buffers<T>,
-    len_of: impl Fn(&T) -> usize,
+fn check_lengths(
+    descriptor: &'static KernelDescriptor,
+    views: &[(&'static str, ParamRole, &dyn LaunchBuffer)],
 ) -> Result<usize> {
-    let descriptor = E::DESCRIPTOR;
-    let unregistered = || Error::UnregisteredKernel {
-        kernel: descriptor.name,
-    };
-    let reference = descriptor
-        .params
+    let (reference, _, param) = views
         .iter()
-        .find(|p| p.role == ParamRole::ParamBuffer)
-        .map(|p| p.name)
-        .ok_or_else(unregistered)?;
-    let named = E::named_buffers(buffers);
-    let expected = named
-        .iter()
-        .find(|(name, _)| *name == reference)
-        .map(|(_, b)| len_of(b))
-        .ok_or_else(unregistered)?;
-    for (name, buffer) in &named {
-        let found = len_of(buffer);
+        .find(|(_, role, _)| *role == ParamRole::ParamBuffer)
+        .ok_or(Error::UnregisteredKernel {
+            kernel: descriptor.name,
+        })?;
+    let expected = param.len();
+    for (name, _, buffer) in views {
+        let found = buffer.len();
         if found != expected {
             return Err(Error::LengthMismatch {
                 kernel: descriptor.name,

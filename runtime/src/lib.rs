@@ -47,6 +47,7 @@
 // Every module is private and its API re-exported here, so the public API is this list (and
 // `nan_check`, the checker's namespace); what is `pub` inside a module but not re-exported is
 // the runtime's own.
+mod buffers;
 mod clamp_policy;
 mod clamp_scales;
 mod device;
@@ -58,19 +59,21 @@ mod hyper;
 mod interop;
 mod launch;
 mod launch_check;
+mod memory;
 mod multi;
 pub mod nan_check;
 mod records;
 mod seed;
 mod step;
 
+pub use buffers::{DeviceArray, DeviceScalar, Owned, ParamBuffer, ReadBuffer};
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, ParamGroup};
 pub use hyper::AdamHyper;
-pub use interop::{DeviceRegion, ForeignStream};
+pub use interop::{DeviceRegion, ForeignStream, Raw};
 pub use launch::LaunchInfo;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};

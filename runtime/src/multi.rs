@@ -1,18 +1,21 @@
 //! Multi-tensor launches: one launch of `<kernel>_multi` updates every tensor of a set, driven
 //! by device-resident tables (one pointer table per buffer argument, one chunk table, one of
 //! per-tensor clamp scales) that are rebuilt only when the set of tensors changes.
-use adamant_kernels::abi::OptimizerEntry;
+use std::sync::Arc;
+
+use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
 use adamant_kernels::diagnostics::shared_bytes;
 use adamant_kernels::multi::CHUNK_WORDS;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
 
+use crate::buffers::{LaunchKinds, Owned};
 use crate::clamp_policy::ClampPolicy;
 use crate::clamp_scales::{check_products, check_scales};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
-use crate::launch_check::{assemble, check_tensors, BufferView, SetTables, Signature, Uniforms};
+use crate::launch_check::{assemble, buffer_keeps, check_tensors, SetTables, Signature, Uniforms};
+use crate::memory::{DeviceMemory, Keep};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
@@ -31,13 +34,16 @@ const MAX_GRID: u32 = i32::MAX as u32;
 /// [`TensorSet::set_clamp_scales`] for a bound per tensor.
 pub struct TensorSet {
     /// One device table of per-tensor pointers per buffer argument, in entry order.
-    tables: Vec<DeviceBuffer<u64>>,
-    chunks: Option<DeviceBuffer<u32>>,
-    /// One clamp scale per tensor, built with the tables (ones), rewritten by
-    /// [`TensorSet::set_clamp_scales`].
-    scales: Option<DeviceBuffer<f32>>,
+    tables: Vec<Arc<DeviceMemory<u64>>>,
+    chunks: Option<Arc<DeviceMemory<u32>>>,
+    /// One clamp scale per tensor, built with the tables (ones), replaced (never rewritten in
+    /// place: a graph may hold the old one) by [`TensorSet::set_clamp_scales`].
+    scales: Option<Arc<DeviceMemory<f32>>>,
     /// The scales given to [`TensorSet::set_clamp_scales`] (validated), `None` for ones.
     custom_scales: Option<Vec<f32>>,
+    /// The kernel whose roles the tables were validated for (its plain entry's descriptor):
+    /// the tables are reused only by launches of the same kernel.
+    entry: Option<&'static KernelDescriptor>,
     /// The multi-tensor entry the tables were last built for, for errors.
     kernel: &'static str,
     n_chunks: u32,
@@ -64,6 +70,7 @@ impl TensorSet {
             chunks: None,
             scales: None,
             custom_scales: None,
+            entry: None,
             kernel: "a multi-tensor entry",
             n_chunks: 0,
             signature: Vec::new(),
@@ -100,10 +107,10 @@ impl TensorSet {
     /// product past `BOUND_CEILING` saturated there; `adamant_kernels::multi::tensor_bound`), as
     /// layer-wise weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
     /// as the scales and launch with a fixed bound of 1. Applies to plain and stepped launches;
-    /// a stepped launch multiplies its step's bound. It waits for the device to be idle, then
-    /// uploads: call it between steps, not while a stream is being captured. A graph captured
-    /// with the set borrows it, so the scales it clamps with stay fixed while it lives: drop
-    /// it, set new scales, and capture again.
+    /// a stepped launch multiplies its step's bound. The scales go to a new table (uploaded
+    /// synchronously: call it between steps, not while a stream is being captured); a graph
+    /// captured with the set keeps the table it recorded, so the scales it clamps with stay
+    /// the ones its launches validated: capture again for new ones.
     ///
     /// The set must already describe its tensors (after [`TensorSet::sync`] or a launch), and
     /// the scales belong to those tensors: if the set is later rebuilt for other tensors, that
@@ -113,8 +120,7 @@ impl TensorSet {
     ///
     /// ```
     /// use adamant_kernels::optimizers::attn_adam_kernel;
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, TensorSet};
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceArray, ParamBuffer, TensorSet};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -124,18 +130,14 @@ impl TensorSet {
     /// // Two layers, each clipped to κ·s_l with κ = 2 and s_l = 1/sqrt(fan_in).
     /// let mut tensors = Vec::new();
     /// for (fan_in, len) in [(256usize, 256 * 64), (64, 64 * 8)] {
-    ///     let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; len]);
-    ///     tensors.push((fan_in, [filled(0.01)?, filled(1.0)?, filled(0.0)?, filled(0.0)?]));
+    ///     let state = |x: f32| DeviceArray::from_host(&vec![x; len]);
+    ///     let p = ParamBuffer::from_host(&vec![0.01; len])?;
+    ///     tensors.push((fan_in, p, [state(1.0)?, state(0.0)?, state(0.0)?]));
     /// }
-    /// let scales: Vec<f32> = tensors.iter().map(|(fan_in, _)| 1.0 / (*fan_in as f32).sqrt()).collect();
-    /// let mut buffers: Vec<_> = tensors
+    /// let scales: Vec<f32> = tensors.iter().map(|(fan_in, ..)| 1.0 / (*fan_in as f32).sqrt()).collect();
+    /// let buffers: Vec<_> = tensors
     ///     .iter_mut()
-    ///     .map(|(_, [p, g, m, v])| attn_adam_kernel::Buffers {
-    ///         p: &mut **p,
-    ///         g: &mut **g,
-    ///         m: &mut **m,
-    ///         v: &mut **v,
-    ///     })
+    ///     .map(|(_, p, [g, m, v])| attn_adam_kernel::Buffers { p, g: g.input(), m, v })
     ///     .collect();
     /// let mut set = TensorSet::new();
     /// set.sync::<attn_adam_kernel::Entry>(&buffers)?;
@@ -175,10 +177,7 @@ impl TensorSet {
             }
         };
         check_scales(self.kernel, scales)?;
-        idle_before_rewrite()?;
-        table
-            .copy_from(scales)
-            .during("uploading a multi-tensor clamp scale table")?;
+        *table = DeviceMemory::from_host(scales, "a multi-tensor clamp scale table")?;
         self.custom_scales = Some(scales.to_vec());
         Ok(())
     }
@@ -191,10 +190,7 @@ impl TensorSet {
     pub fn clear_clamp_scales(&mut self) -> Result<()> {
         if let Some(table) = self.scales.as_mut() {
             let ones = vec![1.0f32; table.len()];
-            idle_before_rewrite()?;
-            table
-                .copy_from(&ones)
-                .during("uploading a multi-tensor clamp scale table")?;
+            *table = DeviceMemory::from_host(&ones, "a multi-tensor clamp scale table")?;
         }
         self.custom_scales = None;
         Ok(())
@@ -206,28 +202,34 @@ impl TensorSet {
         self.custom_scales.as_deref()
     }
 
-    /// Whether the device tables describe exactly `tensors` (same buffers at the same addresses,
-    /// same lengths, same order). Allocates nothing: this is the per-launch check of an eager
+    /// Whether the device tables describe exactly `tensors` for `E` (the same kernel, whose
+    /// roles they were validated under, and the same buffers at the same addresses, same
+    /// lengths, same order). Allocates nothing: this is the per-launch check of an eager
     /// training loop.
-    pub fn describes<E: OptimizerEntry>(
-        &self,
-        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
-    ) -> bool {
+    pub fn describes<E: OptimizerEntry>(&self, tensors: &[E::Buffers<Owned<'_>>]) -> bool {
         self.describes_views::<E, _>(tensors)
     }
 
-    /// [`TensorSet::describes`] over any buffer view (owned slices or foreign regions).
-    fn describes_views<E: OptimizerEntry, B: BufferView>(&self, tensors: &[E::Buffers<B>]) -> bool {
+    /// [`TensorSet::describes`] over any buffer family (owned buffers or foreign regions).
+    fn describes_views<E: OptimizerEntry, K: LaunchKinds>(
+        &self,
+        tensors: &[E::Buffers<K>],
+    ) -> bool {
         if tensors.len() != self.signature.len() || (self.chunks.is_none() && !tensors.is_empty()) {
+            return false;
+        }
+        // Tables validated for another kernel (other roles, other overlap rules) are not these.
+        if !tensors.is_empty() && !self.entry.is_some_and(|d| std::ptr::eq(d, E::DESCRIPTOR)) {
             return false;
         }
         tensors.iter().zip(&self.signature).all(|(tensor, known)| {
             let mut same = true;
             let mut k = 0;
-            E::map_buffers(tensor, |_, b| {
+            E::visit_buffers(tensor, &mut |name, b| {
+                let (address, len) = crate::launch_check::address_len(&b);
                 same &= known
                     .get(k)
-                    .is_some_and(|r| (r.address, r.len) == (b.address(), b.len()));
+                    .is_some_and(|r| (r.name, r.address, r.len) == (name, address, len));
                 k += 1;
             });
             same && k == known.len()
@@ -247,21 +249,18 @@ impl TensorSet {
     /// [`Error::ClampScales`] if the set has per-tensor clamp scales and `tensors` are other
     /// tensors than those the scales were set for (set them again, or clear them, first);
     /// [`Error::Cuda`] if an upload fails (the old tables are kept).
-    pub fn sync<E: OptimizerEntry>(
-        &mut self,
-        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
-    ) -> Result<bool> {
+    pub fn sync<E: OptimizerEntry>(&mut self, tensors: &[E::Buffers<Owned<'_>>]) -> Result<bool> {
         self.sync_views::<E, _>(tensors)
     }
 
-    /// [`TensorSet::sync`] over any buffer view: the raw multi-tensor launches
+    /// [`TensorSet::sync`] over any buffer family: the raw multi-tensor launches
     /// ([`Adamant::launch_multi_raw`]) build their tables from foreign regions with it.
-    fn sync_views<E: OptimizerEntry, B: BufferView>(
+    fn sync_views<E: OptimizerEntry, K: LaunchKinds>(
         &mut self,
-        tensors: &[E::Buffers<B>],
+        tensors: &[E::Buffers<K>],
     ) -> Result<bool> {
-        let signature = check_tensors::<E, _>(tensors)?;
-        if signature == self.signature && (self.chunks.is_some() || tensors.is_empty()) {
+        let signature = check_tensors::<E, K>(tensors)?;
+        if self.describes_views::<E, K>(tensors) {
             return Ok(false);
         }
         let kernel = E::MULTI_DESCRIPTOR.name;
@@ -308,21 +307,21 @@ impl TensorSet {
         }
         let tables = tables
             .iter()
-            .map(|t| DeviceBuffer::from_slice(t).during("uploading a multi-tensor pointer table"))
+            .map(|t| DeviceMemory::from_host(t, "a multi-tensor pointer table"))
             .collect::<Result<Vec<_>>>()?;
         let (chunk_table, scales) = if chunks.is_empty() {
             (None, None)
         } else {
             let ones = vec![1.0f32; signature.len()];
             (
-                Some(
-                    DeviceBuffer::from_slice(&chunks)
-                        .during("uploading a multi-tensor chunk table")?,
-                ),
-                Some(
-                    DeviceBuffer::from_slice(&ones)
-                        .during("uploading a multi-tensor clamp scale table")?,
-                ),
+                Some(DeviceMemory::from_host(
+                    &chunks,
+                    "a multi-tensor chunk table",
+                )?),
+                Some(DeviceMemory::from_host(
+                    &ones,
+                    "a multi-tensor clamp scale table",
+                )?),
             )
         };
         // New records for the new set (their sequence starts again at 0).
@@ -332,6 +331,7 @@ impl TensorSet {
             chunks: chunk_table,
             scales,
             custom_scales: None,
+            entry: Some(E::DESCRIPTOR),
             kernel,
             n_chunks: n_chunks as u32,
             signature,
@@ -340,6 +340,15 @@ impl TensorSet {
             records: Some(records),
         };
         Ok(true)
+    }
+
+    /// What a graph that records a launch over the set keeps: its tables and records.
+    fn keeps(&self) -> Vec<Keep> {
+        let mut keeps: Vec<Keep> = self.tables.iter().map(|t| t.clone() as Keep).collect();
+        keeps.extend(self.chunks.iter().map(|c| c.clone() as Keep));
+        keeps.extend(self.scales.iter().map(|s| s.clone() as Keep));
+        keeps.extend(self.records.iter().flat_map(Records::keeps));
+        keeps
     }
 }
 
@@ -354,19 +363,19 @@ impl Adamant {
     ///
     /// ```
     /// use adamant_kernels::optimizers::attn_adam_kernel;
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, TensorSet};
+    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceArray, ParamBuffer, TensorSet};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
     /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
     /// #     other => other?,
     /// # };
-    /// // An attention block's tensors, each allocated on its own: [p, g, m, v] per tensor.
+    /// // An attention block's tensors, each allocated on its own: p, then [g, m, v] per tensor.
     /// let mut tensors = Vec::new();
     /// for len in [256 * 256, 256, 1024 * 256, 1024] {
-    ///     let filled = |x: f32| DeviceBuffer::from_slice(&vec![x; len]);
-    ///     tensors.push([filled(0.02)?, filled(1e-3)?, filled(0.0)?, filled(0.0)?]);
+    ///     let state = |x: f32| DeviceArray::from_host(&vec![x; len]);
+    ///     let p = ParamBuffer::from_host(&vec![0.02; len])?;
+    ///     tensors.push((p, [state(1e-3)?, state(0.0)?, state(0.0)?]));
     /// }
     /// let policy = ClampPolicy::from_isv(1.0);
     /// let mut set = TensorSet::new(); // kept across steps
@@ -375,12 +384,7 @@ impl Adamant {
     ///     let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
     ///     let buffers: Vec<_> = tensors
     ///         .iter_mut()
-    ///         .map(|[p, g, m, v]| attn_adam_kernel::Buffers {
-    ///             p: &mut **p,
-    ///             g: &mut **g,
-    ///             m: &mut **m,
-    ///             v: &mut **v,
-    ///         })
+    ///         .map(|(p, [g, m, v])| attn_adam_kernel::Buffers { p, g: g.input(), m, v })
     ///         .collect();
     ///     let info = rt.launch_multi::<attn_adam_kernel::Entry>(
     ///         rt.stream(), &mut set, &buffers, &scalars, policy,
@@ -403,7 +407,7 @@ impl Adamant {
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+        tensors: &[E::Buffers<Owned<'_>>],
         scalars: &E::Scalars,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
@@ -421,9 +425,9 @@ impl Adamant {
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<&mut DeviceSlice<f32>>],
+        tensors: &[E::Buffers<Owned<'_>>],
         scalars: &E::StepScalars,
-        states: &StepStates<'_>,
+        states: &StepStates,
         index: usize,
     ) -> Result<LaunchInfo> {
         let uniforms = Uniforms::Stepped {
@@ -436,11 +440,11 @@ impl Adamant {
 
     /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
     /// regions ([`Adamant::launch_multi_raw`]).
-    pub(crate) fn launch_set<E: OptimizerEntry, B: BufferView>(
+    pub(crate) fn launch_set<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
         set: &mut TensorSet,
-        tensors: &[E::Buffers<B>],
+        tensors: &[E::Buffers<K>],
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(true)?;
@@ -448,7 +452,7 @@ impl Adamant {
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes_views::<E, _>(tensors) {
             if crate::graph::is_capturing(stream)? {
-                check_tensors::<E, _>(tensors)?; // a length or overlap error is reported as such
+                check_tensors::<E, K>(tensors)?; // a length or overlap error is reported as such
                 return Err(Error::Capture {
                     operation: format!(
                         "{kernel}: the tensor set changed during graph capture; sync it before \
@@ -474,44 +478,47 @@ impl Adamant {
         let Some(chunks) = set.chunks.as_ref() else {
             return Ok(info);
         };
-        let names = E::named_buffers(&tensors[0]);
+        let names: Vec<&'static str> = set.signature[0].iter().map(|b| b.name).collect();
         let pointer = |name: &str| {
             names
                 .iter()
-                .position(|(n, _)| *n == name)
+                .position(|n| *n == name)
                 .and_then(|i| set.tables.get(i))
-                .map(|t| t.as_device_ptr().as_raw())
+                .map(|t| t.address())
         };
         let scales = set.scales.as_ref().expect("built with the chunk table");
         let set_tables = SetTables {
-            chunks: chunks.as_device_ptr().as_raw(),
+            chunks: chunks.address(),
             n_chunks: set.n_chunks,
-            scales: scales.as_device_ptr().as_raw(),
+            scales: scales.address(),
         };
         let records = set
             .records
             .as_ref()
             .expect("built with the tables")
             .check(descriptor, tensors.len())?;
+        // In a capture, the graph keeps the tensors, the set's tables and records, the step
+        // state and the device scalars.
+        self.retain(stream, || {
+            let mut keeps = buffer_keeps::<E, K>(tensors);
+            keeps.extend(set.keeps());
+            keeps.extend(uniforms.keeps());
+            keeps.extend(checked.uniforms.iter().cloned());
+            keeps
+        })?;
         let mut values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
         let params = arg_pointers(&mut values);
         let shared = shared_bytes(descriptor.buffer_count());
         let function = self.function(descriptor)?;
         // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
-        // definition), pointing into `values`. The tables describe exactly `tensors` (checked
-        // above), whose `&mut` borrows keep every buffer alive and unaliased for the call; each
-        // chunk lies inside its tensor (built from the checked lengths), and the scale table has
-        // one `f32` per tensor (built and replaced with the tables).
+        // definition), pointing into `values`. The tables describe exactly `tensors` for this
+        // kernel (checked above), which no other launch argument aliases (checked); they stay
+        // allocated while the launch can run (a buffer's drop waits for the device; a capture
+        // keeps them, retained above; raw regions are their caller's promise); each chunk lies
+        // inside its tensor (built from the checked lengths), and the scale table has one `f32`
+        // per tensor (built and replaced with the tables).
         unsafe { stream.launch(function, grid, BLOCK_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
     }
-}
-
-/// Waits until the device is idle. The scale table is rewritten in place by a synchronous copy
-/// that is not ordered after launches on the set's (non-blocking) streams: without this a
-/// launch still in flight could read a half-written table.
-fn idle_before_rewrite() -> Result<()> {
-    cust::context::CurrentContext::synchronize()
-        .during("waiting for the device before rewriting a clamp scale table")
 }

@@ -5,10 +5,13 @@ use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
 use adamant_kernels::diagnostics::{
     identity, record_words, RecordsHeader, TensorRecord, MAX_BUFFERS, OUT_SEQUENCE, PREFIX_WORDS,
 };
-use cust::memory::{DeviceBuffer, DeviceCopy};
+use std::sync::Arc;
 
-use crate::error::{CudaContext, Error, Result};
+use cust::memory::DeviceCopy;
+
+use crate::error::{Error, Result};
 use crate::host_mapped::HostMapped;
+use crate::memory::{DeviceMemory, Keep};
 
 /// `RecordsHeader` is plain `#[repr(C)]` data of the device crate, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
@@ -32,10 +35,10 @@ unsafe impl DeviceCopy for DeviceHeader {}
 /// [`TensorSet`]: crate::TensorSet
 /// [`TrainingSession`]: crate::TrainingSession
 pub struct Records {
-    header: DeviceBuffer<DeviceHeader>,
-    // Kept alive for the header's pointer into it.
-    _accum: DeviceBuffer<u32>,
-    out: HostMapped<u32>,
+    header: Arc<DeviceMemory<DeviceHeader>>,
+    /// The header points into it; a graph keeps it with the header.
+    accum: Arc<DeviceMemory<u32>>,
+    out: Arc<HostMapped<u32>>,
     n_tensors: usize,
     n_buffers: usize,
 }
@@ -67,7 +70,7 @@ impl Records {
     /// # Errors
     ///
     /// [`Error::TooLarge`] for more than [`MAX_BUFFERS`] buffers or more than `u32::MAX` tensors;
-    /// [`Error::Cuda`] or [`Error::Driver`] if an allocation fails.
+    /// [`Error::OutOfMemory`], [`Error::Cuda`] or [`Error::Driver`] if an allocation fails.
     pub fn new(n_tensors: usize, n_buffers: usize) -> Result<Records> {
         if n_buffers > MAX_BUFFERS {
             return Err(Error::TooLarge {
@@ -90,22 +93,24 @@ impl Records {
         for _ in 0..n_tensors {
             initial.extend((0..words).map(identity));
         }
-        let accum = DeviceBuffer::from_slice(&initial).during("allocating diagnostics records")?;
+        let accum = DeviceMemory::from_host(&initial, "diagnostics records")?;
         let mut out = HostMapped::new(&0u32, initial.len(), "diagnostics records")?;
         // Written once, before any launch can read it: the same identity words.
         out.write(&initial);
         // The device crate's own struct, so the entry reads the layout the host wrote.
-        let header = DeviceBuffer::from_slice(&[DeviceHeader(RecordsHeader {
-            accum: accum.as_device_ptr().as_raw(),
-            out: out.device_ptr(),
-            n_tensors: n_tensors as u32,
-            n_buffers: n_buffers as u32,
-        })])
-        .during("uploading records header")?;
+        let header = DeviceMemory::from_host(
+            &[DeviceHeader(RecordsHeader {
+                accum: accum.address(),
+                out: out.device_ptr(),
+                n_tensors: n_tensors as u32,
+                n_buffers: n_buffers as u32,
+            })],
+            "a records header",
+        )?;
         Ok(Records {
             header,
-            _accum: accum,
-            out,
+            accum,
+            out: Arc::new(out),
             n_tensors,
             n_buffers,
         })
@@ -158,7 +163,13 @@ impl Records {
                 found: format!("{} tensors of {} buffers", self.n_tensors, self.n_buffers),
             });
         }
-        Ok(self.header.as_device_ptr().as_raw())
+        Ok(self.header.address())
+    }
+
+    /// What a graph that records a launch through these records keeps: the header, the
+    /// accumulators and the published block.
+    pub(crate) fn keeps(&self) -> [Keep; 3] {
+        [self.header.clone(), self.accum.clone(), self.out.clone()]
     }
 
     /// The records as the last launch that finished left them. Call it after waiting for an

@@ -5,28 +5,29 @@
 //! ([`Adamant::launch_stepped`](crate::Adamant::launch_stepped),
 //! [`Adamant::launch_multi_stepped`](crate::Adamant::launch_multi_stepped)) read their bound, lr,
 //! betas and bias corrections from a record, so a replayed graph trains.
-use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use adamant_kernels::abi::{ArgValue, KernelDescriptor};
 use adamant_kernels::step::{
     step_advance_kernel, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, INITIAL_Q_ABS_REF_EFF,
 };
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::memory::DeviceCopy;
 use cust::stream::Stream;
 
+use crate::buffers::{keep_of, ReadBuffer};
 use crate::clamp_policy::{ClampPolicy, BOUND_FACTOR};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
 use crate::hyper::{scalar_domain, AdamHyper};
 use crate::launch::arg_pointers;
+use crate::memory::{DeviceMemory, Keep};
 
 /// `StepState` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 #[repr(transparent)]
 pub(crate) struct DeviceStepState(pub(crate) StepState);
 // SAFETY: `StepState` is `#[repr(C)]` of integers and floats only (its `q_abs_ref` is a device
@@ -89,7 +90,7 @@ impl StepSpec {
 }
 
 /// The device `Q_ABS_REF` that [`StepBound::FromQAbsRef`] records read.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum QAbsRef<'q> {
     /// One `f32` owned by the [`StepStates`], starting at `initial`, written by
     /// [`StepStates::set_q_abs_ref`].
@@ -98,13 +99,28 @@ pub enum QAbsRef<'q> {
         initial: f32,
     },
     /// Element `index` of the caller's buffer (the seed's ISV vector, say), which whatever
-    /// computes it writes on the device. Borrowed for the life of the [`StepStates`].
+    /// computes it writes on the device. The [`StepStates`] keeps a share of the buffer's
+    /// allocation, so the records never read freed memory, whatever becomes of the buffer.
     Slot {
         /// The buffer.
-        buffer: &'q DeviceSlice<f32>,
+        buffer: &'q dyn ReadBuffer,
         /// The element holding `Q_ABS_REF`.
         index: usize,
     },
+}
+
+impl std::fmt::Debug for QAbsRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QAbsRef::Owned { initial } => write!(f, "Owned {{ initial: {initial} }}"),
+            QAbsRef::Slot { buffer, index } => write!(
+                f,
+                "Slot {{ buffer: {:#x} ({} elements), index: {index} }}",
+                buffer.device_ptr(),
+                buffer.len()
+            ),
+        }
+    }
 }
 
 /// What the host knows of one record: the values it validated and wrote, and the entries that
@@ -129,31 +145,22 @@ struct Mirror {
 /// every replay advances the records itself. Between steps the host sets the next lr
 /// ([`StepStates::set_lr`]) or the owned `Q_ABS_REF` ([`StepStates::set_q_abs_ref`]) with one
 /// stream-ordered write each, and reads the records back ([`StepStates::read`]).
-pub struct StepStates<'q> {
-    records: DeviceBuffer<DeviceStepState>,
+pub struct StepStates {
+    records: Arc<DeviceMemory<DeviceStepState>>,
     /// What each advance wrote, in page-locked host memory the advance kernel writes directly:
     /// the records of the last step, readable after that step's event with no copy.
-    advanced_host: HostMapped<DeviceStepState>,
-    /// The owned `Q_ABS_REF` word ([`QAbsRef::Owned`]), else None.
-    owned_q: Option<DeviceBuffer<f32>>,
+    advanced_host: Arc<HostMapped<DeviceStepState>>,
+    /// The `Q_ABS_REF` word's allocation: owned ([`QAbsRef::Owned`]) or a share of the caller's
+    /// buffer ([`QAbsRef::Slot`]).
+    q_word: Keep,
+    owns_q: bool,
     q_abs_ref_ptr: u64,
     mirror: Mutex<Vec<Mirror>>,
     /// Whether an advance was enqueued or recorded: a stepped launch needs one before it.
     advanced: AtomicBool,
-    _slot: PhantomData<&'q DeviceSlice<f32>>,
 }
 
-fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
-    DeviceBuffer::from_slice(data).map_err(|source| match source {
-        cust::error::CudaError::OutOfMemory => Error::OutOfMemory {
-            what: what.to_string(),
-            bytes: std::mem::size_of_val(data),
-        },
-        other => Error::cuda(format!("uploading {what}"), other),
-    })
-}
-
-impl<'q> StepStates<'q> {
+impl StepStates {
     /// One record per spec, uploaded (synchronously: this is setup). Needs a current context
     /// (an [`Adamant`] alive).
     ///
@@ -163,7 +170,7 @@ impl<'q> StepStates<'q> {
     /// kernels' domains, the policy's errors ([`ClampPolicy::bound`]), and for a
     /// [`QAbsRef::Slot`] past the end of its buffer [`Error::StepIndex`]. [`Error::OutOfMemory`]
     /// or [`Error::Cuda`] for the upload.
-    pub fn new(specs: &[StepSpec], q_abs_ref: QAbsRef<'q>) -> Result<Self> {
+    pub fn new(specs: &[StepSpec], q_abs_ref: QAbsRef<'_>) -> Result<Self> {
         let mut records = Vec::with_capacity(specs.len());
         let mut mirror = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -209,11 +216,11 @@ impl<'q> StepStates<'q> {
                 users: Vec::new(),
             });
         }
-        let (owned_q, q_abs_ref_ptr) = match q_abs_ref {
+        let (q_word, owns_q, q_abs_ref_ptr): (Keep, bool, u64) = match q_abs_ref {
             QAbsRef::Owned { initial } => {
-                let word = upload(&[initial], "the step state's Q_ABS_REF")?;
-                let ptr = word.as_device_ptr().as_raw();
-                (Some(word), ptr)
+                let word = DeviceMemory::from_host(&[initial], "the step state's Q_ABS_REF")?;
+                let ptr = word.address();
+                (word, true, ptr)
             }
             QAbsRef::Slot { buffer, index } => {
                 if index >= buffer.len() {
@@ -222,8 +229,8 @@ impl<'q> StepStates<'q> {
                         len: buffer.len(),
                     });
                 }
-                let ptr = buffer.as_device_ptr().as_raw() + (index * size_of::<f32>()) as u64;
-                (None, ptr)
+                let ptr = buffer.device_ptr() + (index * size_of::<f32>()) as u64;
+                (keep_of(buffer), false, ptr)
             }
         };
         for r in &mut records {
@@ -232,7 +239,7 @@ impl<'q> StepStates<'q> {
             }
         }
         let device: Vec<DeviceStepState> = records.into_iter().map(DeviceStepState).collect();
-        let records = upload(&device, "the step-state records")?;
+        let records = DeviceMemory::from_host(&device, "the step-state records")?;
         let advanced_host = HostMapped::new(
             &DeviceStepState(StepState::default()),
             device.len(),
@@ -244,13 +251,23 @@ impl<'q> StepStates<'q> {
             .during("synchronizing after the step-state upload")?;
         Ok(StepStates {
             records,
-            advanced_host,
-            owned_q,
+            advanced_host: Arc::new(advanced_host),
+            q_word,
+            owns_q,
             q_abs_ref_ptr,
             mirror: Mutex::new(mirror),
             advanced: AtomicBool::new(false),
-            _slot: PhantomData,
         })
+    }
+
+    /// What a graph that records a launch reading (or an advance writing) these records keeps:
+    /// the records, their page-locked copy and the `Q_ABS_REF` word's allocation.
+    pub(crate) fn keeps(&self) -> Vec<Keep> {
+        vec![
+            self.records.clone(),
+            self.advanced_host.clone(),
+            self.q_word.clone(),
+        ]
     }
 
     /// How many records.
@@ -275,7 +292,7 @@ impl<'q> StepStates<'q> {
                 len: self.len(),
             });
         }
-        Ok(self.records.as_device_ptr().as_raw() + (index * size_of::<StepState>()) as u64)
+        Ok(self.records.address() + (index * size_of::<StepState>()) as u64)
     }
 
     /// Device address of record `index`'s `q_abs_ref_eff`, the `max(Q_ABS_REF, 1)` its last
@@ -310,11 +327,8 @@ impl<'q> StepStates<'q> {
             return Ok(());
         }
         let function = rt.function(&step_advance_kernel::DESCRIPTOR)?;
-        let mut values = advance_args(
-            self.records.as_device_ptr().as_raw(),
-            n,
-            self.advanced_host.device_ptr(),
-        );
+        rt.retain(stream, || self.keeps())?;
+        let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
         const THREADS: u32 = 32;
         // SAFETY: the entry's three parameters (checked against its descriptor), the
@@ -389,7 +403,7 @@ impl<'q> StepStates<'q> {
     /// [`Error::QAbsRefNotOwned`] for records that read a slot of the caller's buffer;
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] if the driver refuses the write.
     pub fn set_q_abs_ref(&self, stream: &Stream, value: f32) -> Result<()> {
-        if self.owned_q.is_none() {
+        if !self.owns_q {
             return Err(Error::QAbsRefNotOwned);
         }
         refuse_capture(stream, "StepStates::set_q_abs_ref")?;
@@ -409,10 +423,7 @@ impl<'q> StepStates<'q> {
     ///
     /// [`Error::Cuda`] if the copy fails.
     pub fn read(&self) -> Result<Vec<StepState>> {
-        let mut host = vec![DeviceStepState(StepState::default()); self.len()];
-        self.records
-            .copy_to(&mut host[..])
-            .during("reading the step-state records")?;
+        let host = self.records.read("the step-state records")?;
         Ok(host.into_iter().map(|r| r.0).collect())
     }
 
@@ -490,19 +501,7 @@ fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()
     let status = unsafe {
         cust::sys::cuMemsetD32Async(address, bits, 1, stream.as_inner() as cust::sys::CUstream)
     };
-    driver(status, what)
-}
-
-/// A raw driver call's status as a `Result`, naming what was being done.
-fn driver(status: cust::sys::CUresult, what: &str) -> Result<()> {
-    if status == cust::sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Driver {
-            operation: what.to_string(),
-            status: format!("{status:?}"),
-        })
-    }
+    crate::error::driver(status, what)
 }
 
 /// `step_advance_kernel`'s arguments in PTX order, checked against the descriptor generated from

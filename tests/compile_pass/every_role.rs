@@ -5,7 +5,8 @@
 // `weight_clamp_max_abs`; `element` clamps what `update` returns.
 #![deny(warnings)]
 use adamant_kernels::abi::{
-    self, ArgValue, Domain, Limit, OptimizerEntry, ParamRole, ParamType, UniformPtr,
+    self, same_buffers, ArgValue, Domain, Limit, OptimizerEntry, ParamRole, ParamType, Same,
+    UniformPtr,
 };
 use adamant_kernels::optimizer_kernel;
 
@@ -83,7 +84,7 @@ fn main() {
     ));
 
     // The uniforms, in entry order; the runtime adds the buffers, the length and the bound.
-    let buffers = every_role::Buffers {
+    let buffers = every_role::Buffers::<Same<u64>> {
         grad: 1u64,
         weights: 2,
         moment: 3,
@@ -92,7 +93,8 @@ fn main() {
     };
     let scalars = every_role::Scalars {
         step: 7,
-        scale: UniformPtr(8),
+        // SAFETY: never launched: only the argument list is compared.
+        scale: unsafe { UniformPtr::from_raw(8) },
         update: 0.25,
     };
     assert_eq!(
@@ -113,7 +115,7 @@ fn main() {
     ] {
         assert_eq!(domain.contains(value), ok, "{value}");
     }
-    let names: Vec<&str> = every_role::Entry::named_buffers(&buffers)
+    let names: Vec<&str> = same_buffers::<every_role::Entry, u64>(&buffers)
         .into_iter()
         .map(|(name, _)| name)
         .collect();

@@ -97,7 +97,8 @@ fn main() {
     let scalars = near_reserved::Scalars {
         tables: 0.5,
         n_chunk: 4,
-        scalars: UniformPtr(9),
+        // SAFETY: never launched: only the argument list is compared.
+        scalars: unsafe { UniformPtr::from_raw(9) },
     };
     let values = near_reserved::Entry::scalar_values(&scalars);
     assert_eq!(

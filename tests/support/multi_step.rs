@@ -8,8 +8,9 @@ use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant::reference::{self as r, KernelRef, RefState};
-use adamant::runtime::{adam_scalars, AdamHyper, Adamant, ClampPolicy, TensorSet};
-use cust::memory::{CopyDestination, DeviceBuffer};
+use adamant::runtime::{
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, ParamBuffer, TensorSet,
+};
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -26,11 +27,11 @@ pub struct HostTensor {
 }
 
 pub struct DevTensor {
-    pub p: DeviceBuffer<f32>,
-    pub g: DeviceBuffer<f32>,
-    pub m: DeviceBuffer<f32>,
-    pub v: DeviceBuffer<f32>,
-    pub v_max: DeviceBuffer<f32>,
+    pub p: ParamBuffer,
+    pub g: DeviceArray,
+    pub m: DeviceArray,
+    pub v: DeviceArray,
+    pub v_max: DeviceArray,
 }
 
 pub fn random(rng: &mut SmallRng, n: usize, bound: f32) -> HostTensor {
@@ -55,9 +56,9 @@ pub fn random(rng: &mut SmallRng, n: usize, bound: f32) -> HostTensor {
 }
 
 pub fn upload(t: &HostTensor) -> DevTensor {
-    let up = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
+    let up = |x: &[f32]| DeviceArray::from_host(x).unwrap();
     DevTensor {
-        p: up(&t.p),
+        p: ParamBuffer::from_host(&t.p).unwrap(),
         g: up(&t.g),
         m: up(&t.m),
         v: up(&t.v),
@@ -66,13 +67,9 @@ pub fn upload(t: &HostTensor) -> DevTensor {
 }
 
 pub fn download(t: &DevTensor) -> HostTensor {
-    let down = |b: &DeviceBuffer<f32>| {
-        let mut h = vec![0.0f32; b.len()];
-        b.copy_to(&mut h[..]).unwrap();
-        h
-    };
+    let down = |b: &DeviceArray| b.download().unwrap();
     HostTensor {
-        p: down(&t.p),
+        p: t.p.download().unwrap(),
         g: down(&t.g),
         m: down(&t.m),
         v: down(&t.v),
@@ -97,11 +94,11 @@ macro_rules! buffers {
         $tensors
             .iter_mut()
             .map(|t| $k::Buffers {
-                p: &mut *t.p,
-                g: &mut *t.g,
-                m: &mut *t.m,
-                v: &mut *t.v,
-                $($extra: &mut *t.$extra,)?
+                p: &mut t.p,
+                g: t.g.input(),
+                m: &mut t.m,
+                v: &mut t.v,
+                $($extra: &mut t.$extra,)?
             })
             .collect::<Vec<_>>()
     };

@@ -267,7 +267,7 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
         .iter()
         .map(|p| {
             let (variant, suffix) = match (p.ty.as_str(), p.role.as_str()) {
-                (_, "UniformPtr") => ("Ptr", " . 0"),
+                (_, "UniformPtr") => ("Ptr", " . address ()"),
                 ("U32", _) => ("U32", ""),
                 _ => ("F32", ""),
             };

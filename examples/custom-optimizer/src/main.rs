@@ -6,8 +6,8 @@
 //! `bench/custom_optimizer_torch.py`, which replays the same run with `torch.optim.SGD`.
 use std::process::ExitCode;
 
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::{Adamant, ClampPolicy, Records};
+use adamant_runtime::{DeviceArray, ParamBuffer};
 use anyhow::{Context, Result};
 use custom_optimizer::{lion_kernel, reference, sgd_momentum_kernel};
 
@@ -27,9 +27,9 @@ fn grad(i: usize, t: usize) -> f32 {
 }
 
 /// Step `t`'s gradient, uploaded into `g`; returns the host copy for the reference.
-fn upload_grad(g: &mut DeviceBuffer<f32>, t: usize) -> Result<Vec<f32>> {
+fn upload_grad(g: &mut DeviceArray, t: usize) -> Result<Vec<f32>> {
     let gt: Vec<f32> = (0..N).map(|i| grad(i, t)).collect();
-    g.copy_from(&gt[..])?;
+    g.upload(&gt)?;
     Ok(gt)
 }
 
@@ -52,9 +52,9 @@ fn main() -> Result<ExitCode> {
 
     // Lion.
     let (lr, beta1, beta2, wd) = (1e-2f32, 0.9f32, 0.99f32, 0.1f32);
-    let mut p = DeviceBuffer::from_slice(&host_p)?;
-    let mut g = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
-    let mut m = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let mut p = ParamBuffer::from_host(&host_p)?;
+    let mut g = DeviceArray::zeroed(N)?;
+    let mut m = DeviceArray::zeroed(N)?;
     let records = Records::single::<lion_kernel::Entry>()?;
     let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
     let mut rm = vec![0.0f64; N];
@@ -64,9 +64,9 @@ fn main() -> Result<ExitCode> {
     for t in 0..STEPS {
         let gt = upload_grad(&mut g, t)?;
         let buffers = lion_kernel::Buffers {
-            p: &mut *p,
-            g: &mut *g,
-            m: &mut *m,
+            p: &mut p,
+            g: g.input(),
+            m: &mut m,
         };
         let scalars = lion_kernel::Scalars {
             lr,
@@ -98,8 +98,7 @@ fn main() -> Result<ExitCode> {
         }
     }
     rt.synchronize()?;
-    let mut gp = vec![0.0f32; N];
-    p.copy_to(&mut gp[..])?;
+    let gp = p.download()?;
     let (worst, over) = judge(&gp, &rp, &scale, &ambiguous);
     let skipped = ambiguous.iter().filter(|&&a| a).count();
     println!(
@@ -111,8 +110,8 @@ fn main() -> Result<ExitCode> {
 
     // SGD with momentum.
     let (lr, momentum, wd) = (1e-2f32, 0.9f32, 1e-2f32);
-    let mut p = DeviceBuffer::from_slice(&host_p)?;
-    let mut b = DeviceBuffer::from_slice(&vec![0.0f32; N])?;
+    let mut p = ParamBuffer::from_host(&host_p)?;
+    let mut b = DeviceArray::zeroed(N)?;
     let records = Records::single::<sgd_momentum_kernel::Entry>()?;
     let mut rp: Vec<f64> = host_p.iter().map(|&x| x as f64).collect();
     let mut rb = vec![0.0f64; N];
@@ -121,9 +120,9 @@ fn main() -> Result<ExitCode> {
     for t in 0..STEPS {
         let gt = upload_grad(&mut g, t)?;
         let buffers = sgd_momentum_kernel::Buffers {
-            p: &mut *p,
-            g: &mut *g,
-            momentum_buffer: &mut *b,
+            p: &mut p,
+            g: g.input(),
+            momentum_buffer: &mut b,
         };
         let scalars = sgd_momentum_kernel::Scalars {
             lr,
@@ -155,7 +154,7 @@ fn main() -> Result<ExitCode> {
         }
     }
     rt.synchronize()?;
-    p.copy_to(&mut gp[..])?;
+    let gp = p.download()?;
     let (worst, over) = judge(&gp, &rp, &scale, &vec![false; N]);
     if let Some(dir) = std::env::args().nth(1) {
         let bytes: Vec<u8> = gp.iter().flat_map(|x| x.to_le_bytes()).collect();

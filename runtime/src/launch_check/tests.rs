@@ -2,20 +2,26 @@
 //! as `(address, len)` pairs, entries real and forged. Each error names the kernel and what was
 //! wrong, and nothing gets as far as a launch. Unit tests (they were `tests/launch_checks.rs`):
 //! the checks are the runtime's internals, not its API.
-use adamant_kernels::abi::{ArgValue, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole};
+use adamant_kernels::abi::{
+    ArgValue, BufferKinds, BufferRef, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole,
+    Same,
+};
 use adamant_kernels::optimizers::{curiosity_adam_step, iql_adam_kernel, iqn_adam_kernel};
 
-use super::{assemble, check_launch, check_lengths, check_tensors};
+use super::{assemble, check_launch, check_tensors};
 use crate::{adam_scalars, AdamHyper, ClampPolicy, Error};
 
 const F: u64 = 4; // bytes per f32
+
+/// Buffers as `(address, len)` pairs, every role alike.
+type Pair = Same<(u64, usize)>;
 
 fn iqn(
     p: (u64, usize),
     g: (u64, usize),
     m: (u64, usize),
     v: (u64, usize),
-) -> iqn_adam_kernel::Buffers<(u64, usize)> {
+) -> iqn_adam_kernel::Buffers<Pair> {
     iqn_adam_kernel::Buffers { p, g, m, v }
 }
 
@@ -146,13 +152,9 @@ fn a_length_error_in_a_set_names_the_tensor() {
 
 #[test]
 fn length_mismatch_names_kernel_buffer_and_sizes() {
-    let buffers = iqn_adam_kernel::Buffers {
-        p: vec![0.0f32; 10],
-        g: vec![0.0; 10],
-        m: vec![0.0; 10],
-        v: vec![0.0; 9],
-    };
-    match check_lengths::<iqn_adam_kernel::Entry, _>(&buffers, |b| b.len()) {
+    let at = |i: u64, len: usize| (0x10_0000 * (i + 1), len);
+    let buffers = iqn(at(0, 10), at(1, 10), at(2, 10), at(3, 9));
+    match check_tensors::<iqn_adam_kernel::Entry, Pair>(&[buffers]) {
         Err(Error::LengthMismatch {
             kernel,
             buffer,
@@ -167,23 +169,21 @@ fn length_mismatch_names_kernel_buffer_and_sizes() {
         }
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
-    let ok = curiosity_adam_step::Buffers {
-        p: vec![0.0f32; 7],
-        g: vec![0.0; 7],
-        m: vec![0.0; 7],
-        v: vec![0.0; 7],
-        v_max: vec![0.0; 7],
+    let ok = curiosity_adam_step::Buffers::<Pair> {
+        p: at(0, 7),
+        g: at(1, 7),
+        m: at(2, 7),
+        v: at(3, 7),
+        v_max: at(4, 7),
     };
-    assert_eq!(
-        check_lengths::<curiosity_adam_step::Entry, _>(&ok, |b| b.len()).unwrap(),
-        7
-    );
-    let short_v_max = curiosity_adam_step::Buffers {
-        v_max: vec![0.0; 6],
+    let signature =
+        check_tensors::<curiosity_adam_step::Entry, Pair>(std::slice::from_ref(&ok)).unwrap();
+    assert!(signature[0].iter().all(|b| b.len == 7));
+    let short_v_max = curiosity_adam_step::Buffers::<Pair> {
+        v_max: at(4, 6),
         ..ok
     };
-    let err =
-        check_lengths::<curiosity_adam_step::Entry, _>(&short_v_max, |b| b.len()).unwrap_err();
+    let err = check_tensors::<curiosity_adam_step::Entry, Pair>(&[short_v_max]).unwrap_err();
     assert!(
         err.to_string().contains("curiosity_adam_step") && err.to_string().contains("v_max"),
         "{err}"
@@ -293,6 +293,7 @@ fn forged_descriptor() -> &'static KernelDescriptor {
 
 thread_local! {
     static FORGED_VALUES: std::cell::RefCell<Vec<ArgValue>> = const { std::cell::RefCell::new(Vec::new()) };
+    static FORGE_ROLES: std::cell::RefCell<bool> = const { std::cell::RefCell::new(false) };
 }
 
 impl OptimizerEntry for Forged {
@@ -304,20 +305,23 @@ impl OptimizerEntry for Forged {
         <iqn_adam_kernel::Entry as OptimizerEntry>::STEPPED_DESCRIPTOR;
     const MULTI_STEPPED_DESCRIPTOR: &'static KernelDescriptor =
         <iqn_adam_kernel::Entry as OptimizerEntry>::MULTI_STEPPED_DESCRIPTOR;
-    type Buffers<T> = iqn_adam_kernel::Buffers<T>;
+    type Buffers<K: BufferKinds> = iqn_adam_kernel::Buffers<K>;
     type Scalars = ();
     type StepScalars = ();
-    fn named_buffers<T>(b: &Self::Buffers<T>) -> Vec<(&'static str, &T)> {
-        <iqn_adam_kernel::Entry as OptimizerEntry>::named_buffers(b)
-    }
-    fn named_buffers_mut<T>(b: &mut Self::Buffers<T>) -> Vec<(&'static str, &mut T)> {
-        <iqn_adam_kernel::Entry as OptimizerEntry>::named_buffers_mut(b)
-    }
-    fn map_buffers<T, U>(
-        b: &Self::Buffers<T>,
-        f: impl FnMut(&'static str, &T) -> U,
-    ) -> Self::Buffers<U> {
-        <iqn_adam_kernel::Entry as OptimizerEntry>::map_buffers(b, f)
+    fn visit_buffers<'b, K: BufferKinds>(
+        b: &'b Self::Buffers<K>,
+        f: &mut dyn FnMut(&'static str, BufferRef<'b, K>),
+    ) {
+        // Forged: the parameter buffer handed out as a state, as a hand-written (unsafe) impl
+        // could, so that a state-typed buffer would reach the `#[param]` slot.
+        if FORGE_ROLES.with(|r| *r.borrow()) {
+            f("p", BufferRef::State(&b.m));
+            f("g", BufferRef::Input(&b.g));
+            f("m", BufferRef::State(&b.m));
+            f("v", BufferRef::State(&b.v));
+            return;
+        }
+        <iqn_adam_kernel::Entry as OptimizerEntry>::visit_buffers(b, f)
     }
     fn scalar_values(_: &()) -> Vec<ArgValue> {
         FORGED_VALUES.with(|v| v.borrow().clone())
@@ -371,4 +375,25 @@ fn a_forged_entry_cannot_change_what_the_device_receives() {
     )
     .unwrap();
     assert_eq!(args.last(), Some(&ArgValue::F32(100.0)));
+}
+
+#[test]
+fn a_buffer_typed_for_another_role_than_its_slot_is_refused() {
+    // A hand-written entry that hands a state-typed buffer to the `#[param]` slot: the checks
+    // compare every buffer's typed role with the registered descriptor's and refuse it.
+    let at = |i: u64| (0x10_0000 * (i + 1), 8usize);
+    FORGE_ROLES.with(|r| *r.borrow_mut() = true);
+    let refused = check_tensors::<Forged, Pair>(&[iqn(at(0), at(1), at(2), at(3))]);
+    FORGE_ROLES.with(|r| *r.borrow_mut() = false);
+    assert!(
+        matches!(
+            refused,
+            Err(Error::UnregisteredKernel {
+                kernel: "iqn_adam_kernel"
+            })
+        ),
+        "{refused:?}"
+    );
+    // The generated impl's roles are the descriptor's.
+    assert!(check_tensors::<Forged, Pair>(&[iqn(at(0), at(1), at(2), at(3))]).is_ok());
 }

@@ -2,16 +2,17 @@
 //!
 //! A binding records a device address and a length, as the seed's `nan_check_buf_ptrs` /
 //! `nan_check_buf_lens` did: the checker uploads them once and every check reads through them,
-//! so the training loop can keep mutating its buffers between checks. The bound buffers must
-//! therefore stay allocated while checks built from these bindings run. The kernel only reads
-//! them; a freed buffer shows up as a CUDA error (or as garbage values) at the next report, never
-//! as a write.
-use cust::memory::DeviceSlice;
-
+//! so the training loop can keep mutating its buffers between checks. A binding of one of the
+//! runtime's buffers also holds a share of its allocation, as does every checker built from it
+//! and every graph that recorded one of its checks: the buffer stays allocated while anything
+//! can still read it, whoever drops it. Raw bindings ([`SlotBindings::bind_raw`]) are `unsafe`:
+//! their memory's life is the caller's promise.
 use super::slots::{SlotId, Source};
 use super::tables::SlotTable;
+use crate::buffers::{keep_of, ReadBuffer};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
+use crate::memory::Keep;
 
 /// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
 /// borrow (see [`SlotBindings`] on keeping it allocated).
@@ -24,28 +25,35 @@ pub struct DeviceRegion {
 }
 
 impl DeviceRegion {
-    /// The address and length of `slice`.
-    pub fn of(slice: &DeviceSlice<f32>) -> DeviceRegion {
+    /// The address and length of `buffer`.
+    pub fn of(buffer: &dyn ReadBuffer) -> DeviceRegion {
         DeviceRegion {
-            ptr: slice.as_device_ptr().as_raw(),
-            len: slice.len(),
+            ptr: buffer.device_ptr(),
+            len: buffer.len(),
         }
     }
+}
+
+/// One slot's binding: the region, and the allocation behind it when it is the runtime's.
+#[derive(Clone, Debug)]
+struct Binding {
+    region: DeviceRegion,
+    keep: Option<Keep>,
 }
 
 /// The device buffer bound to each slot of one [`SlotTable`] (or none yet), from which a
 /// [`NanChecker`](super::NanChecker) builds its tables.
 ///
 /// A binding records an address and a length, as the seed's `nan_check_buf_ptrs` /
-/// `nan_check_buf_lens` did, so the training loop keeps using its buffers between checks; the
-/// bound buffers must stay allocated while checks built from these bindings run. The checker
-/// only reads them. Parameter-group slots are bound by group name
+/// `nan_check_buf_lens` did, so the training loop keeps using its buffers between checks, and a
+/// share of the buffer's allocation, so the checker never reads freed memory. The checker only
+/// reads them. Parameter-group slots are bound by group name
 /// ([`SlotBindings::bind_group`]), activations one by one ([`SlotBindings::bind`]). Every method
 /// that takes a [`SlotId`] refuses one of another table ([`Error::ForeignSlot`]).
 #[derive(Clone, Debug)]
 pub struct SlotBindings {
     table: SlotTable,
-    regions: Vec<Option<DeviceRegion>>,
+    regions: Vec<Option<Binding>>,
 }
 
 impl SlotBindings {
@@ -75,15 +83,18 @@ impl SlotBindings {
         Ok(slot.index())
     }
 
-    /// Binds `slot` to `data` (replacing an earlier binding). `data` must stay allocated while
-    /// checks built from these bindings run (see [`SlotBindings`]).
+    /// Binds `slot` to `data` (replacing an earlier binding), keeping a share of its
+    /// allocation (see [`SlotBindings`]).
     ///
     /// # Errors
     ///
     /// [`Error::ForeignSlot`] for a slot of another table (nothing is bound).
-    pub fn bind(&mut self, slot: SlotId, data: &DeviceSlice<f32>) -> Result<&mut Self> {
+    pub fn bind(&mut self, slot: SlotId, data: &dyn ReadBuffer) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
-        self.regions[index] = Some(DeviceRegion::of(data));
+        self.regions[index] = Some(Binding {
+            region: DeviceRegion::of(data),
+            keep: Some(keep_of(data)),
+        });
         Ok(self)
     }
 
@@ -109,16 +120,14 @@ impl SlotBindings {
             if wanted != group.name() {
                 continue;
             }
-            let ptr = group
-                .device_ptr(buffer)
-                .ok_or_else(|| Error::MissingBuffer {
-                    kernel: "nan_check_kernel",
-                    group: group.name().to_string(),
-                    buffer: buffer.name(),
-                })?;
-            self.regions[spec.index] = Some(DeviceRegion {
-                ptr,
-                len: group.len(),
+            let data = group.buffer(buffer).ok_or_else(|| Error::MissingBuffer {
+                kernel: "nan_check_kernel",
+                group: group.name().to_string(),
+                buffer: buffer.name(),
+            })?;
+            self.regions[spec.index] = Some(Binding {
+                region: DeviceRegion::of(data),
+                keep: Some(keep_of(data)),
             });
             bound.push(SlotId::declared(self.table, spec.index));
         }
@@ -166,7 +175,10 @@ impl SlotBindings {
                 len,
             });
         }
-        self.regions[index] = Some(DeviceRegion { ptr, len });
+        self.regions[index] = Some(Binding {
+            region: DeviceRegion { ptr, len },
+            keep: None,
+        });
         Ok(self)
     }
 
@@ -179,7 +191,10 @@ impl SlotBindings {
     /// [`Error::ForeignSlot`] for a slot of another table.
     pub fn leave_to_records(&mut self, slot: SlotId) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
-        self.regions[index] = Some(DeviceRegion { ptr: 0, len: 0 });
+        self.regions[index] = Some(Binding {
+            region: DeviceRegion { ptr: 0, len: 0 },
+            keep: None,
+        });
         Ok(self)
     }
 
@@ -200,7 +215,9 @@ impl SlotBindings {
     ///
     /// [`Error::ForeignSlot`] for a slot of another table.
     pub fn region(&self, slot: SlotId) -> Result<Option<DeviceRegion>> {
-        Ok(self.regions[self.index_of(slot)?])
+        Ok(self.regions[self.index_of(slot)?]
+            .as_ref()
+            .map(|b| b.region))
     }
 
     /// Whether a buffer is bound to `slot`.
@@ -227,12 +244,25 @@ impl SlotBindings {
         range
             .clone()
             .map(|index| {
-                self.regions[index].ok_or(Error::UnboundSlot {
-                    table: self.table.name(),
-                    index,
-                    name: self.table.slots()[index].name,
-                })
+                self.regions[index]
+                    .as_ref()
+                    .map(|b| b.region)
+                    .ok_or(Error::UnboundSlot {
+                        table: self.table.name(),
+                        index,
+                        name: self.table.slots()[index].name,
+                    })
             })
+            .collect()
+    }
+
+    /// The allocations behind the bindings of `range` (the runtime's buffers among them), for a
+    /// checker to keep.
+    pub(crate) fn keeps_for(&self, range: &std::ops::RangeInclusive<usize>) -> Vec<Keep> {
+        self.regions[range.clone()]
+            .iter()
+            .flatten()
+            .filter_map(|b| b.keep.clone())
             .collect()
     }
 }

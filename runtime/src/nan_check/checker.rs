@@ -10,10 +10,12 @@ use adamant_kernels::nan_check::{
     nan_check_kernel, report_q_word, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX,
     REPORT_WORDS_PER_SLOT, SHARED_BYTES_PER_THREAD,
 };
+use std::sync::Arc;
+
 use cust::context::CurrentContext;
 use cust::event::{Event, EventFlags};
 use cust::function::Function;
-use cust::memory::{DeviceBuffer, DeviceCopy};
+use cust::memory::DeviceCopy;
 use cust::stream::Stream;
 
 use super::bindings::SlotBindings;
@@ -24,6 +26,7 @@ use super::tables::SlotTable;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
+use crate::memory::{DeviceMemory, Keep};
 use crate::step::StepStates;
 
 /// Threads per block of the checker.
@@ -53,25 +56,28 @@ unsafe impl DeviceCopy for DeviceWorkItem {}
 /// tripped. It borrows the runtime (`'rt`) and launches on the stream it is given. See the
 /// [module](super) for an example.
 pub struct NanChecker<'rt> {
+    runtime: &'rt Adamant,
     /// Resolved once: the per-step path makes no module lookups.
     function: &'rt Function<'rt>,
     table: SlotTable,
     range: RangeInclusive<usize>,
     lens: Vec<usize>,
-    slots: DeviceBuffer<DeviceSlotMeta>,
-    work: DeviceBuffer<DeviceWorkItem>,
+    slots: Arc<DeviceMemory<DeviceSlotMeta>>,
+    work: Arc<DeviceMemory<DeviceWorkItem>>,
     work_items: u32,
     grid: u32,
-    flags: DeviceBuffer<u32>,
-    max_abs_bits: DeviceBuffer<u32>,
-    first_bad: DeviceBuffer<u64>,
+    flags: Arc<DeviceMemory<u32>>,
+    max_abs_bits: Arc<DeviceMemory<u32>>,
+    first_bad: Arc<DeviceMemory<u64>>,
     /// The kernel's arrival counter (0 between launches).
-    arrivals: DeviceBuffer<u32>,
+    arrivals: Arc<DeviceMemory<u32>>,
     /// The `q_abs_ref_eff` word an eager [`NanChecker::enqueue`] writes and points the kernel at.
-    q_word: DeviceBuffer<f32>,
+    q_word: Arc<DeviceMemory<f32>>,
     /// What the kernel's last block publishes ([`report_words`]): per slot flags, max-abs bits and
     /// the first bad index, then the `q_abs_ref_eff` the thresholds used.
-    report: HostMapped<u32>,
+    report: Arc<HostMapped<u32>>,
+    /// The bound buffers' allocations: the checker reads them at every check.
+    bound: Vec<Keep>,
     /// Recorded after the last check's launch (or by [`NanChecker::record_done`] after a graph
     /// replay); [`NanChecker::report`] waits for it.
     done: Event,
@@ -94,8 +100,8 @@ impl<'rt> NanChecker<'rt> {
     /// Prepares a check of `range` of the bindings' table ([`SlotBindings::table`]; indices
     /// into it, for example the whole table, [`SlotTable::all`]). Every slot of the range must be bound; the first unbound one is an
     /// [`Error::UnboundSlot`] naming it. Uploads the metadata and work tables (synchronously:
-    /// this is setup, not the per-step path). The bound buffers must stay allocated while the
-    /// checker runs checks.
+    /// this is setup, not the per-step path). The checker keeps a share of every bound buffer of
+    /// the runtime's, so none is freed while it can still check it.
     ///
     /// # Errors
     ///
@@ -127,6 +133,8 @@ impl<'rt> NanChecker<'rt> {
             "work table",
         )?;
         let checker = NanChecker {
+            runtime,
+            bound: bindings.keeps_for(&range),
             function: runtime.function(&nan_check_kernel::DESCRIPTOR)?,
             lens: regions.iter().map(|r| r.len).collect(),
             table,
@@ -140,7 +148,7 @@ impl<'rt> NanChecker<'rt> {
             first_bad: upload(&vec![NO_BAD_INDEX; n], "first-bad indices")?,
             arrivals: upload(&[0u32], "arrival counter")?,
             q_word: upload(&[1.0f32], "q_abs_ref_eff word")?,
-            report: HostMapped::new(&0u32, report_words(n), "nan-check report")?,
+            report: Arc::new(HostMapped::new(&0u32, report_words(n), "nan-check report")?),
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the nan-check event")?,
             state: Enqueued::Nothing,
         };
@@ -185,10 +193,12 @@ impl<'rt> NanChecker<'rt> {
     /// [`Error::Cuda`] if the driver refuses the write or the launch.
     pub fn enqueue(&mut self, stream: &Stream, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
+        self.runtime.retain(stream, || self.keeps())?;
+        let q_ptr = self.q_word.address();
         // SAFETY: our own one-word buffer, read only by the kernel that follows on `stream`.
-        unsafe { self.q_word.set_32_async(q_eff.to_bits(), stream) }
-            .during("writing the nan-check q_abs_ref_eff")?;
-        let q_ptr = self.q_word.as_device_ptr().as_raw();
+        let status =
+            unsafe { cust::sys::cuMemsetD32Async(q_ptr, q_eff.to_bits(), 1, stream.as_inner()) };
+        crate::error::driver(status, "writing the nan-check q_abs_ref_eff")?;
         self.enqueue_from(stream, q_ptr)
     }
 
@@ -205,11 +215,33 @@ impl<'rt> NanChecker<'rt> {
     pub fn enqueue_with_step_state(
         &mut self,
         stream: &Stream,
-        states: &StepStates<'_>,
+        states: &StepStates,
         index: usize,
     ) -> Result<()> {
         let q_ptr = states.q_abs_ref_eff_ptr(index)?;
+        self.runtime.retain(stream, || {
+            let mut keeps = self.keeps();
+            keeps.extend(states.keeps());
+            keeps
+        })?;
         self.enqueue_from(stream, q_ptr)
+    }
+
+    /// What a graph that records a check keeps: the checker's tables, accumulators, report and
+    /// `q_abs_ref_eff` word, and the bound buffers.
+    fn keeps(&self) -> Vec<Keep> {
+        let mut keeps: Vec<Keep> = vec![
+            self.slots.clone(),
+            self.work.clone(),
+            self.flags.clone(),
+            self.max_abs_bits.clone(),
+            self.first_bad.clone(),
+            self.arrivals.clone(),
+            self.q_word.clone(),
+            self.report.clone(),
+        ];
+        keeps.extend(self.bound.iter().cloned());
+        keeps
     }
 
     /// Records the event [`NanChecker::report`] waits for, on `stream`, after a replay of a graph
@@ -356,12 +388,12 @@ impl<'rt> NanChecker<'rt> {
     fn kernel_args(&self, q_abs_ref_eff: u64) -> Vec<ArgValue> {
         kernel_args(
             KernelPointers {
-                slots: self.slots.as_device_ptr().as_raw(),
-                work: self.work.as_device_ptr().as_raw(),
-                flags: self.flags.as_device_ptr().as_raw(),
-                max_abs_bits: self.max_abs_bits.as_device_ptr().as_raw(),
-                first_bad: self.first_bad.as_device_ptr().as_raw(),
-                arrivals: self.arrivals.as_device_ptr().as_raw(),
+                slots: self.slots.address(),
+                work: self.work.address(),
+                flags: self.flags.address(),
+                max_abs_bits: self.max_abs_bits.address(),
+                first_bad: self.first_bad.address(),
+                arrivals: self.arrivals.address(),
                 report: self.report.device_ptr(),
             },
             self.lens.len() as u32,
@@ -406,14 +438,8 @@ pub(crate) fn kernel_args(
     args
 }
 
-fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<DeviceBuffer<T>> {
-    DeviceBuffer::from_slice(data).map_err(|source| match source {
-        cust::error::CudaError::OutOfMemory => Error::OutOfMemory {
-            what: format!("nan-check {what}"),
-            bytes: std::mem::size_of_val(data),
-        },
-        other => Error::cuda(format!("uploading the nan-check {what}"), other),
-    })
+fn upload<T: DeviceCopy>(data: &[T], what: &str) -> Result<Arc<DeviceMemory<T>>> {
+    DeviceMemory::from_host(data, &format!("the nan-check {what}"))
 }
 
 #[cfg(test)]

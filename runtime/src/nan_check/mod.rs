@@ -19,7 +19,7 @@
 //! CLI that use them.
 //!
 //! ```
-//! use adamant_runtime::cust::memory::DeviceBuffer;
+//! use adamant_runtime::DeviceArray;
 //! use adamant_runtime::nan_check::{Check, NanChecker, SlotBindings, Source};
 //!
 //! // A table of one's own: two activations of some model.
@@ -38,8 +38,8 @@
 //! #     other => other?,
 //! # };
 //! // Buffers of the training step (which owns them).
-//! let hidden = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
-//! let logits = DeviceBuffer::from_slice(&vec![0.0f32; 512])?;
+//! let hidden = DeviceArray::zeroed(4096)?;
+//! let logits = DeviceArray::zeroed(512)?;
 //!
 //! let mut bindings = SlotBindings::new(model::TABLE);
 //! bindings.bind(model::slot::hidden, &hidden)?;

@@ -1,6 +1,5 @@
 //! The parameter groups of the training step the seed's codebase runs, each stepped by its own
 //! optimizer kernel, and one call that steps them all with the right kernel and clamp policy.
-use cust::memory::DeviceBox;
 use cust::stream::Stream;
 
 use super::session::SessionConfig;
@@ -109,7 +108,7 @@ pub struct StepConfig<'a> {
     /// Each group's hyperparameters (the same set a [`SessionConfig`] gives a session).
     pub hyper: SessionConfig,
     /// The global-norm clip coefficient for the DQN gradients, on the device (None = 1.0).
-    pub dqn_grad_scale: Option<&'a DeviceBox<f32>>,
+    pub dqn_grad_scale: Option<&'a crate::buffers::DeviceScalar>,
 }
 
 impl TrainingGroups {
@@ -259,9 +258,8 @@ impl SlotBindings {
     /// (nothing is bound); as [`SlotBindings::bind_group`], for the first group that fails.
     ///
     /// ```
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
     /// use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE, SEED_TABLE};
-    /// use adamant_runtime::{GroupSizes, TrainingGroups};
+    /// use adamant_runtime::{DeviceArray, GroupSizes, TrainingGroups};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let adamant = match adamant_runtime::Adamant::new() {
@@ -270,7 +268,7 @@ impl SlotBindings {
     /// # };
     /// let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, len| vec![0.0; len])?;
     /// // An activation buffer of the training step (which owns it).
-    /// let grad_out = DeviceBuffer::from_slice(&vec![0.0f32; 4096])?;
+    /// let grad_out = DeviceArray::zeroed(4096)?;
     ///
     /// let mut bindings = SlotBindings::new(SEED_TABLE);
     /// // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).

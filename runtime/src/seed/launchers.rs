@@ -8,10 +8,10 @@ use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_kernels::soft_update::soft_update_kernel;
-use cust::memory::{DeviceBox, DeviceSlice};
 use cust::stream::Stream;
 
 use crate::adam_scalars;
+use crate::buffers::{DeviceScalar, ParamBuffer, ReadBuffer};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{Error, Result};
@@ -24,10 +24,10 @@ use crate::records::Records;
 macro_rules! group_buffers {
     ($kernel:ident, $group:expr $(, $field:ident : $value:expr)*) => {
         $kernel::Buffers {
-            p: &mut *$group.params,
-            g: &mut *$group.grads,
-            m: &mut *$group.m,
-            v: &mut *$group.v,
+            p: &mut $group.params,
+            g: $group.grads.input(),
+            m: &mut $group.m,
+            v: &mut $group.v,
             $($field: $value,)*
         }
     };
@@ -42,8 +42,7 @@ impl Adamant {
     /// checker sees.
     ///
     /// ```
-    /// use adamant_runtime::cust::memory::DeviceBox;
-    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup};
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, DeviceScalar, GroupBuffer, ParamGroup};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -53,7 +52,7 @@ impl Adamant {
     /// let mut trunk = ParamGroup::new("dqn_trunk", &vec![0.1; 1 << 16])?;
     /// trunk.upload(GroupBuffer::Grads, &vec![2.0; 1 << 16])?;
     /// // The clip coefficient as the gradient-norm kernel would leave it on the device.
-    /// let clip = DeviceBox::new(&0.25f32)?;
+    /// let clip = DeviceScalar::new(0.25)?;
     /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
     /// let policy = ClampPolicy::from_isv(1.0);
     /// rt.dqn_adam_update(rt.stream(), &mut trunk, &hyper, Some(&clip), policy)?;
@@ -77,13 +76,11 @@ impl Adamant {
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
-        grad_scale: Option<&DeviceBox<f32>>,
+        grad_scale: Option<&DeviceScalar>,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
         hyper.validate()?;
-        let grad_scale = grad_scale
-            .map(|b| UniformPtr(b.as_device_ptr().as_raw()))
-            .unwrap_or(UniformPtr::NULL);
+        let grad_scale = grad_scale.map_or(UniformPtr::NULL, DeviceScalar::uniform_ptr);
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let buffers = group_buffers!(dqn_adam_update_kernel, group);
@@ -293,7 +290,7 @@ impl Adamant {
             group: group.name().to_string(),
             buffer: "v_max",
         };
-        let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
+        let v_max = group.v_max.as_mut().ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
         self.launch_optimizer::<curiosity_adam_step::Entry>(
             stream,
@@ -329,24 +326,21 @@ impl Adamant {
     ///
     /// ```
     /// use adamant_kernels::soft_update::soft_update_kernel;
-    /// use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-    /// use adamant_runtime::{ClampPolicy, Error, Records};
+    /// use adamant_runtime::{ClampPolicy, Error, ParamBuffer, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let rt = match adamant_runtime::Adamant::new() {
     /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
     /// #     other => other?,
     /// # };
-    /// let online = DeviceBuffer::from_slice(&[1.0f32; 256])?;
-    /// let mut target = DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    /// let online = ParamBuffer::from_host(&[1.0f32; 256])?;
+    /// let mut target = ParamBuffer::from_host(&[0.0f32; 256])?;
     /// let records = Records::single::<soft_update_kernel::Entry>()?;
     /// let policy = ClampPolicy::from_isv(1.0);
     /// rt.soft_update(rt.stream(), &mut target, &online, 0.25, policy, &records)?;
     /// rt.synchronize()?;
     /// assert_eq!(records.read().sequence, 1);
-    /// let mut host = [0.0f32; 256];
-    /// target.copy_to(&mut host[..])?;
-    /// assert_eq!(host[0], 0.25); // 0.25 × 1 + 0.75 × 0
+    /// assert_eq!(target.download()?[0], 0.25); // 0.25 × 1 + 0.75 × 0
     ///
     /// // τ outside [0, 1] is refused before anything is enqueued.
     /// let refused = rt.soft_update(rt.stream(), &mut target, &online, 1.5, policy, &records);
@@ -363,18 +357,15 @@ impl Adamant {
     pub fn soft_update(
         &self,
         stream: &Stream,
-        target: &mut DeviceSlice<f32>,
-        online: &DeviceSlice<f32>,
+        target: &mut ParamBuffer,
+        online: &dyn ReadBuffer,
         tau: f32,
         policy: ClampPolicy,
         records: &Records,
     ) -> Result<LaunchInfo> {
-        // cust's DeviceSlice is a (pointer, length) view: a copy of `online` is the same buffer,
-        // which the kernel declares #[input] and never writes.
-        let mut online = *online;
         let buffers = soft_update_kernel::Buffers {
             target,
-            online: &mut online,
+            online: online.input(),
         };
         let scalars = soft_update_kernel::Scalars { tau };
         self.launch_optimizer::<soft_update_kernel::Entry>(

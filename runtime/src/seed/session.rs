@@ -4,18 +4,17 @@
 //! ([`TrainingSession::replay`]): the same launches, recorded by the same code, so the two are
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
-use adamant_kernels::abi::UniformPtr;
 use adamant_kernels::diagnostics::NO_INDEX;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use cust::event::{Event, EventFlags};
-use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 
 use super::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
 use super::slot_table::TABLE;
+use crate::buffers::DeviceScalar;
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
@@ -279,12 +278,12 @@ struct Uniforms {
 /// # }
 /// ```
 pub struct TrainingSession<'rt> {
-    // Field order is drop order: the graph goes first, before anything it uses.
-    graph: Option<StepGraph<'static>>,
+    // The graph keeps a share of everything it uses, so field order does not matter for it.
+    graph: Option<StepGraph<'rt>>,
     checker: Option<NanChecker<'rt>>,
-    states: StepStates<'rt>,
+    states: StepStates,
     groups: TrainingGroups,
-    grad_scale: DeviceBuffer<f32>,
+    grad_scale: DeviceScalar,
     /// Recorded after each step when there is no checker (the checker's own event marks the
     /// step's end otherwise): one event record per step.
     done: Event,
@@ -368,8 +367,8 @@ impl<'rt> TrainingSession<'rt> {
             .collect();
         let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
-        let grad_scale = DeviceBuffer::from_slice(&[1.0f32]).during("allocating grad_scale")?;
-        let grad_ptr = UniformPtr(grad_scale.as_device_ptr().as_raw());
+        let grad_scale = DeviceScalar::new(1.0)?;
+        let grad_ptr = grad_scale.uniform_ptr();
         let uniforms = Uniforms {
             dqn: dqn_adam_update_kernel::StepScalars {
                 grad_scale: grad_ptr,
@@ -448,7 +447,7 @@ impl<'rt> TrainingSession<'rt> {
     }
 
     /// The step-state records (their device addresses, the lr last set, a synchronous read).
-    pub fn states(&self) -> &StepStates<'rt> {
+    pub fn states(&self) -> &StepStates {
         &self.states
     }
 
@@ -494,11 +493,9 @@ impl<'rt> TrainingSession<'rt> {
             rt.capture_step(before, branches, after)?
         };
         let nodes = graph.nodes();
-        // SAFETY: the graph uses the groups' buffers, the records, grad_scale, the checker's
-        // tables, accumulators and page-locked reports, all owned by `self` and never freed or
-        // moved while `self` lives (no method hands out anything that could), and `graph` is the
-        // first field, dropped before all of them.
-        self.graph = Some(unsafe { graph.detach() });
+        // The graph keeps the groups' buffers, the records, grad_scale and the checker's tables
+        // and bindings alive itself (each launch handed them to the capture).
+        self.graph = Some(graph);
         Ok(nodes)
     }
 
@@ -551,10 +548,10 @@ impl<'rt> TrainingSession<'rt> {
                 let group: &mut ParamGroup = $group;
                 Box::new(move |s: &Stream| {
                     let b = $kernel::Buffers {
-                        p: &mut *group.params,
-                        g: &mut *group.grads,
-                        m: &mut *group.m,
-                        v: &mut *group.v,
+                        p: &mut group.params,
+                        g: group.grads.input(),
+                        m: &mut group.m,
+                        v: &mut group.v,
                     };
                     rt.launch_stepped::<$kernel::Entry>(
                         s,
@@ -579,12 +576,12 @@ impl<'rt> TrainingSession<'rt> {
                         group: group.name().to_string(),
                         buffer: "v_max",
                     };
-                    let v_max = group.v_max.as_deref_mut().ok_or(missing)?;
+                    let v_max = group.v_max.as_mut().ok_or(missing)?;
                     let b = curiosity_adam_step::Buffers {
-                        p: &mut *group.params,
-                        g: &mut *group.grads,
-                        m: &mut *group.m,
-                        v: &mut *group.v,
+                        p: &mut group.params,
+                        g: group.grads.input(),
+                        m: &mut group.m,
+                        v: &mut group.v,
                         v_max,
                     };
                     let scalars = u.curiosity;
@@ -676,12 +673,7 @@ impl<'rt> TrainingSession<'rt> {
     ///
     /// [`Error::Cuda`] if the driver refuses the write.
     pub fn set_grad_scale(&mut self, value: f32) -> Result<()> {
-        // SAFETY: our one-word buffer; the kernels that read it are ordered on the same stream.
-        unsafe {
-            self.grad_scale
-                .set_32_async(value.to_bits(), self.rt.stream())
-        }
-        .during("writing grad_scale")
+        self.grad_scale.set_async(value, self.rt.stream())
     }
 
     /// Copies `data` into `buffer` of group `group` (new gradients, or a checkpoint's weights and

@@ -7,7 +7,7 @@
 #![deny(warnings)]
 use kernels_renamed::abi::{
     self, ArgValue, Domain, KernelDescriptor, KernelKind, Limit, OptimizerEntry, ParamRole,
-    ParamType, UniformPtr,
+    ParamType, UniformPtr, same_buffers, BufferRef, Same,
 };
 use kernels_renamed::{kernel_entry, optimizer_kernel};
 
@@ -134,7 +134,8 @@ fn main() {
     assert!(std::ptr::eq(<E as OptimizerEntry>::DESCRIPTOR, single));
     assert!(std::ptr::eq(<E as OptimizerEntry>::MULTI_DESCRIPTOR, multi));
     let scalars = sgd_momentum::Scalars {
-        grad_scale: UniformPtr(64),
+        // SAFETY: never launched: only the argument list is compared.
+        grad_scale: unsafe { UniformPtr::from_raw(64) },
         lr: 0.1,
         momentum: 0.9,
         weight_decay: 0.0,
@@ -150,13 +151,17 @@ fn main() {
             ArgValue::U32(1),
         ]
     );
-    let buffers = sgd_momentum::Buffers { p: 1, g: 2, m: 3 };
+    let buffers = sgd_momentum::Buffers::<Same<i32>> { p: 1, g: 2, m: 3 };
     assert_eq!(
-        E::named_buffers(&buffers),
+        same_buffers::<E, i32>(&buffers),
         [("p", &1), ("g", &2), ("m", &3)]
     );
-    let doubled = E::map_buffers(&buffers, |_, b| b * 2);
-    assert_eq!((doubled.p, doubled.g, doubled.m), (2, 4, 6));
+    // Each buffer is handed out with its role.
+    let mut roles = Vec::new();
+    E::visit_buffers(&buffers, &mut |name, b| {
+        roles.push((name, matches!(b, BufferRef::Param(_)), matches!(b, BufferRef::State(_))))
+    });
+    assert_eq!(roles, [("p", true, false), ("g", false, false), ("m", false, true)]);
 
     // `update` is the math as written, `element` the math and then the crate's clamp.
     let mut m = 0.0;

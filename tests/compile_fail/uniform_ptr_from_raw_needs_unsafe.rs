@@ -1,0 +1,8 @@
+// The raw constructor of a `#[uniform_ptr]` argument is `unsafe`: its caller vouches that the
+// address is a live `f32` of device memory (and a launch still refuses any address that is not a
+// live `DeviceScalar`'s).
+use adamant_kernels::abi::UniformPtr;
+
+fn main() {
+    let _raw = UniformPtr::from_raw(0xdead_beef);
+}
