@@ -36,8 +36,12 @@ pub mod abi;
 pub mod adam;
 #[cfg(target_arch = "nvptx64")]
 pub mod builtins;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod certificate;
 pub mod clamp;
 pub mod diagnostics;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod kernel_list;
 pub mod math;
 pub mod multi;
 pub mod nan_check;
