@@ -12,9 +12,9 @@ use crate::error::{CudaContext, Error, Result};
 use crate::module::AuditedModule;
 
 /// adamant on one GPU: a CUDA context on device 0, the embedded [`MODULE`](crate::MODULE),
-/// verified, with every kernel entry resolved, and a stream the launchers enqueue on. Everything launched
-/// through it, and every device buffer allocated while it is alive, belongs to its context:
-/// keep it alive while any of them are in use.
+/// verified, with every kernel entry resolved, and a stream the launchers enqueue on.
+/// Everything launched through it, and every device buffer allocated while it is alive, belongs
+/// to its context: keep it alive while any of them are in use.
 ///
 /// ```
 /// use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};

@@ -118,8 +118,8 @@ impl AuditedModule {
 }
 
 /// adamant's own module ([`crate::MODULE`]) verified, once per process: the outcome cannot
-/// change while the program runs, and hashing the module again for each `Adamant::new` would
-/// cost a few milliseconds each time.
+/// change while the program runs, and each `Adamant::new` would otherwise hash the whole
+/// module (over 500 KB) again.
 pub(crate) fn own_kernels() -> Result<Vec<&'static KernelDescriptor>> {
     static VERIFIED: OnceLock<Result<Vec<&'static KernelDescriptor>, Refusal>> = OnceLock::new();
     VERIFIED
