@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use adamant_build::audit::{self, AuditReport, EntryAudit, EntryKind, ParamAudit};
 use adamant_build::ptxas::{self, Ptxas, PtxasError, PtxasReport};
 use adamant_kernels::abi::ParamRole;
+use adamant_kernels::certificate::{self, Certificate};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,6 +50,16 @@ struct AuditArgs {
     /// every module it builds) instead of adamant's own kernels: for another crate's PTX.
     #[arg(long, value_name = "PATH", requires = "ptx")]
     kernels: Option<PathBuf>,
+    /// Audit against the kernel list of this audit certificate (`<lib>.certificate.json`,
+    /// written by adamant-build beside every module it builds), once the PTX is shown to be the
+    /// text it certifies (its SHA-256).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "ptx",
+        conflicts_with = "kernels"
+    )]
+    certificate: Option<PathBuf>,
     /// Also write the audited PTX text to this file.
     #[arg(long, value_name = "PATH")]
     write_ptx: Option<PathBuf>,
@@ -89,6 +100,35 @@ enum PtxasOutcome {
     Failed(Ptxas, PtxasError),
 }
 
+/// The kernels of the certificate at `path`, if it certifies `ptx`.
+fn certified_kernels(
+    path: &Path,
+    ptx: &str,
+    out: &mut String,
+) -> Result<Vec<&'static adamant_kernels::abi::KernelDescriptor>> {
+    let json = fs::read_to_string(path)
+        .with_context(|| format!("cannot read the certificate {}", path.display()))?;
+    let cert = Certificate::from_json(&json)
+        .with_context(|| format!("in the certificate {}", path.display()))?;
+    let digest = certificate::ptx_sha256(ptx);
+    if digest != cert.ptx_sha256() {
+        return Err(anyhow!(
+            "the certificate {} is not for this PTX: its SHA-256 is {digest}, the certificate's {}",
+            path.display(),
+            cert.ptx_sha256()
+        ));
+    }
+    outln!(
+        out,
+        "certificate: {} entries of set `{}`, audited by adamant-build {}, for this PTX ({})",
+        cert.kernels().len(),
+        cert.set(),
+        cert.adamant_build_version(),
+        path.display()
+    );
+    Ok(cert.descriptors())
+}
+
 fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
     // Everything is written at once at the end (a closed pipe, as with `| head`, is not an
     // error).
@@ -112,8 +152,9 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
         outln!(out, "wrote the audited PTX to {}", path.display());
     }
 
-    let kernels = match &args.kernels {
-        Some(path) => {
+    let kernels = match (&args.kernels, &args.certificate) {
+        (None, Some(path)) => certified_kernels(path, &ptx, &mut out)?,
+        (Some(path), _) => {
             let json = fs::read_to_string(path)
                 .with_context(|| format!("cannot read the kernel list {}", path.display()))?;
             let kernels = adamant_build::kernel_list::from_json(&json)
@@ -127,7 +168,7 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
             );
             kernels
         }
-        None => adamant_kernels::abi::kernels(),
+        (None, None) => adamant_kernels::abi::kernels(),
     };
     let report = audit::audit(&ptx, &kernels);
     let ptxas = match Ptxas::locate() {

@@ -1,6 +1,7 @@
 //! `adamant audit` on another crate's module: with the kernel list its build wrote it audits that
 //! crate's entries; without it (adamant's own set) every entry is undeclared and the audit fails;
-//! a malformed list is an error that names the file.
+//! a malformed list is an error that names the file. With the module's certificate it audits
+//! against the certified list, and refuses a PTX the certificate is not for.
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -12,26 +13,32 @@ fn audit(args: &[&str]) -> Output {
         .expect("running adamant audit")
 }
 
-fn files() -> (PathBuf, PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("adamant-cli-audit-{}", std::process::id()));
+/// `files` (name, text) written to a folder of the test's own (`tag`), and their paths.
+fn write(tag: &str, files: [(&str, &str); 3]) -> (PathBuf, [String; 3]) {
+    let dir = std::env::temp_dir().join(format!("adamant-cli-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let ptx = dir.join("custom_optimizer_kernels.ptx");
-    let list = dir.join("custom_optimizer_kernels.kernels.json");
-    let bad = dir.join("bad.kernels.json");
-    std::fs::write(&ptx, custom_optimizer::PTX).unwrap();
-    std::fs::write(&list, custom_optimizer::KERNEL_LIST).unwrap();
-    std::fs::write(&bad, "{\"set\": 1}").unwrap();
-    (ptx, list, bad)
+    let paths = files.map(|(name, text)| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    });
+    (dir, paths)
 }
 
 #[test]
 fn the_cli_audits_a_downstream_module_against_its_kernel_list() {
-    let (ptx, list, bad) = files();
-    let (ptx, list, bad) = (
-        ptx.to_str().unwrap(),
-        list.to_str().unwrap(),
-        bad.to_str().unwrap(),
+    let (dir, [ptx, list, bad]) = write(
+        "audit",
+        [
+            ("custom_optimizer_kernels.ptx", custom_optimizer::PTX),
+            (
+                "custom_optimizer_kernels.kernels.json",
+                custom_optimizer::KERNEL_LIST,
+            ),
+            ("bad.kernels.json", "{\"set\": 1}"),
+        ],
     );
+    let (ptx, list, bad) = (ptx.as_str(), list.as_str(), bad.as_str());
 
     let with_list = audit(&["--ptx", ptx, "--kernels", list]);
     let text = String::from_utf8_lossy(&with_list.stdout);
@@ -53,5 +60,48 @@ fn the_cli_audits_a_downstream_module_against_its_kernel_list() {
     let err = String::from_utf8_lossy(&malformed.stderr);
     assert!(!malformed.status.success());
     assert!(err.contains("bad.kernels.json"), "{err}");
-    std::fs::remove_dir_all(std::path::Path::new(ptx).parent().unwrap()).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_cli_audits_a_module_against_its_certificate_and_refuses_another_ptx() {
+    let (dir, [ptx, ours, cert]) = write(
+        "cert",
+        [
+            (
+                "custom_optimizer_kernels.ptx",
+                custom_optimizer::MODULE.ptx(),
+            ),
+            ("adamant_kernels.ptx", adamant_runtime::PTX),
+            (
+                "custom_optimizer_kernels.certificate.json",
+                custom_optimizer::MODULE.certificate(),
+            ),
+        ],
+    );
+    let (ptx, ours, cert) = (ptx.as_str(), ours.as_str(), cert.as_str());
+
+    let certified = audit(&["--ptx", ptx, "--certificate", cert]);
+    let text = String::from_utf8_lossy(&certified.stdout);
+    assert!(certified.status.success(), "{text}");
+    assert!(
+        text.contains("certificate: 8 entries of set `custom_optimizer_kernels`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("audit: OK, 8 entries, 8 optimizer entries with the clamp verified"),
+        "{text}"
+    );
+
+    // adamant's own module with the example's certificate: refused before any audit, naming
+    // both digests.
+    let other = audit(&["--ptx", ours, "--certificate", cert]);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(!other.status.success());
+    let digest = adamant_kernels::certificate::ptx_sha256(adamant_runtime::PTX);
+    assert!(
+        err.contains("is not for this PTX") && err.contains(&digest),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

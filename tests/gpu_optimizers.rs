@@ -543,12 +543,14 @@ fn missing_kernel_is_named() {
     let ptx =
         adamant::runtime::PTX.replace(".entry iqn_adam_kernel(", ".entry iqn_adam_kernel_renamed(");
     let kernels = adamant_kernels::abi::kernels();
-    match Adamant::with_ptx(&ptx, &kernels) {
+    // SAFETY: nothing is launched from either module: the test wants the driver's verdict on a
+    // module without a declared entry, and on text that is not PTX.
+    match unsafe { Adamant::with_unaudited_ptx(&ptx, &kernels) } {
         Err(Error::MissingKernel { name, .. }) => assert_eq!(name, "iqn_adam_kernel"),
         Err(other) => panic!("expected MissingKernel, got {other}"),
         Ok(_) => panic!("a module without iqn_adam_kernel was accepted"),
     }
-    let err = Adamant::with_ptx("this is not PTX", &kernels)
+    let err = unsafe { Adamant::with_unaudited_ptx("this is not PTX", &kernels) }
         .err()
         .expect("garbage PTX refused");
     assert!(matches!(err, Error::ModuleLoad { .. }), "{err}");

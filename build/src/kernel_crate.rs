@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{exit, Stdio};
 
 use adamant_kernels::abi::KernelDescriptor;
+use adamant_kernels::certificate::Certificate;
 
 use crate::audit::AuditReport;
 use crate::error::BuildError;
@@ -46,10 +47,12 @@ const RUSTFLAGS: [&str; 4] = [
 /// println!("cargo:rustc-env=MY_PTX_PATH={}", built.published.display());
 /// ```
 ///
-/// and in that crate:
+/// and in that crate, the module with its audit certificate, which the runtime verifies before
+/// it loads it (`rt.add_module(&MODULE)`):
 ///
 /// ```text
-/// pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/my_kernels.ptx"));
+/// pub static MODULE: adamant_runtime::AuditedModule =
+///     adamant_runtime::include_module!(my_kernels);
 /// ```
 #[derive(Clone, Debug)]
 pub struct KernelCrate {
@@ -68,8 +71,13 @@ pub struct BuiltPtx {
     pub out_file: PathBuf,
     /// `<target-dir>/ptx/<lib>.ptx`, the same text, for tools and for copying to a GPU machine.
     /// Beside it (and beside [`BuiltPtx::out_file`]), `<lib>.kernels.json`: the kernel set it
-    /// was checked against ([`crate::kernel_list`]).
+    /// was checked against ([`crate::kernel_list`]), and `<lib>.certificate.json`.
     pub published: PathBuf,
+    /// `$OUT_DIR/<lib>.certificate.json`, the module's audit certificate
+    /// (`adamant_kernels::certificate`: the PTX's SHA-256 and the kernel list it was checked and
+    /// audited against), with a copy beside [`BuiltPtx::published`]. The runtime loads the
+    /// module from safe code only with it (`adamant_runtime::include_module!`).
+    pub certificate: PathBuf,
     /// The kernel crate's package and library names, from its Cargo.toml.
     pub names: CrateNames,
     /// The PTX audit's report (it passed).
@@ -117,8 +125,9 @@ impl KernelCrate {
 
     /// Emits the `cargo:rerun-if-changed` lines, checks the sources and the toolchain, compiles
     /// the crate, checks and audits the module, writes it to [`BuiltPtx::out_file`] and
-    /// [`BuiltPtx::published`], and runs `ptxas` on it when one is found (a failure there is a
-    /// `cargo:warning`, not an error).
+    /// [`BuiltPtx::published`] with its kernel list and its audit certificate
+    /// ([`BuiltPtx::certificate`]), and runs `ptxas` on it when one is found (a failure there is
+    /// a `cargo:warning`, not an error).
     pub fn try_build(self) -> Result<BuiltPtx, BuildError> {
         let caller = PathBuf::from(build_env("CARGO_MANIFEST_DIR")?);
         let out_dir = PathBuf::from(build_env("OUT_DIR")?);
@@ -178,10 +187,21 @@ impl KernelCrate {
         write(&published, &ptx)?;
         // The descriptors the module was checked and audited against, for tools that do not
         // link the kernel crate (`adamant audit --ptx <lib>.ptx --kernels <lib>.kernels.json`).
-        let list = crate::kernel_list::to_json(&kernels)?;
+        let list = crate::kernel_list::to_json(&kernels).map_err(|e| BuildError::new(e.0))?;
         let list_file = format!("{}.kernels.json", names.lib);
         write(&out_dir.join(&list_file), &list)?;
         write(&target_dir.join("ptx").join(&list_file), &list)?;
+        // SAFETY: `checks::module` above passed: the module check and the whole PTX audit of
+        // exactly `ptx` against exactly `kernels`. That is what the certificate states.
+        let certificate = unsafe { Certificate::issue(&ptx, &kernels, env!("CARGO_PKG_VERSION")) }
+            .map_err(|e| BuildError::new(e.to_string()))?
+            .to_json();
+        let certificate_file = format!("{}.certificate.json", names.lib);
+        write(&out_dir.join(&certificate_file), &certificate)?;
+        write(
+            &target_dir.join("ptx").join(&certificate_file),
+            &certificate,
+        )?;
 
         let ptxas = Ptxas::locate().and_then(|p| p.compile(&ptx, ptxas::DEFAULT_ARCH));
         report_ptxas(&ptxas);
@@ -189,6 +209,7 @@ impl KernelCrate {
             ptx,
             out_file,
             published,
+            certificate: out_dir.join(certificate_file),
             names,
             audit,
             ptxas,

@@ -9,18 +9,21 @@
 //! - [`ptxas`]: NVIDIA's `ptxas`, found and run offline, and its `-v` report;
 //! - [`source_check`]: no assembly macros in a device crate's sources;
 //! - [`kernel_list`]: a kernel set as JSON, written next to its module, for tools that do not
-//!   link the kernel crate (`adamant audit --kernels`).
+//!   link the kernel crate (`adamant audit --kernels`); beside it the module's audit certificate
+//!   (`adamant_kernels::certificate`), which the runtime verifies before it loads the module.
 pub mod audit;
 mod checks;
 mod error;
 mod kernel_crate;
-pub mod kernel_list;
 mod manifest;
 pub mod ptx;
 pub mod ptxas;
 pub mod source_check;
 mod toolchain;
 
+/// The kernel list's format, which the certificate shares: it lives beside the descriptors, in
+/// `adamant-kernels`, so the writer here and the runtime's reader use one definition.
+pub use adamant_kernels::kernel_list;
 pub use error::BuildError;
 pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};
 pub use manifest::CrateNames;

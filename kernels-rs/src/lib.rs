@@ -36,8 +36,12 @@ pub mod abi;
 pub mod adam;
 #[cfg(target_arch = "nvptx64")]
 pub mod builtins;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod certificate;
 pub mod clamp;
 pub mod diagnostics;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod kernel_list;
 pub mod math;
 pub mod multi;
 pub mod nan_check;
@@ -55,8 +59,8 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 }
 
 /// The kernels of the crate in which it is written (its kernel set, see [`abi::kernel_set`]),
-/// for that crate's own code, such as a function it exports for the runtime's
-/// `Adamant::add_module`. A build script is a crate of its own (`build_script_build`), so there
+/// for that crate's own code, such as a test of its set (the runtime's `Adamant::add_module`
+/// takes the set named in the module's certificate from the registry itself). A build script is a crate of its own (`build_script_build`), so there
 /// name the kernel crate instead: `abi::kernel_set("my_kernels")`.
 #[macro_export]
 macro_rules! kernel_set {

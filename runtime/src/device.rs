@@ -9,11 +9,12 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
 use crate::error::{CudaContext, Error, Result};
+use crate::module::AuditedModule;
 
-/// adamant on one GPU: a CUDA context on device 0, the embedded [`PTX`](crate::PTX) module with
-/// every kernel entry resolved, and a stream the launchers enqueue on. Everything launched
-/// through it, and every device buffer allocated while it is alive, belongs to its context:
-/// keep it alive while any of them are in use.
+/// adamant on one GPU: a CUDA context on device 0, the embedded [`MODULE`](crate::MODULE),
+/// verified, with every kernel entry resolved, and a stream the launchers enqueue on.
+/// Everything launched through it, and every device buffer allocated while it is alive, belongs
+/// to its context: keep it alive while any of them are in use.
 ///
 /// ```
 /// use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
@@ -61,28 +62,49 @@ pub struct Adamant {
 }
 
 impl Adamant {
-    /// Initialises the driver, creates a context on GPU 0, loads the embedded
-    /// [`PTX`](crate::PTX) and resolves every kernel that `kernels-rs` declares, so that a
-    /// missing entry is reported here, by name, rather than at its first launch.
+    /// Verifies adamant's embedded module ([`MODULE`](crate::MODULE), once per process; see
+    /// [`AuditedModule::verify`]), then initialises the driver, creates a context on GPU 0,
+    /// loads the module and resolves every kernel that `kernels-rs` declares, so that a missing
+    /// entry is reported here, by name, rather than at its first launch.
     ///
     /// # Errors
     ///
+    /// - [`Error::UnauditedModule`] or [`Error::DescriptorMismatch`] if the embedded module is not
+    ///   the audited one for the descriptors this program links (checked before any driver
+    ///   call, so also on a machine without a GPU);
     /// - [`Error::NoDevice`] on a machine without a GPU or without a driver that starts;
     /// - [`Error::ModuleLoad`] if the driver rejects the PTX (a driver too old for it, say);
     /// - [`Error::MissingKernel`] if the module lacks a declared entry;
     /// - [`Error::Cuda`] for any other driver failure, naming the step.
     pub fn new() -> Result<Self> {
-        Self::with_ptx(crate::PTX, &adamant_kernels::abi::kernels())
+        let kernels = crate::module::own_kernels()?;
+        Self::start(crate::MODULE.ptx(), &kernels)
     }
 
-    /// As [`Adamant::new`], with another PTX text and the list of kernels that must be in it
-    /// (tests use this to prove that a missing entry is reported). Launches still go through the
-    /// registered descriptors and their checks, whatever this module holds.
+    /// As [`Adamant::new`], with another PTX text and the list of kernels that must be in it,
+    /// neither of them verified (tests use this to prove that a missing entry is reported).
+    /// Launches still go through the registered descriptors and their checks, whatever this
+    /// module holds.
+    ///
+    /// # Safety
+    ///
+    /// The caller vouches that `ptx` passed adamant's PTX audit against exactly `kernels`, the
+    /// descriptors registered in this program. Otherwise a launch can write unclamped values to
+    /// a parameter buffer: the runtime builds every argument from the registered descriptor and
+    /// cannot see what the entry of that name does with it.
     ///
     /// # Errors
     ///
-    /// As [`Adamant::new`].
-    pub fn with_ptx(
+    /// As [`Adamant::new`], but for the verification.
+    pub unsafe fn with_unaudited_ptx(
+        ptx: &str,
+        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    ) -> Result<Self> {
+        Self::start(ptx, kernels)
+    }
+
+    /// The driver, the context and `ptx` loaded with `kernels` resolved in it.
+    fn start(
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<Self> {
@@ -142,20 +164,45 @@ impl Adamant {
         self.stream.synchronize().during("synchronizing the stream")
     }
 
-    /// Loads another kernel crate's PTX module beside adamant's, and resolves `kernels` (that
-    /// crate's kernel set, [`kernel_set`](adamant_kernels::abi::kernel_set)) in it. Each
-    /// launch then finds its entry in the module of its descriptor's set, so a user's kernels
-    /// and adamant's never shadow one another, even where two sets use the same entry name.
-    /// Entries are found by name: `ptx` must be the module that set's build made
-    /// (`adamant_build::KernelCrate`, which checked every entry's parameters against these
-    /// descriptors and audited it).
+    /// Loads another kernel crate's PTX module beside adamant's, once it is verified
+    /// ([`AuditedModule::verify`]: the PTX is the text its build audited, against the
+    /// descriptors this program registers for its set), and resolves every entry of that set
+    /// in it. Each launch then finds its entry in the module of its descriptor's set, so a
+    /// user's kernels and adamant's never shadow one another, even where two sets use the same
+    /// entry name.
     ///
     /// # Errors
     ///
+    /// [`Error::UnauditedModule`] or [`Error::DescriptorMismatch`] from the verification;
     /// [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
-    /// one of `kernels`; [`Error::KernelSetLoaded`] if an entry of the same set and name is
-    /// already loaded. Nothing is added on error.
-    pub fn add_module(
+    /// one of the set's entries; [`Error::KernelSetLoaded`] if an entry of the same set and name
+    /// is already loaded. Nothing is added on error.
+    pub fn add_module(&mut self, module: &AuditedModule) -> Result<()> {
+        let kernels = module.verify()?;
+        self.load(module.ptx(), &kernels)
+    }
+
+    /// As [`Adamant::add_module`], for a PTX text and kernel set that are not verified.
+    ///
+    /// # Safety
+    ///
+    /// The caller vouches that `ptx` passed adamant's PTX audit against exactly `kernels`, the
+    /// descriptors registered in this program. Otherwise a launch can write unclamped values to
+    /// a parameter buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adamant::add_module`], but for the verification.
+    pub unsafe fn add_unaudited_module(
+        &mut self,
+        ptx: &str,
+        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    ) -> Result<()> {
+        self.load(ptx, kernels)
+    }
+
+    /// `ptx` loaded beside the modules already loaded, with `kernels` resolved in it.
+    fn load(
         &mut self,
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],

@@ -136,6 +136,42 @@ pub enum Error {
         source: CudaError,
     },
 
+    /// A module that is not, or cannot be shown to be, the one its build's audit passed
+    /// ([`AuditedModule::verify`]): its certificate is malformed or of an unknown format, the
+    /// PTX's digest is not the certified one, or no kernel of its set is registered here.
+    ///
+    /// [`AuditedModule::verify`]: crate::AuditedModule::verify
+    #[error(
+        "the module of kernel set `{set}` is not loaded as audited: {reason} (nothing was \
+         loaded)"
+    )]
+    UnauditedModule {
+        /// The kernel set the certificate names (`(unreadable)` when it cannot be read).
+        set: String,
+        /// What is wrong: both digests for a PTX that is not the certified text.
+        reason: String,
+    },
+
+    /// The host's registered descriptors of a module's kernel set are not the ones the module
+    /// was audited against ([`AuditedModule::verify`]): launches would build their arguments
+    /// from the host's, so the module is refused. The build script and the host can link two
+    /// versions of one kernel crate (a build-dependency's features are resolved apart).
+    ///
+    /// [`AuditedModule::verify`]: crate::AuditedModule::verify
+    #[error(
+        "kernel set `{set}`, entry `{entry}`: the host's descriptors are not the ones the module \
+         was audited against: {detail} (nothing was loaded)"
+    )]
+    DescriptorMismatch {
+        /// The kernel set.
+        set: String,
+        /// The entry that differs.
+        entry: String,
+        /// How: the parameter that differs, or the entry missing from one side or registered
+        /// twice.
+        detail: String,
+    },
+
     /// Two per-element buffers of one launch differ in length.
     #[error(
         "{kernel}: buffer `{buffer}` has {found} elements but `{reference}` has {expected}; \

@@ -115,7 +115,7 @@ impl Adamant {
     /// [`Error::DisabledWithoutReason`] for the policy, [`Error::InvalidScalar`] (or, from a
     /// hand-written `OptimizerEntry`, [`Error::ScalarCount`] / [`Error::ScalarType`]) for a
     /// scalar, [`Error::LengthMismatch`], [`Error::Overlap`]; [`Error::MissingKernel`] if the
-    /// loaded module lacks the entry ([`Adamant::with_ptx`]). [`Error::Cuda`] if the driver
+    /// loaded module lacks the entry ([`Adamant::with_unaudited_ptx`]). [`Error::Cuda`] if the driver
     /// refuses the launch.
     pub fn launch_optimizer<E: OptimizerEntry>(
         &self,

@@ -5,7 +5,9 @@
 //!
 //! # The API
 //!
-//! - [`Adamant`]: one GPU with the module loaded and every kernel entry resolved. It launches
+//! - [`Adamant`]: one GPU with the module loaded and every kernel entry resolved. It loads other
+//!   kernel crates' modules only as [`AuditedModule`]s ([`include_module!`],
+//!   [`Adamant::add_module`]), verified against the build's audit certificate. It launches
 //!   - one parameter group per call through the typed launchers ([`Adamant::iqn_adam`],
 //!     [`Adamant::dqn_adam_update`], [`Adamant::iql_adam`], [`Adamant::attn_adam`],
 //!     [`Adamant::curiosity_adam`]) and a target network's soft update
@@ -60,6 +62,7 @@ mod interop;
 mod launch;
 mod launch_check;
 mod memory;
+mod module;
 mod multi;
 pub mod nan_check;
 mod records;
@@ -75,6 +78,7 @@ pub use groups::{GroupBuffer, ParamGroup};
 pub use hyper::AdamHyper;
 pub use interop::{DeviceRegion, ForeignStream, Raw};
 pub use launch::LaunchInfo;
+pub use module::AuditedModule;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
 pub use records::{LaunchRecords, Records};
@@ -88,9 +92,12 @@ pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.
 pub use cust;
 
-/// The PTX text of adamant's kernels: every entry `kernels-rs` declares, built by this crate's
-/// build script, which fails unless the module passes the checks and the clamp audit.
-/// [`Adamant::new`] loads it; `adamant audit` audits it. It is embedded, not read from disk, so
-/// a binary carries its own kernels: a tool that wants a file writes this text out
-/// (`adamant audit --write-ptx PATH`).
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/adamant_kernels.ptx"));
+/// adamant's kernels: the PTX module of every entry `kernels-rs` declares, built by this crate's
+/// build script (which fails unless the module passes the checks and the clamp audit), with the
+/// audit certificate the build wrote. [`Adamant::new`] verifies and loads it. It is embedded,
+/// not read from disk, so a binary carries its own kernels.
+pub static MODULE: AuditedModule = include_module!(adamant_kernels);
+
+/// The PTX text of [`MODULE`], for tools: `adamant audit` audits it; a tool that wants a file
+/// writes it out (`adamant audit --write-ptx PATH`).
+pub const PTX: &str = MODULE.ptx();

@@ -1,9 +1,10 @@
-//! The host side of a downstream optimizer crate: its PTX module (built, checked and audited by
-//! `build.rs`), its kernel set, and the loading of both into adamant's runtime. Launches go
-//! through the runtime's generic, validated [`Adamant::launch_optimizer`] with the kernels'
-//! generated `Buffers` and `Scalars`.
+//! The host side of a downstream optimizer crate: its PTX module with the audit certificate
+//! `build.rs` wrote (built, checked and audited there), its kernel set, and the loading of both
+//! into adamant's runtime, which verifies the certificate first. Launches go through the
+//! runtime's generic, validated [`Adamant::launch_optimizer`] with the kernels' generated
+//! `Buffers` and `Scalars`.
 use adamant_kernels::abi::{self, KernelDescriptor};
-use adamant_runtime::Adamant;
+use adamant_runtime::{include_module, Adamant, AuditedModule};
 
 pub use custom_optimizer_kernels::{lion_kernel, sgd_momentum_kernel};
 
@@ -12,8 +13,11 @@ pub mod reference;
 /// The kernel crate's library name, which is its kernel set.
 pub const SET: &str = "custom_optimizer_kernels";
 
-/// The module `build.rs` made: this crate's entries only.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/custom_optimizer_kernels.ptx"));
+/// The module `build.rs` made (this crate's entries only), with its audit certificate.
+pub static MODULE: AuditedModule = include_module!(custom_optimizer_kernels);
+
+/// The PTX text of [`MODULE`], for tools and the audit tests.
+pub const PTX: &str = MODULE.ptx();
 
 /// The kernel set `build.rs` checked and audited [`PTX`] against, as JSON (for
 /// `adamant audit --ptx <it> --kernels <this>`, which does not link this crate).
@@ -27,12 +31,12 @@ pub fn kernels() -> Vec<&'static KernelDescriptor> {
     abi::kernel_set(SET)
 }
 
-/// Loads [`PTX`] into `rt` beside adamant's module, so the launches of this crate's kernels find
-/// their entries.
+/// Loads [`MODULE`] into `rt` beside adamant's module, once its certificate is verified, so the
+/// launches of this crate's kernels find their entries.
 ///
 /// # Errors
 ///
 /// Those of [`Adamant::add_module`].
 pub fn load(rt: &mut Adamant) -> adamant_runtime::Result<()> {
-    rt.add_module(PTX, &kernels())
+    rt.add_module(&MODULE)
 }
