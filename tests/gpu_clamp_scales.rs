@@ -249,27 +249,50 @@ fn a_captured_step_clamps_each_replay_with_the_sets_scales() {
     let mut set = TensorSet::new();
     sync_set(kernel, &mut set, &mut tensors).unwrap();
     let reversed: Vec<f32> = SCALES.iter().rev().copied().collect();
-    // The graph borrows the set, so its scales are fixed while it lives: one table, a replay;
-    // then, the graph dropped, another table and a new capture.
-    for scales in [&SCALES[..], &reversed[..]] {
-        set.set_clamp_scales(scales).unwrap();
-        let before: Vec<HostTensor> = tensors.iter().map(download).collect();
-        {
-            let graph = rt
-                .capture(vec![Box::new(|s: &Stream| {
-                    step(&rt, s, kernel, &mut set, &mut tensors, policy)
-                })])
-                .unwrap();
-            graph.launch(rt.stream()).unwrap();
-            rt.synchronize().unwrap();
-        }
-        let reference: Vec<RefState> = before
+    let reference = |before: &[HostTensor], scales: &[f32]| -> Vec<RefState> {
+        before
             .iter()
             .zip(bounds(BOUND, scales))
             .map(|(t, b)| reference_of(kernel, t, b))
-            .collect();
-        assert_matches(kernel, "graph replay", &reference, &tensors);
-    }
+            .collect()
+    };
+    set.set_clamp_scales(&SCALES).unwrap();
+    let graph = rt
+        .capture(vec![Box::new(|s: &Stream| {
+            step(&rt, s, kernel, &mut set, &mut tensors, policy)
+        })])
+        .unwrap();
+    let before: Vec<HostTensor> = tensors.iter().map(download).collect();
+    graph.launch(rt.stream()).unwrap();
+    rt.synchronize().unwrap();
+    assert_matches(
+        kernel,
+        "graph replay",
+        &reference(&before, &SCALES),
+        &tensors,
+    );
+    // New scales go to a new table: the graph keeps the one its launch validated (its bounds
+    // were checked against it), while eager launches take the new one.
+    set.set_clamp_scales(&reversed).unwrap();
+    let before: Vec<HostTensor> = tensors.iter().map(download).collect();
+    graph.launch(rt.stream()).unwrap();
+    rt.synchronize().unwrap();
+    assert_matches(
+        kernel,
+        "graph replay after new scales",
+        &reference(&before, &SCALES),
+        &tensors,
+    );
+    let before: Vec<HostTensor> = tensors.iter().map(download).collect();
+    step(&rt, rt.stream(), kernel, &mut set, &mut tensors, policy).unwrap();
+    rt.synchronize().unwrap();
+    assert_matches(
+        kernel,
+        "eager, new scales",
+        &reference(&before, &reversed),
+        &tensors,
+    );
+    drop(graph);
     assert_eq!(set.rebuilds(), 1, "the tables were rebuilt for new scales");
 }
 

@@ -215,10 +215,16 @@ impl TensorSet {
         &self,
         tensors: &[E::Buffers<K>],
     ) -> bool {
-        if tensors.len() != self.signature.len() || (self.chunks.is_none() && !tensors.is_empty()) {
+        (self.chunks.is_some() || tensors.is_empty()) && self.same_key::<E, K>(tensors)
+    }
+
+    /// Whether the tables were validated for exactly this launch: the same kernel (tables
+    /// validated under another kernel's roles and overlap rules are not these, even over the
+    /// same addresses) and the same buffers, by name, address and length, in the same order.
+    fn same_key<E: OptimizerEntry, K: LaunchKinds>(&self, tensors: &[E::Buffers<K>]) -> bool {
+        if tensors.len() != self.signature.len() {
             return false;
         }
-        // Tables validated for another kernel (other roles, other overlap rules) are not these.
         if !tensors.is_empty() && !self.entry.is_some_and(|d| std::ptr::eq(d, E::DESCRIPTOR)) {
             return false;
         }
@@ -520,5 +526,42 @@ impl Adamant {
         unsafe { stream.launch(function, grid, BLOCK_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
         Ok(info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use adamant_kernels::abi::Same;
+    use adamant_kernels::optimizers::{attn_adam_kernel, iqn_adam_kernel};
+
+    use super::TensorSet;
+    use crate::launch_check::check_tensors;
+
+    type Pair = Same<(u64, usize)>;
+
+    fn tensors<B>(make: impl Fn([(u64, usize); 4]) -> B) -> Vec<B> {
+        (0..3u64)
+            .map(|t| make([0, 1, 2, 3].map(|b| (0x100_0000 * (4 * t + b + 1), 64 + t as usize))))
+            .collect()
+    }
+
+    #[test]
+    fn tables_are_reused_only_for_the_kernel_and_buffers_they_were_validated_for() {
+        let iqn = tensors(|[p, g, m, v]| iqn_adam_kernel::Buffers::<Pair> { p, g, m, v });
+        let attn = tensors(|[p, g, m, v]| attn_adam_kernel::Buffers::<Pair> { p, g, m, v });
+        // A set as a sync for iqn_adam_kernel leaves it (without its device tables).
+        let mut set = TensorSet::new();
+        set.signature = check_tensors::<iqn_adam_kernel::Entry, Pair>(&iqn).unwrap();
+        set.entry =
+            Some(<iqn_adam_kernel::Entry as adamant_kernels::abi::OptimizerEntry>::DESCRIPTOR);
+        assert!(set.same_key::<iqn_adam_kernel::Entry, Pair>(&iqn));
+        // Another kernel over the very same addresses and lengths (and the same roles) is not
+        // these tables: its launch rebuilds them, validating under its own descriptor.
+        assert!(!set.same_key::<attn_adam_kernel::Entry, Pair>(&attn));
+        // One buffer moved, or one tensor fewer: not these tables either.
+        let mut moved = tensors(|[p, g, m, v]| iqn_adam_kernel::Buffers::<Pair> { p, g, m, v });
+        moved[2].v.0 += 4;
+        assert!(!set.same_key::<iqn_adam_kernel::Entry, Pair>(&moved));
+        assert!(!set.same_key::<iqn_adam_kernel::Entry, Pair>(&iqn[..2]));
     }
 }

@@ -204,9 +204,8 @@ impl<'rt> NanChecker<'rt> {
 
     /// As [`NanChecker::enqueue`], with the thresholds' `q_abs_ref_eff` read on the device from
     /// record `index` of `states` (the `max(Q_ABS_REF, 1)` its last advance accepted): recorded
-    /// into a graph after the advance, every replay checks against that step's reference. The
-    /// records must outlive every replay of such a graph (a
-    /// [`TrainingSession`](crate::TrainingSession) holds both).
+    /// into a graph after the advance, every replay checks against that step's reference (the
+    /// graph keeps the records alive, as it keeps everything its launches use).
     ///
     /// # Errors
     ///

@@ -305,9 +305,9 @@ impl<'rt> TrainingSession<'rt> {
     /// A session over `groups`, with `cfg`'s hyperparameters and the device `Q_ABS_REF` from
     /// `q_abs_ref`. With `activations` (bindings of the seed's table,
     /// [`SEED_TABLE`](crate::nan_check::SEED_TABLE)), every group slot of the 49-slot table is
-    /// bound to the groups and the activation slots must be bound in `activations` (their
-    /// buffers must stay allocated for the session's life); the check then runs at the end of
-    /// every step.
+    /// bound to the groups and the activation slots must be bound in `activations` (the
+    /// bindings keep a share of their buffers, so they stay allocated for the session's checks);
+    /// the check then runs at the end of every step.
     ///
     /// # Errors
     ///
