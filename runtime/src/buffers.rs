@@ -349,27 +349,16 @@ pub(crate) trait LaunchBuffer {
     fn keep(&self) -> Option<Keep>;
 }
 
-impl LaunchBuffer for &mut ParamBuffer {
+/// A buffer a launch writes: a `&mut ParamBuffer` or a `&mut DeviceArray`.
+impl<T: ReadBuffer> LaunchBuffer for &mut T {
     fn address(&self) -> u64 {
-        self.memory.address()
+        self.memory().address()
     }
     fn len(&self) -> usize {
-        self.memory.len()
+        self.memory().len()
     }
     fn keep(&self) -> Option<Keep> {
-        Some(self.memory.clone())
-    }
-}
-
-impl LaunchBuffer for &mut DeviceArray {
-    fn address(&self) -> u64 {
-        self.memory.address()
-    }
-    fn len(&self) -> usize {
-        self.memory.len()
-    }
-    fn keep(&self) -> Option<Keep> {
-        Some(self.memory.clone())
+        Some(self.memory().clone())
     }
 }
 

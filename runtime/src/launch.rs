@@ -222,8 +222,7 @@ impl Adamant {
         self.retain(stream, || {
             let mut keeps = buffer_keeps::<E, K>(tensors);
             keeps.extend(records.keeps());
-            keeps.extend(uniforms.keeps());
-            keeps.extend(checked.uniforms.iter().cloned());
+            keeps.extend(uniforms.keeps(&checked));
             keeps
         })?;
         let len = signature[0].first().map_or(0, |b| b.len);

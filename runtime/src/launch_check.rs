@@ -120,12 +120,15 @@ pub enum Uniforms<'s, E: OptimizerEntry> {
 }
 
 impl<E: OptimizerEntry> Uniforms<'_, E> {
-    /// What a graph must keep besides the buffers: the step-state record's allocations.
-    pub fn keeps(&self) -> Vec<Keep> {
-        match self {
+    /// What a graph must keep besides the buffers and the records: the step-state record's
+    /// allocations and the device scalars `checked` found.
+    pub fn keeps(&self, checked: &CheckedArgs) -> Vec<Keep> {
+        let mut keeps = match self {
             Uniforms::Plain { .. } => Vec::new(),
             Uniforms::Stepped { states, .. } => states.keeps(),
-        }
+        };
+        keeps.extend(checked.uniforms.iter().cloned());
+        keeps
     }
 
     /// The smallest bound this launch can clamp with: the policy's, or the step-state record's

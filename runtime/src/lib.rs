@@ -69,7 +69,7 @@ mod records;
 mod seed;
 mod step;
 
-pub use buffers::{DeviceArray, DeviceScalar, Owned, ParamBuffer, ReadBuffer};
+pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer};
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};

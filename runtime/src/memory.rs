@@ -49,7 +49,9 @@ fn allocation_error(what: &str, bytes: usize, source: cust::error::CudaError) ->
 }
 
 impl<T: DeviceCopy> DeviceMemory<T> {
-    /// A copy of `data` in a new allocation (synchronous: `data` may be reused on return).
+    /// A copy of `data` in a new allocation. Its contents have landed when this returns, so
+    /// a launch on any stream (a non-blocking one included, which does not wait for the legacy
+    /// stream's copies) reads them: new allocations are setup, not the per-step path.
     ///
     /// # Errors
     ///
@@ -57,6 +59,7 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     pub(crate) fn from_host(data: &[T], what: &str) -> Result<Arc<Self>> {
         let buffer = DeviceBuffer::from_slice(data)
             .map_err(|e| allocation_error(what, std::mem::size_of_val(data), e))?;
+        landed(what)?;
         Ok(Arc::new(DeviceMemory { buffer }))
     }
 
@@ -103,8 +106,7 @@ impl<T: DeviceCopy> DeviceMemory<T> {
 
 impl DeviceMemory<f32> {
     /// `len` copies of `value`, written on the device (no host buffer of `len` values): one
-    /// memset of the new allocation, which `cuMemsetD32` completes before it returns for device
-    /// memory, so every later launch on any stream sees it.
+    /// memset of the new allocation, landed when this returns (as [`DeviceMemory::from_host`]).
     ///
     /// # Errors
     ///
@@ -119,9 +121,18 @@ impl DeviceMemory<f32> {
             let status =
                 unsafe { cust::sys::cuMemsetD32_v2(memory.address(), value.to_bits(), len) };
             crate::error::driver(status, &format!("filling {what}"))?;
+            landed(what)?;
         }
         Ok(memory)
     }
+}
+
+/// Waits for the copy or memset that filled a new allocation: cust's copy from pageable memory
+/// and the memset may return before the device has the data, and only the legacy stream and
+/// blocking streams are ordered after them.
+fn landed(what: &str) -> Result<()> {
+    cust::context::CurrentContext::synchronize()
+        .map_err(|e| Error::cuda(format!("waiting for {what} to land"), e))
 }
 
 impl<T: DeviceCopy> Drop for DeviceMemory<T> {

@@ -508,8 +508,7 @@ impl Adamant {
         self.retain(stream, || {
             let mut keeps = buffer_keeps::<E, K>(tensors);
             keeps.extend(set.keeps());
-            keeps.extend(uniforms.keeps());
-            keeps.extend(checked.uniforms.iter().cloned());
+            keeps.extend(uniforms.keeps(&checked));
             keeps
         })?;
         let mut values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
