@@ -72,3 +72,14 @@ impl<T: DeviceCopy> HostMapped<T> {
             .collect()
     }
 }
+
+impl<T: DeviceCopy> Drop for HostMapped<T> {
+    fn drop(&mut self) {
+        // Kernels write this memory (a launch's last block publishes its records here): wait for
+        // the context's work before cust frees it, as a device allocation's drop does
+        // (`memory.rs`), so no kernel still in flight writes freed host memory. A graph that
+        // recorded such a kernel owns a share of this value, so this runs after the graph is
+        // gone. An error cannot be reported from a drop.
+        let _ = cust::context::CurrentContext::synchronize();
+    }
+}
