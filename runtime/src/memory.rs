@@ -8,8 +8,7 @@
 //! keeps them until it is dropped. So dropping a buffer, replacing a set's tables or a step
 //! state behind a `RefCell` never frees memory a graph still writes. And no allocation is freed
 //! while an eager launch may still use it: [`DeviceMemory`]'s drop (and the page-locked
-//! `HostMapped`'s) waits for the context's work
-//! first.
+//! `HostMapped`'s) waits for the context's work first.
 use std::any::Any;
 use std::sync::Arc;
 
