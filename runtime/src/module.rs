@@ -10,7 +10,7 @@
 //! audited it.
 use std::sync::OnceLock;
 
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam, ParamRole};
+use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, ParamRole};
 use adamant_kernels::certificate::{self, Certificate};
 use adamant_kernels::kernel_list::{ListedKernel, ListedParam};
 
@@ -233,41 +233,33 @@ fn compare(
     }
 }
 
-/// How `host` differs from the audited `listed` entry of the same name, in words.
+/// How `host` differs from the audited `listed` entry of the same name, in words. The host's
+/// descriptor is compared in the certificate's own form ([`ListedKernel::of`]), so whatever the
+/// list records of a kernel is what is compared (where it was defined aside: informational).
 fn difference(host: &KernelDescriptor, listed: &ListedKernel) -> Option<String> {
-    if host.kind != listed.kind {
+    let ours = ListedKernel::of(host);
+    if ours.kind != listed.kind {
         return Some(format!(
             "it is {} in the host's descriptor but {} in the audited one",
-            kind(host.kind),
+            kind(ours.kind),
             kind(listed.kind)
         ));
     }
-    let count = host.params.len().max(listed.params.len());
+    let count = ours.params.len().max(listed.params.len());
     (0..count).find_map(|i| {
-        let ours = host.params.get(i);
-        let theirs = listed.params.get(i);
-        let same = matches!((ours, theirs), (Some(h), Some(a))
-            if h.name == a.name && h.ty == a.ty && h.role == a.role);
-        (!same).then(|| {
+        let (h, a) = (ours.params.get(i), listed.params.get(i));
+        (h != a).then(|| {
             format!(
                 "parameter {i} is {} in the host's descriptor but {} in the audited one",
-                ours.map_or_else(|| absent(host.params.len()), host_param),
-                theirs.map_or_else(|| absent(listed.params.len()), listed_param),
+                h.map_or_else(|| absent(ours.params.len()), param),
+                a.map_or_else(|| absent(listed.params.len()), param),
             )
         })
     })
 }
 
-fn host_param(p: &KernelParam) -> String {
-    param(p.name, p.ty, p.role)
-}
-
-fn listed_param(p: &ListedParam) -> String {
-    param(&p.name, p.ty, p.role)
-}
-
-fn param(name: &str, ty: abi::ParamType, role: ParamRole) -> String {
-    format!("`{name}` ({}, {})", describe_role(role), ty.ptx())
+fn param(p: &ListedParam) -> String {
+    format!("`{}` ({}, {})", p.name, describe_role(p.role), p.ty.ptx())
 }
 
 fn absent(len: usize) -> String {
