@@ -12,7 +12,8 @@ use adamant::kernels::optimizers::{
 };
 use adamant::runtime::nan_check::{NanChecker, SlotBindings, SEED_TABLE};
 use adamant::runtime::{
-    adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, Records, TensorSet, PTX,
+    adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, QAbsRef, Records, StepBound, StepSpec,
+    StepStates, TensorSet, PTX,
 };
 use adamant::runtime::{DeviceArray, Owned, ParamBuffer};
 use anyhow::{Context, Result};
@@ -108,6 +109,23 @@ fn hyper() -> AdamHyper {
     AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 10).expect("valid")
 }
 
+/// One step-state record per bound, each made for `attn_adam_kernel` with [`hyper`]'s values.
+fn attn_states(bounds: &[StepBound]) -> Result<StepStates> {
+    let h = hyper();
+    let specs = bounds
+        .iter()
+        .map(|&bound| {
+            StepSpec::adam(&h, bound)?.with_kernel::<attn_adam_kernel::Entry>(
+                attn_adam_kernel::Hyper {
+                    eps: h.eps,
+                    weight_decay: h.weight_decay,
+                },
+            )
+        })
+        .collect::<adamant::runtime::Result<Vec<_>>>()?;
+    Ok(StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 })?)
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let rt = Adamant::new().context("starting the adamant runtime")?;
@@ -187,11 +205,16 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
         };
         let hot = timer.median_us(false, &mut launch)?;
         let cold = timer.median_us(true, &mut launch)?;
+        // A graph replays the stepped entry (a plain Adam launch, whose bias corrections a
+        // replay would freeze, is refused in a capture): one record made for the kernel,
+        // advanced once, so the graph times the update alone.
         let graph_hot = {
+            let states = attn_states(&[StepBound::Policy(policy)])?;
+            states.advance(rt, rt.stream())?;
+            let k = attn_adam_kernel::StepScalars {};
             let graph = rt.capture(vec![Box::new(|s: &Stream| {
-                launch(s).map_err(|e| adamant::runtime::Error::Capture {
-                    operation: e.to_string(),
-                })
+                rt.launch_stepped::<attn_adam_kernel::Entry>(s, &buffers, &k, &states, 0, &records)
+                    .map(|_| ())
             })])?;
             timer.median_us(false, |s| Ok(graph.launch(s)?))?
         };
@@ -294,17 +317,44 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     let isv = ClampPolicy::from_isv(2.0);
     let dt_policy = ClampPolicy::disabled(adamant::runtime::DT_CLAMP_DISABLED);
     let h = hyper();
-    let dqn_s = adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL)?;
-    let iqn_s = adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay)?;
-    let iql_s = adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0)?;
-    let attn_s = adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay)?;
-    let cur_s = adam_scalars!(
-        curiosity_adam_step,
-        AdamHyper {
-            weight_decay: 0.0,
-            ..h
-        }
+    // One step-state record per launch, made for its kernel (the stepped entries read every
+    // scalar from it, so a graph of them replays correctly), advanced once below.
+    let (eps, weight_decay) = (h.eps, h.weight_decay);
+    let spec = |bound| StepSpec::adam(&h, StepBound::Policy(bound));
+    let attn_h = attn_adam_kernel::Hyper { eps, weight_decay };
+    let states = StepStates::new(
+        &[
+            spec(isv)?.with_kernel::<dqn_adam_update_kernel::Entry>(
+                dqn_adam_update_kernel::Hyper { eps, weight_decay },
+            )?,
+            spec(isv)?.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps,
+                weight_decay,
+            })?,
+            spec(isv)?.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                eps,
+                weight_decay,
+                grad_clip: 1.0,
+            })?,
+            spec(isv)?.with_kernel::<attn_adam_kernel::Entry>(attn_h)?,
+            spec(isv)?
+                .with_kernel::<curiosity_adam_step::Entry>(curiosity_adam_step::Hyper { eps })?,
+            spec(dt_policy)?.with_kernel::<attn_adam_kernel::Entry>(attn_h)?,
+        ],
+        QAbsRef::Owned { initial: 1.0 },
     )?;
+    states.advance(rt, rt.stream())?;
+    let dqn_s = dqn_adam_update_kernel::StepScalars {
+        grad_scale: adamant::kernels::abi::UniformPtr::NULL,
+    };
+    let (iqn_s, iql_s) = (
+        iqn_adam_kernel::StepScalars {},
+        iql_adam_kernel::StepScalars {},
+    );
+    let (attn_s, cur_s) = (
+        attn_adam_kernel::StepScalars {},
+        curiosity_adam_step::StepScalars {},
+    );
     macro_rules! bufs {
         ($list:expr, $k:ident) => {
             $list
@@ -342,8 +392,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         attn: (attn_b, attn_s),
         cur: (cur_b, cur_s),
         dt: (dt_b, attn_s),
-        isv,
-        dt_policy,
+        states: &states,
     };
     let mut sets: [TensorSet; 6] = Default::default();
     let eager = timer.host_median_us(|s| {
@@ -386,52 +435,38 @@ type Launch<B, S> = (Vec<B>, S);
 /// all run these.
 struct RlStep<'a> {
     rt: &'a Adamant,
-    dqn: Launch<dqn_adam_update_kernel::Buffers<Owned<'a>>, dqn_adam_update_kernel::Scalars>,
-    iqn: Launch<iqn_adam_kernel::Buffers<Owned<'a>>, iqn_adam_kernel::Scalars>,
-    iql: Launch<iql_adam_kernel::Buffers<Owned<'a>>, iql_adam_kernel::Scalars>,
-    attn: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::Scalars>,
-    cur: Launch<curiosity_adam_step::Buffers<Owned<'a>>, curiosity_adam_step::Scalars>,
-    dt: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::Scalars>,
-    isv: ClampPolicy,
-    dt_policy: ClampPolicy,
+    dqn: Launch<dqn_adam_update_kernel::Buffers<Owned<'a>>, dqn_adam_update_kernel::StepScalars>,
+    iqn: Launch<iqn_adam_kernel::Buffers<Owned<'a>>, iqn_adam_kernel::StepScalars>,
+    iql: Launch<iql_adam_kernel::Buffers<Owned<'a>>, iql_adam_kernel::StepScalars>,
+    attn: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::StepScalars>,
+    cur: Launch<curiosity_adam_step::Buffers<Owned<'a>>, curiosity_adam_step::StepScalars>,
+    dt: Launch<attn_adam_kernel::Buffers<Owned<'a>>, attn_adam_kernel::StepScalars>,
+    /// One record per launch, in the order above.
+    states: &'a StepStates,
 }
 
 impl RlStep<'_> {
-    /// One branch per launch, each with its own tensor set (device tables).
+    /// One branch per launch (stepped, without the advance: the records were advanced once),
+    /// each with its own tensor set (device tables).
     fn branches<'s>(&'s self, sets: &'s mut [TensorSet; 6]) -> Vec<Branch<'s>> {
-        let (rt, isv, dt_policy) = (self.rt, self.isv, self.dt_policy);
+        let (rt, states) = (self.rt, self.states);
         let [s0, s1, s2, s3, s4, s5] = sets;
+        macro_rules! branch {
+            ($k:ident, $launch:expr, $set:expr, $record:expr) => {
+                Box::new(move |s: &Stream| {
+                    let (b, k) = $launch;
+                    rt.launch_multi_stepped::<$k::Entry>(s, $set, b, k, states, $record)
+                        .map(|_| ())
+                })
+            };
+        }
         vec![
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.dqn;
-                rt.launch_multi::<dqn_adam_update_kernel::Entry>(s, s0, b, k, isv)
-                    .map(|_| ())
-            }),
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.iqn;
-                rt.launch_multi::<iqn_adam_kernel::Entry>(s, s1, b, k, isv)
-                    .map(|_| ())
-            }),
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.iql;
-                rt.launch_multi::<iql_adam_kernel::Entry>(s, s2, b, k, isv)
-                    .map(|_| ())
-            }),
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.attn;
-                rt.launch_multi::<attn_adam_kernel::Entry>(s, s3, b, k, isv)
-                    .map(|_| ())
-            }),
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.cur;
-                rt.launch_multi::<curiosity_adam_step::Entry>(s, s4, b, k, isv)
-                    .map(|_| ())
-            }),
-            Box::new(move |s: &Stream| {
-                let (b, k) = &self.dt;
-                rt.launch_multi::<attn_adam_kernel::Entry>(s, s5, b, k, dt_policy)
-                    .map(|_| ())
-            }),
+            branch!(dqn_adam_update_kernel, &self.dqn, s0, 0),
+            branch!(iqn_adam_kernel, &self.iqn, s1, 1),
+            branch!(iql_adam_kernel, &self.iql, s2, 2),
+            branch!(attn_adam_kernel, &self.attn, s3, 3),
+            branch!(curiosity_adam_step, &self.cur, s4, 4),
+            branch!(attn_adam_kernel, &self.dt, s5, 5),
         ]
     }
 }

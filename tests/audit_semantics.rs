@@ -35,6 +35,7 @@ static TINY: KernelDescriptor = KernelDescriptor {
     name: "tiny",
     kind: KernelKind::Optimizer,
     params: &PARAMS,
+    record: &[],
 };
 
 /// A module with one optimizer entry: `x = p[tid]`, then `clamp` (PTX lines computing `%out`

@@ -196,7 +196,14 @@ fn stepped_launches_multiply_the_steps_bound() {
     let rt = Adamant::new().expect("needs a CUDA GPU");
     let mut rng = SmallRng::seed_from_u64(34);
     let h = hyper(KernelRef::Iqn);
-    let spec = StepSpec::adam(&h, StepBound::Policy(ClampPolicy::Fixed { bound: BOUND })).unwrap();
+    let spec = StepSpec::adam(&h, StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }))
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: h.eps,
+                weight_decay: h.weight_decay,
+            })
+        })
+        .unwrap();
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
     let per_tensor = bounds(BOUND, &SCALES);
     let host = tensors_for(&mut rng, &per_tensor);
@@ -204,10 +211,7 @@ fn stepped_launches_multiply_the_steps_bound() {
     let mut set = TensorSet::new();
     sync_set(KernelRef::Iqn, &mut set, &mut tensors).unwrap();
     set.set_clamp_scales(&SCALES).unwrap();
-    let scalars = iqn_adam_kernel::StepScalars {
-        eps: h.eps,
-        weight_decay: h.weight_decay,
-    };
+    let scalars = iqn_adam_kernel::StepScalars {};
     states.advance(&rt, rt.stream()).unwrap();
     {
         let buffers = buffers!(iqn_adam_kernel, tensors);
@@ -249,17 +253,19 @@ fn a_captured_step_clamps_each_replay_with_the_sets_scales() {
     let mut set = TensorSet::new();
     sync_set(kernel, &mut set, &mut tensors).unwrap();
     let reversed: Vec<f32> = SCALES.iter().rev().copied().collect();
-    let reference = |before: &[HostTensor], scales: &[f32]| -> Vec<RefState> {
+    // The step of each replay (the record's first advance gives `hyper`'s step, 3).
+    let reference = |before: &[HostTensor], scales: &[f32], step: u64| -> Vec<RefState> {
         before
             .iter()
             .zip(bounds(BOUND, scales))
-            .map(|(t, b)| reference_of(kernel, t, b))
+            .map(|(t, b)| reference_at(kernel, t, b, step))
             .collect()
     };
+    let states = states_for(kernel, policy);
     set.set_clamp_scales(&SCALES).unwrap();
     let graph = rt
         .capture(vec![Box::new(|s: &Stream| {
-            step(&rt, s, kernel, &mut set, &mut tensors, policy)
+            step_stepped(&rt, s, kernel, &mut set, &mut tensors, &states)
         })])
         .unwrap();
     let before: Vec<HostTensor> = tensors.iter().map(download).collect();
@@ -268,7 +274,7 @@ fn a_captured_step_clamps_each_replay_with_the_sets_scales() {
     assert_matches(
         kernel,
         "graph replay",
-        &reference(&before, &SCALES),
+        &reference(&before, &SCALES, 3),
         &tensors,
     );
     // New scales go to a new table: the graph keeps the one its launch validated (its bounds
@@ -280,16 +286,16 @@ fn a_captured_step_clamps_each_replay_with_the_sets_scales() {
     assert_matches(
         kernel,
         "graph replay after new scales",
-        &reference(&before, &SCALES),
+        &reference(&before, &SCALES, 4),
         &tensors,
     );
     let before: Vec<HostTensor> = tensors.iter().map(download).collect();
-    step(&rt, rt.stream(), kernel, &mut set, &mut tensors, policy).unwrap();
+    step_stepped(&rt, rt.stream(), kernel, &mut set, &mut tensors, &states).unwrap();
     rt.synchronize().unwrap();
     assert_matches(
         kernel,
         "eager, new scales",
-        &reference(&before, &reversed),
+        &reference(&before, &reversed, 5),
         &tensors,
     );
     drop(graph);

@@ -59,12 +59,28 @@ fn buffers(g: &mut Group) -> iqn_adam_kernel::Buffers<adamant::runtime::Owned<'_
     }
 }
 
-fn scalars() -> iqn_adam_kernel::Scalars {
+const BOUND: ClampPolicy = ClampPolicy::Fixed { bound: 1.0 };
+
+/// A record made for `iqn_adam_kernel` (lr 0.1, no decay) with a fixed `bound`.
+fn iqn_spec(bound: f32) -> StepSpec {
     let hyper = AdamHyper::new(1e-1, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
-    adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap()
+    StepSpec::adam(&hyper, StepBound::Policy(ClampPolicy::Fixed { bound }))
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.0,
+            })
+        })
+        .unwrap()
 }
 
-const BOUND: ClampPolicy = ClampPolicy::Fixed { bound: 1.0 };
+/// One record of [`iqn_spec`] with the bound 1.
+fn iqn_states() -> StepStates {
+    StepStates::new(&[iqn_spec(1.0)], QAbsRef::Owned { initial: 1.0 }).unwrap()
+}
+
+/// The stepped launches' uniforms (`iqn_adam_kernel` has no `#[uniform_ptr]`).
+const K: iqn_adam_kernel::StepScalars = iqn_adam_kernel::StepScalars {};
 
 fn all(x: &[f32], want: f32) -> bool {
     x.iter().all(|&v| v == want)
@@ -79,15 +95,17 @@ fn a_graph_keeps_the_buffers_it_recorded_after_their_handles_are_dropped() {
     let rt = runtime();
     let mut g = group();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    let k = scalars();
+    let states = iqn_states();
     let graph = {
         let b = buffers(&mut g);
         rt.capture(vec![Box::new(|s: &Stream| {
-            rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &k, BOUND, &records)
+            states.advance(&rt, s)?;
+            rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &K, &states, 0, &records)
                 .map(|_| ())
         })])
         .unwrap()
     };
+    drop(states);
     assert!(graph.kept() >= 7, "buffers and records: {}", graph.kept());
     graph.launch(rt.stream()).unwrap();
     rt.synchronize().unwrap();
@@ -123,10 +141,7 @@ fn a_graph_keeps_the_buffers_it_recorded_after_their_handles_are_dropped() {
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn a_step_state_replaced_after_capture_stays_alive_for_the_graph() {
     let rt = runtime();
-    let spec = |bound: f32| {
-        let hyper = AdamHyper::new(1e-1, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
-        StepSpec::adam(&hyper, StepBound::Policy(ClampPolicy::Fixed { bound })).unwrap()
-    };
+    let spec = iqn_spec;
     let owned = QAbsRef::Owned { initial: 1.0 };
     let cell = RefCell::new(StepStates::new(&[spec(1.0)], owned).unwrap());
     let mut g = group();
@@ -134,16 +149,12 @@ fn a_step_state_replaced_after_capture_stays_alive_for_the_graph() {
     // shows which record it read.
     g.p.upload(&vec![5.0; N]).unwrap();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    let k = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.0,
-    };
     let graph = {
         let b = buffers(&mut g);
         rt.capture(vec![Box::new(|s: &Stream| {
             let states = cell.borrow();
             states.advance(&rt, s)?;
-            rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &k, &states, 0, &records)
+            rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &K, &states, 0, &records)
                 .map(|_| ())
         })])
         .unwrap()
@@ -176,14 +187,23 @@ fn a_set_synced_again_after_capture_leaves_the_graph_its_own_tables() {
     let rt = runtime();
     let (mut a, mut b) = (vec![group(), group()], vec![group()]);
     let mut set = TensorSet::new();
-    let k = scalars();
+    let states = iqn_states();
     let graph = {
         let tensors: Vec<_> = a.iter_mut().map(buffers).collect();
-        rt.launch_multi::<iqn_adam_kernel::Entry>(rt.stream(), &mut set, &tensors, &k, BOUND)
-            .unwrap();
+        states.advance(&rt, rt.stream()).unwrap();
+        rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
+            rt.stream(),
+            &mut set,
+            &tensors,
+            &K,
+            &states,
+            0,
+        )
+        .unwrap();
         rt.synchronize().unwrap();
         rt.capture(vec![Box::new(|s: &Stream| {
-            rt.launch_multi::<iqn_adam_kernel::Entry>(s, &mut set, &tensors, &k, BOUND)
+            states.advance(&rt, s)?;
+            rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(s, &mut set, &tensors, &K, &states, 0)
                 .map(|_| ())
         })])
         .unwrap()
@@ -308,7 +328,9 @@ fn a_launch_into_a_capture_adamant_did_not_begin_is_refused() {
     let rt = runtime();
     let mut g = group();
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    let k = scalars();
+    let states = iqn_states();
+    states.advance(&rt, rt.stream()).unwrap();
+    rt.synchronize().unwrap();
     let stream = adamant::runtime::cust::stream::Stream::new(
         adamant::runtime::cust::stream::StreamFlags::NON_BLOCKING,
         None,
@@ -319,7 +341,8 @@ fn a_launch_into_a_capture_adamant_did_not_begin_is_refused() {
     let begun = unsafe { sys::cuStreamBeginCapture_v2(stream.as_inner(), mode) };
     assert_eq!(begun, sys::CUresult::CUDA_SUCCESS);
     let b = buffers(&mut g);
-    let refused = rt.launch_optimizer::<iqn_adam_kernel::Entry>(&stream, &b, &k, BOUND, &records);
+    let refused =
+        rt.launch_stepped::<iqn_adam_kernel::Entry>(&stream, &b, &K, &states, 0, &records);
     let mut graph: sys::CUgraph = std::ptr::null_mut();
     // SAFETY: ends the capture begun above.
     let ended = unsafe { sys::cuStreamEndCapture(stream.as_inner(), &mut graph) };
@@ -384,7 +407,14 @@ fn a_set_validated_for_one_kernel_is_rebuilt_for_another() {
 fn a_tensor_bound_past_the_ceiling_saturates_there_on_the_device() {
     let rt = runtime();
     let hyper = AdamHyper::new(0.0, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
-    let spec = StepSpec::adam(&hyper, StepBound::FromQAbsRef).unwrap();
+    let spec = StepSpec::adam(&hyper, StepBound::FromQAbsRef)
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.0,
+            })
+        })
+        .unwrap();
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 9e15 }).unwrap();
     // No infinite weight: L2 decay of 0 times an infinite weight is NaN before the clamp.
     let weights = [3e18f32, -5e18, 0.5, 1.5e18, -2e18, 9e17];
@@ -395,10 +425,7 @@ fn a_tensor_bound_past_the_ceiling_saturates_there_on_the_device() {
         DeviceArray::zeroed(weights.len()).unwrap(),
     );
     let mut set = TensorSet::new();
-    let k = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.0,
-    };
+    let k = iqn_adam_kernel::StepScalars {};
     let tensors = [iqn_adam_kernel::Buffers {
         p: &mut p,
         g: g.input(),

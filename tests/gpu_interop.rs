@@ -248,13 +248,17 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
         // A fixed bound of 1.5, so the clamp is engaged on the ±2 weights.
         StepBound::Policy(ClampPolicy::Fixed { bound: 1.5 }),
     )
+    .and_then(|s| {
+        s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+            eps: 1e-8,
+            weight_decay: 0.01,
+        })
+    })
     .unwrap();
-    let safe_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let safe_states =
+        StepStates::new(std::slice::from_ref(&spec), QAbsRef::Owned { initial: 1.0 }).unwrap();
     let raw_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
-    let scalars = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.01,
-    };
+    let scalars = iqn_adam_kernel::StepScalars {};
     let host = data(11);
     let mut safe = safe_upload(&host);
     let foreign = upload(&host);
@@ -309,13 +313,18 @@ fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
     let mut safe: Vec<Safe> = hosts.iter().map(safe_upload).collect();
     let foreign: Vec<Vec<DeviceBuffer<f32>>> = hosts.iter().map(upload).collect();
     let (mut safe_set, mut raw_set) = (TensorSet::new(), TensorSet::new());
-    let spec = StepSpec::adam(&hyper, StepBound::Policy(policy)).unwrap();
-    let safe_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let spec = StepSpec::adam(&hyper, StepBound::Policy(policy))
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.01,
+            })
+        })
+        .unwrap();
+    let safe_states =
+        StepStates::new(std::slice::from_ref(&spec), QAbsRef::Owned { initial: 1.0 }).unwrap();
     let raw_states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
-    let step_scalars = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.01,
-    };
+    let step_scalars = iqn_adam_kernel::StepScalars {};
     let raw_tensors: Vec<_> = foreign.iter().map(|t| regions(t)).collect();
     for stepped in [false, true] {
         {

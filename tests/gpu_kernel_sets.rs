@@ -22,7 +22,13 @@ mod same_name {
     use adamant_kernels::optimizer_kernel;
 
     #[optimizer_kernel]
-    pub fn attn_adam_kernel(#[param] p: f32, #[input] g: f32, #[domain(ge = 0.0)] lr: f32) -> f32 {
+    pub fn attn_adam_kernel(
+        #[param] p: f32,
+        #[input] g: f32,
+        #[hyper]
+        #[domain(ge = 0.0)]
+        lr: f32,
+    ) -> f32 {
         p - lr * g
     }
 }

@@ -52,38 +52,65 @@ fn graph_replay_matches_reference_and_tables_are_reused() {
     let mut t1: Vec<DevTensor> = host1.iter().map(upload).collect();
     let mut t2: Vec<DevTensor> = host2.iter().map(upload).collect();
     let (mut set1, mut set2) = (TensorSet::new(), TensorSet::new());
-    // Build the tables before capturing (a step with lr = 0 would still change p through the
-    // clamp; the set is synced by a capture-free call instead).
+    // One step-state record per kernel: the first advance gives step 3 (`hyper`'s), and every
+    // later step (eager or replayed) the next one.
+    let (states1, states2) = (states_for(k1, policy), states_for(k2, policy));
+    let mut step_number = hyper(k1).step;
     {
         let ref1: Vec<RefState> = host1.iter().map(|t| reference_of(k1, t, 100.0)).collect();
         let ref2: Vec<RefState> = host2.iter().map(|t| reference_of(k2, t, 100.0)).collect();
-        step(&rt, rt.stream(), k1, &mut set1, &mut t1, policy).unwrap();
-        step(&rt, rt.stream(), k2, &mut set2, &mut t2, policy).unwrap();
+        step_stepped(&rt, rt.stream(), k1, &mut set1, &mut t1, &states1).unwrap();
+        step_stepped(&rt, rt.stream(), k2, &mut set2, &mut t2, &states2).unwrap();
         rt.synchronize().unwrap();
         assert_matches(k1, "eager", &ref1, &t1);
         assert_matches(k2, "eager", &ref2, &t2);
     }
-    // Two replays of a graph with both kernels in parallel branches, each checked.
-    let before1: Vec<HostTensor> = t1.iter().map(download).collect();
-    let before2: Vec<HostTensor> = t2.iter().map(download).collect();
+    // A graph with both kernels in parallel branches, replayed twice: each replay is the next
+    // step (its own bias corrections, read from the records every replay advances).
     {
         let branches: Vec<Branch> = vec![
-            Box::new(|s: &Stream| step(&rt, s, k1, &mut set1, &mut t1, policy)),
-            Box::new(|s: &Stream| step(&rt, s, k2, &mut set2, &mut t2, policy)),
+            Box::new(|s: &Stream| step_stepped(&rt, s, k1, &mut set1, &mut t1, &states1)),
+            Box::new(|s: &Stream| step_stepped(&rt, s, k2, &mut set2, &mut t2, &states2)),
         ];
         let graph = rt.capture(branches).unwrap();
-        assert!(graph.nodes() >= 2, "{} nodes", graph.nodes());
-        graph.launch(rt.stream()).unwrap();
-        rt.synchronize().unwrap();
+        assert!(graph.nodes() >= 4, "{} nodes", graph.nodes());
+        for replay in 1..=2 {
+            step_number += 1;
+            let before1: Vec<HostTensor> = t1.iter().map(download).collect();
+            let before2: Vec<HostTensor> = t2.iter().map(download).collect();
+            graph.launch(rt.stream()).unwrap();
+            rt.synchronize().unwrap();
+            let ref1: Vec<RefState> = before1
+                .iter()
+                .map(|t| reference_at(k1, t, 100.0, step_number))
+                .collect();
+            let ref2: Vec<RefState> = before2
+                .iter()
+                .map(|t| reference_at(k2, t, 100.0, step_number))
+                .collect();
+            let what = format!("graph replay {replay} (step {step_number})");
+            assert_matches(k1, &what, &ref1, &t1);
+            assert_matches(k2, &what, &ref2, &t2);
+        }
     }
-    let ref1: Vec<RefState> = before1.iter().map(|t| reference_of(k1, t, 100.0)).collect();
-    let ref2: Vec<RefState> = before2.iter().map(|t| reference_of(k2, t, 100.0)).collect();
-    assert_matches(k1, "graph replay", &ref1, &t1);
-    assert_matches(k2, "graph replay", &ref2, &t2);
+    assert_eq!(states1.read().unwrap()[0].step as u64, step_number);
     assert_eq!(
         (set1.rebuilds(), set2.rebuilds()),
         (1, 1),
         "tables rebuilt without a change"
+    );
+
+    // A plain launch of an Adam kernel is refused in a capture: its bias corrections would be
+    // replayed frozen.
+    let err = rt
+        .capture(vec![Box::new(|s: &Stream| {
+            step(&rt, s, k1, &mut set1, &mut t1, policy)
+        })])
+        .err()
+        .expect("a plain Adam launch during capture is refused");
+    assert!(
+        matches!(&err, Error::Capture { operation } if operation.contains("bias_correction1") || operation.contains("`lr`")),
+        "{err}"
     );
 
     // A changed set is rebuilt eagerly, and refused during a capture.
@@ -92,11 +119,14 @@ fn graph_replay_matches_reference_and_tables_are_reused() {
     assert_eq!(set1.rebuilds(), 2);
     let err = rt
         .capture(vec![Box::new(|s: &Stream| {
-            step(&rt, s, k1, &mut set1, &mut t1, policy)
+            step_stepped(&rt, s, k1, &mut set1, &mut t1, &states1)
         })])
         .err()
         .expect("a changed set during capture is refused");
-    assert!(matches!(err, Error::Capture { .. }), "{err}");
+    assert!(
+        matches!(&err, Error::Capture { operation } if operation.contains("tensor set changed")),
+        "{err}"
+    );
     // The runtime's stream works normally after the aborted capture.
     step(&rt, rt.stream(), k1, &mut set1, &mut shorter, policy).unwrap();
     rt.synchronize().unwrap();

@@ -243,12 +243,16 @@ fn stepped_launches_match_plain_launches() {
         Records::single::<iqn_adam_kernel::Entry>().unwrap(),
         Records::single::<iqn_adam_kernel::Entry>().unwrap(),
     );
-    let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef).unwrap();
+    let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef)
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.01,
+            })
+        })
+        .unwrap();
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.0 }).unwrap();
-    let step_scalars = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.01,
-    };
+    let step_scalars = iqn_adam_kernel::StepScalars {};
     for t in 1..=50u32 {
         states.set_lr(rt.stream(), 0, lr_at(t)).unwrap();
         states.advance(&rt, rt.stream()).unwrap();
@@ -487,12 +491,16 @@ fn stepped_launches_validate_before_enqueueing() {
     let mut p = ParamBuffer::from_host(&vec![0.5; n]).unwrap();
     let (g, mut m, mut v) = (filled(0.1), filled(0.0), filled(0.0));
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
-    let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef).unwrap();
+    let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef)
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.0,
+            })
+        })
+        .unwrap();
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
-    let scalars = iqn_adam_kernel::StepScalars {
-        eps: 1e-8,
-        weight_decay: 0.0,
-    };
+    let scalars = iqn_adam_kernel::StepScalars {};
     let b = iqn_adam_kernel::Buffers {
         p: &mut p,
         g: g.input(),
@@ -528,22 +536,15 @@ fn stepped_launches_validate_before_enqueueing() {
         states.set_lr(rt.stream(), 3, 1e-3),
         Err(Error::StepIndex { .. })
     ));
-    let bad_eps = iqn_adam_kernel::StepScalars {
-        eps: 0.0,
-        weight_decay: 0.0,
-    };
-    let refused = rt.launch_stepped::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &b,
-        &bad_eps,
-        &states,
-        0,
-        &records,
-    );
+    // eps lives in the record: a value outside its domain is refused, and the record keeps
+    // its eps.
+    let refused = states.set_scalar(rt.stream(), 0, "eps", 0.0f32);
     assert!(matches!(
         refused,
         Err(Error::InvalidScalar { name: "eps", .. })
     ));
     rt.synchronize().unwrap();
     assert_eq!(states.read().unwrap()[0].step, 1);
+    let words = states.read_records().unwrap()[0].scalars;
+    assert_eq!(f32::from_bits(words[0]), 1e-8);
 }

@@ -115,6 +115,7 @@ pub fn expand(
                     name: #name_str,
                     kind: #kernels::abi::KernelKind::Other,
                     params: &[#(#params),*],
+                    record: &[],
                 };
 
             #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]

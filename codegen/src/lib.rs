@@ -33,6 +33,7 @@ mod entry;
 mod kernels_crate;
 mod multi_tensor;
 mod optimizer;
+mod record;
 mod signature;
 #[cfg(test)]
 mod snapshot_tests;

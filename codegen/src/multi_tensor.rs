@@ -162,6 +162,7 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
     params.extend(uniform_descriptor_params(k, kernels, flavor));
     params.push(records_param(kernels));
     params.push(flavor.last_param(kernels));
+    let record = flavor.record(k, kernels);
     let (descriptor, register) = match flavor {
         Flavor::Plain => (
             format_ident!("MULTI_DESCRIPTOR"),
@@ -182,6 +183,7 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
                 name: #name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#params),*],
+                record: #record,
             };
 
         #[cfg(not(target_arch = "nvptx64"))]

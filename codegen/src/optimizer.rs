@@ -60,26 +60,31 @@ impl Flavor {
         let state = format_ident!("{}", STEP_STATE);
         match self {
             Flavor::Plain => quote! { #bound: f32 },
-            Flavor::Stepped => quote! { #state: *const #kernels::step::StepState },
+            Flavor::Stepped => quote! { #state: *const #kernels::step::StepRecord },
         }
     }
 
-    /// For the stepped entries, the loads of the bound and of the `#[step]` scalars from the
-    /// record, once per thread, under the names the sweep is called with.
+    /// For the stepped entries, the loads of the bound and of every scalar from the record, once
+    /// per thread, under the names the sweep is called with.
     pub(crate) fn state_loads(self, k: &OptimizerFn) -> TokenStream {
         if self == Flavor::Plain {
             return quote! {};
         }
         let bound = format_ident!("{}", BOUND);
         let state = format_ident!("{}", STEP_STATE);
-        let fields = k.step_fields().map(|a| {
-            let ident = &a.ident;
-            let field = format_ident!("{}", a.ident.unraw().to_string());
-            quote! { let #ident: f32 = (*#state).#field; }
-        });
+        let scalars = crate::record::loads(k, &state);
         quote! {
-            let #bound: f32 = (*#state).bound;
-            #(#fields)*
+            let #bound: f32 = (*#state).state.bound;
+            #scalars
+        }
+    }
+
+    /// The record layout of this flavor's descriptors: the stepped entries' scalars, none for
+    /// the plain ones.
+    pub(crate) fn record(self, k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+        match self {
+            Flavor::Plain => quote! { &[] },
+            Flavor::Stepped => crate::record::layout(k, kernels),
         }
     }
 }
@@ -97,6 +102,7 @@ pub fn expand(
     let stepped_entry = device_entry(&kernel, kernels, Flavor::Stepped);
     let multi_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Plain);
     let multi_stepped_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Stepped);
+    let schedule_entry = crate::record::schedule_entry(&kernel, kernels);
     // The device code sits in an anonymous const block: its items are exported by name
     // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
     // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
@@ -119,6 +125,7 @@ pub fn expand(
                 #stepped_entry
                 #multi_entry
                 #multi_stepped_entry
+                #schedule_entry
             };
         };
     })
@@ -163,6 +170,8 @@ fn module(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
     let host = host_items(k, kernels);
     let multi_host = crate::multi_tensor::host_items(k, kernels);
+    let record_values = crate::record::value_items(k, kernels);
+    let schedule = crate::record::schedule_descriptor(k, kernels);
     let n_buffers = buffer_count(k);
     let too_many = format!(
         "#[optimizer_kernel] `{}` has {n_buffers} buffers; a diagnostics record holds at most \
@@ -192,9 +201,13 @@ fn module(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             // The diagnostics record has a fixed number of buffer slots.
             const _: () = ::core::assert!(#n_buffers <= #kernels::diagnostics::MAX_BUFFERS, #too_many);
 
+            #record_values
+
             #host
 
             #multi_host
+
+            #schedule
         }
     }
 }
@@ -235,6 +248,9 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let step_scalar_args = scalar_args(k, kernels, Flavor::Stepped);
     let scalar_args = scalar_args(k, kernels, Flavor::Plain);
     let stepped_name = format!("{name_str}{}", Flavor::Stepped.suffix());
+    let stepped_record = Flavor::Stepped.record(k, kernels);
+    let hyper_values = field_values(k.hypers(), kernels, quote!(hyper));
+    let derived_values = field_values(k.derived(), kernels, quote!(derived));
     quote! {
         /// The entry's parameters, in PTX order.
         #[cfg(not(target_arch = "nvptx64"))]
@@ -245,6 +261,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
                 name: #name_str,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#descriptor_params),*],
+                record: &[],
             };
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -261,6 +278,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
                 name: #stepped_name,
                 kind: #kernels::abi::KernelKind::Optimizer,
                 params: &[#(#stepped_params),*],
+                record: #stepped_record,
             };
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -298,8 +316,8 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             #(#scalar_fields,)*
         }
 
-        /// The uniform arguments of one stepped launch: [`Scalars`] without the `#[step]`
-        /// scalars, which the stepped entries read from their step-state record.
+        /// The uniform arguments of one stepped launch: its `#[uniform_ptr]`s (every scalar is
+        /// read from the step-state record).
         #[cfg(not(target_arch = "nvptx64"))]
         #[derive(Clone, Copy, Debug)]
         pub struct StepScalars {
@@ -327,6 +345,9 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             type Buffers<K: #kernels::abi::BufferKinds> = Buffers<K>;
             type Scalars = Scalars;
             type StepScalars = StepScalars;
+            type Hyper = Hyper;
+            const SCHEDULE: ::core::option::Option<&'static #kernels::abi::KernelDescriptor> =
+                SCHEDULE_DESCRIPTOR;
 
             fn visit_buffers<'b, K: #kernels::abi::BufferKinds>(
                 buffers: &'b Buffers<K>,
@@ -342,8 +363,38 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             fn step_scalar_values(scalars: &StepScalars) -> Vec<#kernels::abi::ArgValue> {
                 vec![#(#step_scalar_args),*]
             }
+
+            fn hyper_values(hyper: &Hyper) -> Vec<#kernels::abi::ArgValue> {
+                vec![#(#hyper_values),*]
+            }
+
+            fn derived_values(t: u32, hyper: &Hyper) -> Vec<#kernels::abi::ArgValue> {
+                #[allow(unused_variables)]
+                let derived = derived_at(t, hyper);
+                vec![#(#derived_values),*]
+            }
         }
     }
+}
+
+/// The fields `scalars` of the struct `value` (a `Hyper` or a `Derived`) as `ArgValue`s, in
+/// declared order.
+fn field_values<'a>(
+    scalars: impl Iterator<Item = &'a Arg>,
+    kernels: &KernelsCrate,
+    value: TokenStream,
+) -> Vec<TokenStream> {
+    scalars
+        .map(|a| {
+            let ident = &a.ident;
+            match a.role {
+                Role::Scalar(ScalarType::U32) => {
+                    quote! { #kernels::abi::ArgValue::U32(#value.#ident) }
+                }
+                _ => quote! { #kernels::abi::ArgValue::F32(#value.#ident) },
+            }
+        })
+        .collect()
 }
 
 /// The uniforms of a launch as `ArgValue`s, in entry order (read from a `scalars: &Scalars`, or

@@ -79,19 +79,41 @@ impl Role {
     }
 }
 
+/// How long a scalar's value lives: every scalar declares one, since a stepped entry reads each
+/// from its record (a launch argument would be replayed frozen by a captured graph).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lifetime {
+    /// `#[step]`: the field of the same name in the record's shared `StepState`.
+    Step,
+    /// `#[hyper]`: a hyperparameter in the record's own words, set by the host.
+    Hyper,
+    /// `#[derived(init = ..)]`: computed by the kernel's schedule after every advance; the
+    /// literal is its value at `t = 0`.
+    Derived(Lit),
+}
+
 #[derive(Clone, Debug)]
 pub struct Arg {
     pub ident: Ident,
     pub role: Role,
-    /// `#[step]`: an f32 scalar that the stepped entries read from the field of the same name in
-    /// their `StepState` record, instead of taking it as an argument.
-    pub step: bool,
+    /// The scalar's lifetime (every `Role::Scalar` has one; nothing else does).
+    pub lifetime: Option<Lifetime>,
+}
+
+impl Arg {
+    /// Whether this scalar lives in the record's own words (`#[hyper]` or `#[derived]`).
+    pub fn in_record_words(&self) -> bool {
+        matches!(self.lifetime, Some(Lifetime::Hyper | Lifetime::Derived(_)))
+    }
 }
 
 /// A validated optimizer kernel definition.
 pub struct OptimizerFn {
     pub func: ItemFn,
     pub args: Vec<Arg>,
+    /// `#[optimizer_kernel(schedule = path)]`: the function that computes the `#[derived]`
+    /// scalars from `t` on the device after every advance.
+    pub schedule: Option<syn::Path>,
 }
 
 impl OptimizerFn {
@@ -107,25 +129,65 @@ impl OptimizerFn {
         self.args.iter().filter(|a| !a.role.is_buffer())
     }
 
-    /// The uniforms a stepped entry takes as arguments (every uniform but the `#[step]` ones).
+    /// The uniforms a stepped entry takes as arguments: the `#[uniform_ptr]`s only (every
+    /// scalar comes from the record).
     pub fn step_uniforms(&self) -> impl Iterator<Item = &Arg> {
-        self.uniforms().filter(|a| !a.step)
+        self.uniforms().filter(|a| a.lifetime.is_none())
     }
 
-    /// The `#[step]` scalars, read from the step-state record by the stepped entries.
-    pub fn step_fields(&self) -> impl Iterator<Item = &Arg> {
-        self.uniforms().filter(|a| a.step)
+    /// The scalars, in declared order: what a stepped entry reads from its record.
+    pub fn scalars(&self) -> impl Iterator<Item = &Arg> {
+        self.uniforms().filter(|a| a.lifetime.is_some())
+    }
+
+    /// The `#[hyper]` and `#[derived]` scalars with their word in the record's own scalars
+    /// (consecutive, in declared order).
+    pub fn record_words(&self) -> impl Iterator<Item = (usize, &Arg)> {
+        self.uniforms().filter(|a| a.in_record_words()).enumerate()
+    }
+
+    /// The `#[hyper]` scalars, in declared order.
+    pub fn hypers(&self) -> impl Iterator<Item = &Arg> {
+        self.uniforms()
+            .filter(|a| a.lifetime == Some(Lifetime::Hyper))
+    }
+
+    /// The `#[derived]` scalars, in declared order.
+    pub fn derived(&self) -> impl Iterator<Item = &Arg> {
+        self.uniforms()
+            .filter(|a| matches!(a.lifetime, Some(Lifetime::Derived(_))))
     }
 }
 
-const ATTR_HELP: &str = "#[optimizer_kernel] takes no arguments: the clamp epilogue and its trailing \
-`weight_clamp_max_abs: f32` parameter are part of every optimizer kernel and cannot be renamed, \
-moved, defaulted or switched off (pass a bound of 0.0 at launch, with a stated reason, to disable it)";
+const ATTR_HELP: &str = "#[optimizer_kernel] takes only `schedule = <fn>` (the function that \
+computes the kernel's #[derived] scalars); the clamp epilogue and its trailing \
+`weight_clamp_max_abs: f32` bound are part of every optimizer kernel and cannot be renamed, moved, \
+defaulted or switched off (pass a bound of 0.0 at launch, with a stated reason, to disable it)";
+
+/// `schedule = <path>`, the only argument `#[optimizer_kernel]` takes.
+fn parse_kernel_attr(attr: TokenStream) -> syn::Result<Option<syn::Path>> {
+    if attr.is_empty() {
+        return Ok(None);
+    }
+    let mut schedule = None;
+    let parser = syn::meta::parser(|meta| {
+        if !meta.path.is_ident("schedule") {
+            return Err(meta.error(ATTR_HELP));
+        }
+        if schedule.is_some() {
+            return Err(meta.error("`schedule` is given more than once"));
+        }
+        schedule = Some(meta.value()?.parse::<syn::Path>()?);
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr.clone())?;
+    schedule
+        .map(Some)
+        .ok_or_else(|| syn::Error::new_spanned(attr, ATTR_HELP))
+}
 
 pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(attr, ATTR_HELP));
-    }
+    let schedule = parse_kernel_attr(attr)?;
     let func: ItemFn = syn::parse2(item.clone()).map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -141,10 +203,43 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
         .map(parse_arg)
         .collect::<syn::Result<Vec<_>>>()?;
     check_roles(&func, &args)?;
+    check_schedule(&func, &args, schedule.as_ref())?;
     // After the signature, so a pointer argument is reported at its type, not at the `unsafe`
     // block that would use it.
     crate::body::check_body(&func.block)?;
-    Ok(OptimizerFn { func, args })
+    Ok(OptimizerFn {
+        func,
+        args,
+        schedule,
+    })
+}
+
+/// A `#[derived]` scalar needs the schedule that computes it, and a schedule needs something to
+/// compute.
+fn check_schedule(func: &ItemFn, args: &[Arg], schedule: Option<&syn::Path>) -> syn::Result<()> {
+    let derived = args
+        .iter()
+        .find(|a| matches!(a.lifetime, Some(Lifetime::Derived(_))));
+    match (derived, schedule) {
+        (Some(a), None) => Err(syn::Error::new_spanned(
+            &a.ident,
+            format!(
+                "#[derived] `{}` is computed on the device after every step's advance by the \
+                 kernel's schedule; name it with #[optimizer_kernel(schedule = my_schedule)], \
+                 a `fn(t: u32, hyper: &{kernel}::Hyper, previous: &{kernel}::Derived) -> \
+                 {kernel}::Derived` next to the kernel",
+                a.ident.unraw(),
+                kernel = func.sig.ident.unraw(),
+            ),
+        )),
+        (None, Some(path)) => Err(syn::Error::new_spanned(
+            path,
+            "this kernel has a schedule but no #[derived] scalar for it to compute: declare \
+             the step-derived scalars with #[derived(init = <value at t = 0>)], or remove the \
+             schedule",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Attributes that only document or tune lints are allowed; anything that could export a symbol
@@ -248,25 +343,124 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
         }
     };
     check_name(&ident)?;
-    let (step_attrs, attrs): (Vec<&Attribute>, Vec<&Attribute>) =
-        typed.attrs.iter().partition(|a| a.path().is_ident("step"));
+    let (lifetime_attrs, attrs): (Vec<&Attribute>, Vec<&Attribute>) =
+        typed.attrs.iter().partition(|a| lifetime_attr(a).is_some());
     let attrs: Vec<Attribute> = attrs.into_iter().cloned().collect();
     let role = role_of(&attrs, &typed.ty)?;
     check_type(&ident, &role, &typed.ty)?;
-    let step = match step_attrs.as_slice() {
-        [] => false,
-        [attr] => {
-            check_step(attr, &ident, &role)?;
-            true
-        }
+    let lifetime = match lifetime_attrs.as_slice() {
+        [] => None,
+        [attr] => Some(parse_lifetime(attr, &ident, &role, &attrs)?),
         [_, second, ..] => {
             return Err(syn::Error::new_spanned(
                 second,
-                "#[step] is given more than once",
+                "a scalar has one lifetime: #[step], #[hyper] or #[derived(..)]",
             ))
         }
     };
-    Ok(Arg { ident, role, step })
+    match (&role, &lifetime) {
+        (Role::Scalar(_), None) => Err(syn::Error::new_spanned(
+            &ident,
+            format!("{LIFETIME_HELP}; `{}` has none", ident.unraw()),
+        )),
+        _ => Ok(Arg {
+            ident,
+            role,
+            lifetime,
+        }),
+    }
+}
+
+const LIFETIME_HELP: &str = "every scalar of an #[optimizer_kernel] declares how long its value \
+lives, since a stepped entry reads each one from its step-state record (a launch argument would \
+be replayed frozen by a captured graph): #[hyper] (a hyperparameter the host sets, changeable \
+between steps), #[step] (`lr`, `beta1`, `beta2`, `bias_correction1`, `bias_correction2`: the \
+record's shared per-step fields) or #[derived(init = ..)] (computed from the step number on the \
+device by the kernel's schedule)";
+
+/// `step`, `hyper` or `derived`, if `attr` is one of the lifetime attributes.
+fn lifetime_attr(attr: &Attribute) -> Option<&'static str> {
+    ["step", "hyper", "derived"]
+        .into_iter()
+        .find(|name| attr.path().is_ident(name))
+}
+
+fn parse_lifetime(
+    attr: &Attribute,
+    ident: &Ident,
+    role: &Role,
+    other_attrs: &[Attribute],
+) -> syn::Result<Lifetime> {
+    let name = lifetime_attr(attr).expect("partitioned by lifetime_attr");
+    if !matches!(role, Role::Scalar(_)) {
+        return Err(syn::Error::new_spanned(
+            attr,
+            format!(
+                "#[{name}] is a scalar's lifetime; buffers and #[uniform_ptr]s are device \
+                 memory, read where they are at every launch"
+            ),
+        ));
+    }
+    match name {
+        "step" => {
+            check_step(attr, ident, role)?;
+            Ok(Lifetime::Step)
+        }
+        "hyper" => {
+            require_no_args(attr, "hyper")?;
+            Ok(Lifetime::Hyper)
+        }
+        _ => {
+            if let Some(domain) = other_attrs.iter().find(|a| domain::is_domain(a)) {
+                return Err(syn::Error::new_spanned(
+                    domain,
+                    "#[domain] bounds the values the host passes; a #[derived] scalar is \
+                     computed on the device by the kernel's schedule, where no launch check \
+                     reads it (a plain launch's value must still be finite)",
+                ));
+            }
+            Ok(Lifetime::Derived(parse_init(attr, role)?))
+        }
+    }
+}
+
+const INIT_HELP: &str = "#[derived] needs `(init = <literal>)`: the scalar's value before the \
+first step (`t = 0`), from which the schedule computes step 1's";
+
+/// The `init = <literal>` of `#[derived(..)]`: an f32 literal for an `f32`, an integer one for a
+/// `u32`.
+fn parse_init(attr: &Attribute, role: &Role) -> syn::Result<Lit> {
+    if !matches!(attr.meta, Meta::List(_)) {
+        return Err(syn::Error::new_spanned(attr, INIT_HELP));
+    }
+    let mut init = None;
+    attr.parse_nested_meta(|meta| {
+        if !meta.path.is_ident("init") {
+            return Err(meta.error("expected `init = <literal>`"));
+        }
+        if init.is_some() {
+            return Err(meta.error("`init` is given more than once"));
+        }
+        let expr: Expr = meta.value()?.parse()?;
+        let fits = |lit: &Lit| match role {
+            Role::Scalar(ScalarType::U32) => {
+                matches!(lit, Lit::Int(i) if matches!(i.suffix(), "" | "u32"))
+            }
+            _ => matches!(lit, Lit::Float(f) if matches!(f.suffix(), "" | "f32")),
+        };
+        match expr {
+            Expr::Lit(lit) if fits(&lit.lit) => {
+                init = Some(lit.lit);
+                Ok(())
+            }
+            other => Err(syn::Error::new_spanned(
+                other,
+                "the initial value is a literal of the scalar's type, like `1.0` for an f32 or \
+                 `0` for a u32",
+            )),
+        }
+    })?;
+    init.ok_or_else(|| syn::Error::new_spanned(attr, INIT_HELP))
 }
 
 /// `#[step]` marks an f32 scalar that changes from step to step: the stepped entries read it from
@@ -352,7 +546,8 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
             return Err(syn::Error::new_spanned(
                 attr,
                 "unknown argument attribute: use #[param], #[input], #[state] or \
-                 #[uniform_ptr(default = ..)], and #[domain(..)] or #[step] on a plain f32 scalar",
+                 #[uniform_ptr(default = ..)]; on a scalar its lifetime, #[hyper], #[step] or \
+                 #[derived(init = ..)], and #[domain(..)]",
             ));
         };
         if role.is_some() {

@@ -39,6 +39,21 @@ fn every_role_in_mixed_order() {
     insta::assert_snapshot!(optimizer(test_kernels::every_role()));
 }
 
+/// `#[derived]` scalars and their schedule: the stepped entries read every scalar from the
+/// record (the `#[hyper]` and `#[derived]` ones from its words), and the schedule entry writes
+/// the derived words only.
+#[test]
+fn scheduled_kernel_reads_every_scalar_from_its_record() {
+    insta::assert_snapshot!(pretty(
+        crate::optimizer::expand(
+            test_kernels::attr("scheduled"),
+            test_kernels::scheduled(),
+            &KernelsCrate::own_name()
+        )
+        .expect("valid kernel")
+    ));
+}
+
 #[test]
 fn kernel_entry_registers_other_kernel() {
     let expanded = crate::entry::expand(

@@ -10,7 +10,32 @@ pub fn all() -> Vec<(&'static str, &'static str, TokenStream)> {
         ("minimal", "w", minimal()),
         ("every_role", "weights", every_role()),
         ("near_reserved", "sweep", near_reserved()),
+        ("scheduled", "p", scheduled()),
     ]
+}
+
+/// The `#[optimizer_kernel(..)]` arguments test kernel `name` is expanded with.
+pub fn attr(name: &str) -> TokenStream {
+    match name {
+        "scheduled" => quote!(schedule = decay_schedule),
+        _ => quote!(),
+    }
+}
+
+/// `#[derived]` scalars (an f32 and a u32) computed by a schedule, between `#[hyper]` ones.
+pub fn scheduled() -> TokenStream {
+    quote! {
+        pub fn scheduled(
+            #[param] p: f32,
+            #[input] g: f32,
+            #[hyper] #[domain(ge = 0.0)] lr: f32,
+            #[derived(init = 1.0)] decay_product: f32,
+            #[hyper] decay: f32,
+            #[derived(init = 0)] steps_seen: u32,
+        ) -> f32 {
+            p - lr * decay_product * g * (steps_seen as f32)
+        }
+    }
 }
 
 /// One buffer of each role, a uniform pointer and a scalar with a domain.
@@ -22,7 +47,7 @@ pub fn toy_adam() -> TokenStream {
             #[input] g: f32,
             #[state] m: &mut f32,
             #[uniform_ptr(default = 1.0)] scale: f32,
-            #[domain(ge = 0.0)] lr: f32,
+            #[hyper] #[domain(ge = 0.0)] lr: f32,
         ) -> f32 {
             *m = 0.9 * *m + 0.1 * g * scale;
             p - lr * *m
@@ -41,12 +66,12 @@ pub fn curiosity_adam_step() -> TokenStream {
             #[state] m: &mut f32,
             #[state] v: &mut f32,
             #[state] v_max: &mut f32,
-            lr: f32,
-            beta1: f32,
-            beta2: f32,
-            eps: f32,
-            bias_correction1: f32,
-            bias_correction2: f32,
+            #[step] lr: f32,
+            #[step] beta1: f32,
+            #[step] beta2: f32,
+            #[hyper] eps: f32,
+            #[step] bias_correction1: f32,
+            #[step] bias_correction2: f32,
         ) -> f32 {
             let s = AdamScalars {
                 lr,
@@ -78,11 +103,11 @@ pub fn every_role() -> TokenStream {
     quote! {
         pub(crate) fn every_role(
             #[input] grad: f32,
-            step: u32,
+            #[hyper] step: u32,
             #[param] weights: f32,
             #[uniform_ptr(default = 0.5)] scale: f32,
             #[state] moment: &mut f32,
-            #[domain(gt = -1.0, le = 2.5)] update: f32,
+            #[hyper] #[domain(gt = -1.0, le = 2.5)] update: f32,
             #[input] mask: f32,
         ) -> f32 {
             *moment += grad * scale * mask;
@@ -100,8 +125,8 @@ pub fn near_reserved() -> TokenStream {
             #[state] element: &mut f32,
             #[param] sweep: f32,
             #[input] chunk: f32,
-            tables: f32,
-            n_chunk: u32,
+            #[hyper] tables: f32,
+            #[hyper] n_chunk: u32,
             #[uniform_ptr(default = 2.0)] scalars: f32,
         ) -> f32 {
             *element += chunk * scalars;

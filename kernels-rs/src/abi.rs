@@ -302,6 +302,55 @@ impl Domain {
     }
 }
 
+/// How long a scalar's value lives, as its kernel declares it (one of three attributes on every
+/// scalar of an `#[optimizer_kernel]`), and so where a stepped entry reads it from. No scalar of
+/// a stepped entry is a launch argument, which a captured graph would replay frozen.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lifetime {
+    /// `#[step]`: the field of the same name in the record's shared [`crate::step::StepState`]
+    /// (`lr`, the betas: set by the host between steps; the bias corrections: computed from `t`
+    /// by every advance).
+    Step,
+    /// `#[hyper]`: a hyperparameter in word `slot` of the record's own scalars, set when the
+    /// record is made and changeable by the host between steps; within `domain`.
+    Hyper {
+        /// Its word in [`crate::step::StepRecord::scalars`].
+        slot: u32,
+        /// The values the host may set.
+        domain: Domain,
+    },
+    /// `#[derived(init = ..)]`: computed on the device after every advance by the kernel's
+    /// schedule, from `t`, the hyperparameters and its previous value; `initial_bits` at `t = 0`.
+    Derived {
+        /// Its word in [`crate::step::StepRecord::scalars`].
+        slot: u32,
+        /// The bits of its value before the first step (an `f32`'s bits, or a `u32`).
+        initial_bits: u32,
+    },
+}
+
+/// One scalar a stepped entry reads from its record: the kernel's scalar `name`, of type `ty`
+/// ([`ParamType::F32`] or [`ParamType::U32`]), living as `lifetime` says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecordScalar {
+    pub name: &'static str,
+    pub ty: ParamType,
+    pub lifetime: Lifetime,
+}
+
+impl RecordScalar {
+    /// The word of the record's own scalars this one lives in (`None` for a `#[step]` field of
+    /// the shared part).
+    pub fn slot(&self) -> Option<usize> {
+        match self.lifetime {
+            Lifetime::Step => None,
+            Lifetime::Hyper { slot, .. } | Lifetime::Derived { slot, .. } => Some(slot as usize),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelParam {
     pub name: &'static str,
@@ -323,6 +372,9 @@ pub struct KernelDescriptor {
     pub kind: KernelKind,
     /// Entry parameters in PTX order.
     pub params: &'static [KernelParam],
+    /// A stepped optimizer entry's scalars, every one read from its step-state record (none is
+    /// a parameter), in the kernel's declared order; empty for every other entry.
+    pub record: &'static [RecordScalar],
 }
 
 impl KernelDescriptor {
@@ -402,6 +454,18 @@ pub enum ArgValue {
     F32(f32),
     U32(u32),
     Usize(usize),
+}
+
+impl From<f32> for ArgValue {
+    fn from(v: f32) -> ArgValue {
+        ArgValue::F32(v)
+    }
+}
+
+impl From<u32> for ArgValue {
+    fn from(v: u32) -> ArgValue {
+        ArgValue::U32(v)
+    }
 }
 
 /// A device pointer to one f32 that every thread reads, or null (the kernel then uses the
@@ -516,9 +580,15 @@ pub trait OptimizerEntry: GeneratedEntry {
     type Buffers<K: BufferKinds>;
     /// The uniform arguments (plain scalars and `#[uniform_ptr]`s), one field each.
     type Scalars: Copy;
-    /// The uniforms of a stepped launch: [`OptimizerEntry::Scalars`] without the `#[step]`
-    /// scalars, which the entry reads from its step-state record.
+    /// The uniforms of a stepped launch: its `#[uniform_ptr]`s only (the entry reads every
+    /// scalar from its step-state record).
     type StepScalars: Copy;
+    /// The kernel's `#[hyper]` scalars (`<kernel>::Hyper`): what a step-state record made for
+    /// this kernel holds besides the shared fields.
+    type Hyper: Copy + core::fmt::Debug;
+    /// The kernel's schedule entry (`<kernel>_schedule`), which computes its `#[derived]`
+    /// scalars on the device after every advance; `None` for a kernel without any.
+    const SCHEDULE: Option<&'static KernelDescriptor>;
 
     /// Calls `f(name, buffer)` for every buffer, in entry order, each tagged with its role.
     fn visit_buffers<'b, K: BufferKinds>(
@@ -530,4 +600,10 @@ pub trait OptimizerEntry: GeneratedEntry {
     fn scalar_values(scalars: &Self::Scalars) -> Vec<ArgValue>;
     /// The uniforms of a stepped launch as values, in the stepped entry's order.
     fn step_scalar_values(scalars: &Self::StepScalars) -> Vec<ArgValue>;
+    /// The `#[hyper]` scalars as values, in declared order (the order of the `Hyper` entries of
+    /// [`KernelDescriptor::record`] in [`OptimizerEntry::STEPPED_DESCRIPTOR`]).
+    fn hyper_values(hyper: &Self::Hyper) -> Vec<ArgValue>;
+    /// The `#[derived]` scalars of step `t` (`<kernel>::derived_at`) as values, in declared
+    /// order.
+    fn derived_values(t: u32, hyper: &Self::Hyper) -> Vec<ArgValue>;
 }

@@ -9,7 +9,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
+use crate::abi::{
+    KernelDescriptor, KernelKind, KernelParam, Lifetime, ParamRole, ParamType, RecordScalar,
+};
 
 // The descriptor's string-free parts (kind, type, role with its domain) are the abi's own types,
 // serialised as they are; only the names need owned mirrors here.
@@ -34,6 +36,23 @@ pub struct ListedKernel {
     pub kind: KernelKind,
     /// The entry's parameters in PTX order.
     pub params: Vec<ListedParam>,
+    /// A stepped entry's scalars, read from its record ([`KernelDescriptor::record`]): the
+    /// record layout the module was audited with, compared like the parameters (a host that
+    /// writes `eps` where the device reads `weight_decay` is refused at load).
+    pub record: Vec<ListedRecordScalar>,
+}
+
+/// One record scalar of a [`ListedKernel`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListedRecordScalar {
+    /// The scalar's name in the kernel's signature.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    /// Where it lives and how long.
+    pub lifetime: Lifetime,
 }
 
 /// One parameter of a [`ListedKernel`].
@@ -65,6 +84,15 @@ impl ListedKernel {
                     role: p.role,
                 })
                 .collect(),
+            record: kernel
+                .record
+                .iter()
+                .map(|r| ListedRecordScalar {
+                    name: r.name.to_string(),
+                    ty: r.ty,
+                    lifetime: r.lifetime,
+                })
+                .collect(),
         }
     }
 
@@ -80,12 +108,22 @@ impl ListedKernel {
                 role: p.role,
             })
             .collect();
+        let record: Vec<RecordScalar> = self
+            .record
+            .into_iter()
+            .map(|r| RecordScalar {
+                name: leak(r.name),
+                ty: r.ty,
+                lifetime: r.lifetime,
+            })
+            .collect();
         Box::leak(Box::new(KernelDescriptor {
             set,
             defined_at: leak(self.defined_at),
             name: leak(self.name),
             kind: self.kind,
             params: Box::leak(params.into_boxed_slice()),
+            record: Box::leak(record.into_boxed_slice()),
         }))
     }
 }

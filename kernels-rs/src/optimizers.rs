@@ -30,8 +30,12 @@ pub fn dqn_adam_update_kernel(
     #[step]
     #[domain(ge = 0.0, lt = 1.0)]
     beta2: f32,
-    #[domain(gt = 0.0)] eps: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    eps: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
     #[step]
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,
@@ -67,8 +71,12 @@ pub fn iqn_adam_kernel(
     #[step]
     #[domain(ge = 0.0, lt = 1.0)]
     beta2: f32,
-    #[domain(gt = 0.0)] eps: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    eps: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
     #[step]
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,
@@ -105,9 +113,15 @@ pub fn iql_adam_kernel(
     #[step]
     #[domain(ge = 0.0, lt = 1.0)]
     beta2: f32,
-    #[domain(gt = 0.0)] eps: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
-    #[domain(ge = 0.0)] grad_clip: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    eps: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    grad_clip: f32,
     #[step]
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,
@@ -144,8 +158,12 @@ pub fn attn_adam_kernel(
     #[step]
     #[domain(ge = 0.0, lt = 1.0)]
     beta2: f32,
-    #[domain(gt = 0.0)] eps: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    eps: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
     #[step]
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,
@@ -182,7 +200,9 @@ pub fn curiosity_adam_step(
     #[step]
     #[domain(ge = 0.0, lt = 1.0)]
     beta2: f32,
-    #[domain(gt = 0.0)] eps: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    eps: f32,
     #[step]
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,

@@ -33,7 +33,9 @@ use crate::optimizer_kernel;
 pub fn soft_update_kernel(
     #[param] target: f32,
     #[input] online: f32,
-    #[domain(ge = 0.0, le = 1.0)] tau: f32,
+    #[hyper]
+    #[domain(ge = 0.0, le = 1.0)]
+    tau: f32,
 ) -> f32 {
     tau * online + (1.0 - tau) * target
 }

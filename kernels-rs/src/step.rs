@@ -74,6 +74,31 @@ pub struct StepState {
     pub last_bad_q_abs_ref_step: u32,
 }
 
+/// How many 32-bit words a record holds for its kernel's own scalars ([`StepRecord::scalars`]):
+/// the `#[hyper]` and `#[derived]` scalars of the kernel the record was made for, in declared
+/// order. `#[optimizer_kernel]` refuses a kernel with more (a compile error).
+pub const RECORD_SCALARS: usize = 16;
+
+/// Byte offset of [`StepRecord::scalars`] in a record.
+pub const SCALARS_OFFSET: usize = core::mem::offset_of!(StepRecord, scalars);
+
+/// The record a stepped entry's `step_state` points at: the [`StepState`] shared by every kernel
+/// (the bound at [`BOUND_OFFSET`], the step number, the `#[step]` fields), then the words of the
+/// kernel's own scalars. Every scalar a stepped entry uses comes from here, none from a launch
+/// argument, so a replayed graph never replays a value frozen at capture: the host changes a
+/// `#[hyper]` word between steps (a stream-ordered write), and the kernel's schedule, run on the
+/// device after every advance, writes its `#[derived]` words from the new `t`. 128 bytes,
+/// 16-byte aligned.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepRecord {
+    /// The shared part: step number, bound, `#[step]` fields, flags.
+    pub state: StepState,
+    /// The kernel's `#[hyper]` and `#[derived]` scalars, one word each (an `f32`'s bits or a
+    /// `u32`), at the slot its descriptor gives ([`crate::abi::RecordScalar`]).
+    pub scalars: [u32; RECORD_SCALARS],
+}
+
 /// `1 − β^t`, computed in f64 by squaring and rounded once to f32: the value every bias
 /// correction takes, on the device ([`advance`]) and on the host (the runtime's plain launches),
 /// so both give the same bits. `t = 0` gives 0 (which no launch accepts).
@@ -143,14 +168,15 @@ pub unsafe extern "gpu-kernel" fn step_advance_kernel(
 ) {
     let i = crate::builtins::global_thread_index();
     if i < n_states as usize {
-        let state = &mut *(states as *mut StepState).add(i);
+        let record = &mut *(states as *mut StepRecord).add(i);
+        let state = &mut record.state;
         let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
             *(state.q_abs_ref as *const f32)
         } else {
             f32::NAN
         };
         advance(state, q_abs_ref);
-        *(mirror as *mut StepState).add(i) = *state;
+        (*(mirror as *mut StepRecord).add(i)).state = *state;
     }
 }
 
@@ -163,6 +189,10 @@ mod tests {
         assert_eq!(core::mem::size_of::<StepState>(), 64);
         assert_eq!(core::mem::align_of::<StepState>(), 16);
         assert_eq!(BOUND_OFFSET, 12);
+        // The kernel's words follow the shared part; the bound keeps its offset in the record.
+        assert_eq!(SCALARS_OFFSET, 64);
+        assert_eq!(core::mem::size_of::<StepRecord>(), 64 + 4 * RECORD_SCALARS);
+        assert_eq!(core::mem::offset_of!(StepRecord, state), 0);
     }
 
     fn from_q_abs_ref() -> StepState {

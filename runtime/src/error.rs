@@ -255,7 +255,10 @@ pub enum Error {
 
     /// A uniform argument outside the domain its kernel declares (`#[domain(..)]`, or finite
     /// for an `f32` without one).
-    #[error("{kernel}: scalar `{name}` = {value} must be {requirement} (nothing was launched)")]
+    #[error(
+        "{kernel}: scalar `{name}` = {value} must be {requirement} (nothing was launched or \
+         written)"
+    )]
     InvalidScalar {
         /// The kernel entry launched.
         kernel: &'static str,
@@ -433,17 +436,85 @@ pub enum Error {
     /// was enqueued (or recorded) for: their step is 0 and their bias corrections 0, which would
     /// divide by zero.
     #[error(
-        "{kernel}: its step-state records were never advanced (step 0 would give a bias          correction of 0); enqueue StepStates::advance before the first stepped launch          (nothing was launched)"
+        "{kernel}: its step-state records were never advanced (step 0 would give a bias correction of 0); enqueue StepStates::advance before the first stepped launch (nothing was launched)"
     )]
     NotAdvanced {
         /// The entry launched.
         kernel: &'static str,
     },
 
+    /// A stepped launch with a record made for another kernel's scalars (or for none): the
+    /// record's own words hold what the kernel it was made for declared, at its slots.
+    #[error(
+        "{kernel}: step-state record {index} was made for {made_for}, whose record scalars are not \
+         this kernel's; make the record for this kernel (StepSpec::with_kernel) (nothing was \
+         launched)"
+    )]
+    RecordKernel {
+        /// The entry launched.
+        kernel: &'static str,
+        /// The record's index.
+        index: usize,
+        /// The kernel the record was made for, in words (`no kernel` for a record of `#[step]`
+        /// fields only).
+        made_for: String,
+    },
+
+    /// A host write of a scalar the record's kernel does not have.
+    #[error(
+        "step-state record {index} ({kernel}) has no scalar `{name}`; it has {known} (nothing \
+         was written)"
+    )]
+    UnknownScalar {
+        /// The record's index.
+        index: usize,
+        /// The kernel the record was made for, in words.
+        kernel: String,
+        /// The name given.
+        name: String,
+        /// The names it has.
+        known: String,
+    },
+
+    /// A host write of a scalar the device computes: a `#[derived]` one (the kernel's schedule)
+    /// or a bias correction (every advance).
+    #[error(
+        "step-state record {index} ({kernel}): `{name}` is computed on the device by {by} at \
+         every step, so the host cannot set it (nothing was written)"
+    )]
+    ComputedScalar {
+        /// The record's index.
+        index: usize,
+        /// The kernel the record was made for, in words.
+        kernel: String,
+        /// The scalar.
+        name: String,
+        /// What computes it.
+        by: String,
+    },
+
+    /// A host write of the wrong type: an `f32` to a `u32` scalar or the reverse.
+    #[error(
+        "step-state record {index} ({kernel}): `{name}` is a {expected}, not a {given} (nothing \
+         was written)"
+    )]
+    ScalarKind {
+        /// The record's index.
+        index: usize,
+        /// The kernel the record was made for, in words.
+        kernel: String,
+        /// The scalar.
+        name: String,
+        /// Its declared type.
+        expected: &'static str,
+        /// The type given.
+        given: &'static str,
+    },
+
     /// A host write that only an owned `Q_ABS_REF` accepts, on records that read a slot of the
     /// caller's buffer ([`QAbsRef::Slot`](crate::QAbsRef::Slot)).
     #[error(
-        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot          instead (nothing was written)"
+        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot instead (nothing was written)"
     )]
     QAbsRefNotOwned,
 

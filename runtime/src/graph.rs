@@ -113,17 +113,20 @@ impl Adamant {
     /// Launch on the stream a branch is given: every launcher and the NaN checker take it.
     /// Nothing in a branch may synchronise or allocate: build every [`TensorSet`](crate::TensorSet)
     /// before capturing. Every launch's validation runs as it is recorded. A replay uses the
-    /// recorded arguments: for values that change from step to step (the bias corrections, the
-    /// lr, the bound), record the stepped launches ([`Adamant::launch_stepped`]) after a
-    /// [`StepStates::advance`](crate::StepStates::advance), which read them from device memory
-    /// that every replay advances, or use a [`TrainingSession`](crate::TrainingSession).
+    /// recorded arguments, so a kernel whose scalars change from step to step (`#[step]` or
+    /// `#[derived]`: the bias corrections, the lr) is recorded through its stepped launch
+    /// ([`Adamant::launch_stepped`]) after a [`StepStates::advance`](crate::StepStates::advance):
+    /// it reads every scalar from device memory that every replay advances. Its plain launch
+    /// is refused in a capture ([`Error::Capture`]); a kernel of `#[hyper]` scalars alone (the
+    /// soft update) may be recorded plain. Or use a [`TrainingSession`](crate::TrainingSession).
     ///
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
     /// use adamant_kernels::soft_update::soft_update_kernel;
     /// use adamant_runtime::cust::stream::Stream;
     /// use adamant_runtime::{
-    ///     adam_scalars, AdamHyper, Branch, ClampPolicy, DeviceArray, ParamBuffer, Records,
+    ///     AdamHyper, Branch, ClampPolicy, DeviceArray, ParamBuffer, QAbsRef, Records, StepBound,
+    ///     StepSpec, StepStates,
     /// };
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -138,15 +141,20 @@ impl Adamant {
     /// // One records per branch: the two launches may run at the same time.
     /// let adam_records = Records::single::<iqn_adam_kernel::Entry>()?;
     /// let tau_records = Records::single::<soft_update_kernel::Entry>()?;
-    /// let hyper = AdamHyper::pytorch_defaults(1)?;
-    /// let adam = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
     /// let policy = ClampPolicy::from_isv(1.0);
+    /// // Adam's step number, bias corrections and hyperparameters live in a record that every
+    /// // replay advances.
+    /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::Policy(policy))?
+    ///     .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper { eps: 1e-8, weight_decay: 0.0 })?;
+    /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
     ///
     /// // Two independent branches: an Adam step and a soft update of another network.
     /// let branches: Vec<Branch> = vec![
     ///     Box::new(|s: &Stream| {
+    ///         states.advance(&rt, s)?;
     ///         let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
-    ///         rt.launch_optimizer::<iqn_adam_kernel::Entry>(s, &b, &adam, policy, &adam_records)
+    ///         let k = iqn_adam_kernel::StepScalars {};
+    ///         rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &k, &states, 0, &adam_records)
     ///             .map(|_| ())
     ///     }),
     ///     Box::new(|s: &Stream| {
@@ -163,6 +171,7 @@ impl Adamant {
     /// graph.launch(rt.stream())?; // and again
     /// rt.synchronize()?;
     /// assert_eq!((adam_records.read().sequence, tau_records.read().sequence), (2, 2));
+    /// assert_eq!(states.read()?[0].step, 2); // each replay was the next step
     /// assert_eq!(target.download()?[0], 0.75); // two soft updates with τ = 0.5: 0 → 0.5 → 0.75
     /// // The graph keeps a share of every buffer it uses: dropping one here frees nothing the
     /// // graph still writes, and a replay stays correct.

@@ -134,14 +134,17 @@ impl Adamant {
     }
 
     /// Launches `E`'s stepped entry (`<kernel>_stepped`) on `stream`: as
-    /// [`Adamant::launch_optimizer`], but the bound and the `#[step]` scalars (the learning rate,
-    /// the betas, the bias corrections) are read on the device from record `index` of `states`,
-    /// so a graph that records this launch after [`StepStates::advance`] trains at every replay.
-    /// `scalars` holds the other uniforms (`E::StepScalars`). [`LaunchInfo::bound`] is NaN: the
-    /// device reads the bound.
+    /// [`Adamant::launch_optimizer`], but the bound and every scalar (the `#[step]` fields such
+    /// as the learning rate and the bias corrections, the kernel's `#[hyper]` and `#[derived]`
+    /// words) are read on the device from record `index` of `states`, so a graph that records
+    /// this launch after [`StepStates::advance`] trains at every replay, and a value the host
+    /// sets between replays ([`StepStates::set_scalar`]) is the one the next replay uses.
+    /// `scalars` holds the `#[uniform_ptr]`s (`E::StepScalars`). [`LaunchInfo::bound`] is NaN:
+    /// the device reads the bound.
     ///
     /// Before anything is enqueued it runs the checks of every launch, and: the record exists,
-    /// an advance was enqueued (or recorded) before it, and the record's lr and betas lie in the
+    /// an advance was enqueued (or recorded) before it, the record was made for `E`'s scalars
+    /// ([`StepSpec::with_kernel`](crate::StepSpec::with_kernel)), and its lr and betas lie in the
     /// entry's domains.
     ///
     /// ```
@@ -159,9 +162,11 @@ impl Adamant {
     /// let mut p = ParamBuffer::filled(n, 0.5)?;
     /// let (g, mut m, mut v) = (DeviceArray::filled(n, 1e-3)?, DeviceArray::zeroed(n)?, DeviceArray::zeroed(n)?);
     /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
-    /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?;
+    /// // The record holds the kernel's own hyperparameters, beside the shared lr and betas.
+    /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?
+    ///     .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper { eps: 1e-8, weight_decay: 0.0 })?;
     /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.001 })?; // bound 100
-    /// let scalars = iqn_adam_kernel::StepScalars { eps: 1e-8, weight_decay: 0.0 };
+    /// let scalars = iqn_adam_kernel::StepScalars {}; // no #[uniform_ptr]
     /// for _ in 0..3 {
     ///     states.advance(&rt, rt.stream())?; // t += 1 on the device
     ///     let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
@@ -186,8 +191,9 @@ impl Adamant {
     /// # Errors
     ///
     /// As [`Adamant::launch_optimizer`] (the policy's errors aside), and
-    /// [`Error::StepIndex`], [`Error::NotAdvanced`], [`Error::InvalidScalar`] for a record's lr
-    /// or betas outside the entry's domains.
+    /// [`Error::StepIndex`], [`Error::NotAdvanced`], [`Error::RecordKernel`] for a record made
+    /// for another kernel's scalars, [`Error::InvalidScalar`] for a record's lr or betas outside
+    /// the entry's domains.
     pub fn launch_stepped<E: OptimizerEntry>(
         &self,
         stream: &Stream,
@@ -214,6 +220,7 @@ impl Adamant {
         records: &Records,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(false)?;
+        uniforms.refuse_frozen(stream)?;
         let kernel = descriptor.name;
         let tensors = std::slice::from_ref(buffers);
         let signature = check_tensors::<E, K>(tensors)?;

@@ -9,8 +9,9 @@
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
 use adamant_kernels::abi::{
-    ArgValue, BufferRef, KernelDescriptor, OptimizerEntry, ParamRole, ParamType,
+    ArgValue, BufferRef, KernelDescriptor, Lifetime, OptimizerEntry, ParamRole, ParamType,
 };
+use cust::stream::Stream;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -129,6 +130,41 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
         };
         keeps.extend(checked.uniforms.iter().cloned());
         keeps
+    }
+
+    /// Refuses a plain launch into a capture for a kernel whose scalars change from step to
+    /// step (`#[step]` or `#[derived]`): the graph would replay this launch's values at every
+    /// step, the seed's bug class (bias corrections frozen at step 1). Its stepped launch reads
+    /// them from a record that every replay advances. A kernel of `#[hyper]` scalars alone
+    /// (constant for the run by declaration) may be captured plain.
+    pub fn refuse_frozen(&self, stream: &Stream) -> Result<()> {
+        if !matches!(self, Uniforms::Plain { .. }) {
+            return Ok(());
+        }
+        let per_step = E::STEPPED_DESCRIPTOR
+            .record
+            .iter()
+            .find(|r| !matches!(r.lifetime, Lifetime::Hyper { .. }));
+        let Some(scalar) = per_step else {
+            return Ok(());
+        };
+        if !crate::graph::is_capturing(stream)? {
+            return Ok(());
+        }
+        let how = match scalar.lifetime {
+            Lifetime::Step => "a #[step] field",
+            _ => "#[derived] from the step number",
+        };
+        Err(Error::Capture {
+            operation: format!(
+                "a plain launch of {kernel}: its scalar `{name}` ({how}) changes every step, and \
+                 a graph would replay this launch's value at every step; record its stepped \
+                 launch (Adamant::launch_stepped or launch_multi_stepped, after \
+                 StepStates::advance), which reads it from the step-state record",
+                kernel = E::DESCRIPTOR.name,
+                name = scalar.name,
+            ),
+        })
     }
 
     /// The smallest bound this launch can clamp with: the policy's, or the step-state record's

@@ -10,9 +10,9 @@
 //! audited it.
 use std::sync::OnceLock;
 
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, ParamRole};
+use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, Lifetime, ParamRole};
 use adamant_kernels::certificate::{self, Certificate};
-use adamant_kernels::kernel_list::{ListedKernel, ListedParam};
+use adamant_kernels::kernel_list::{ListedKernel, ListedParam, ListedRecordScalar};
 
 use crate::error::{Error, Result};
 
@@ -246,7 +246,7 @@ fn difference(host: &KernelDescriptor, listed: &ListedKernel) -> Option<String> 
         ));
     }
     let count = ours.params.len().max(listed.params.len());
-    (0..count).find_map(|i| {
+    let params = (0..count).find_map(|i| {
         let (h, a) = (ours.params.get(i), listed.params.get(i));
         (h != a).then(|| {
             format!(
@@ -255,7 +255,35 @@ fn difference(host: &KernelDescriptor, listed: &ListedKernel) -> Option<String> 
                 a.map_or_else(|| absent(listed.params.len()), param),
             )
         })
+    });
+    // The record's words are read by the device at the slots the audited build gave them and
+    // written by the host at the slots the host's descriptor gives: they must agree too.
+    let count = ours.record.len().max(listed.record.len());
+    params.or_else(|| {
+        (0..count).find_map(|i| {
+            let (h, a) = (ours.record.get(i), listed.record.get(i));
+            (h != a).then(|| {
+                format!(
+                    "record scalar {i} is {} in the host's descriptor but {} in the audited one",
+                    h.map_or_else(|| absent(ours.record.len()), record_scalar),
+                    a.map_or_else(|| absent(listed.record.len()), record_scalar),
+                )
+            })
+        })
     })
+}
+
+fn record_scalar(r: &ListedRecordScalar) -> String {
+    let lifetime = match r.lifetime {
+        Lifetime::Step => "#[step]".to_string(),
+        Lifetime::Hyper { slot, domain } => {
+            format!("#[hyper] in word {slot}, {}", domain.describe())
+        }
+        Lifetime::Derived { slot, initial_bits } => {
+            format!("#[derived] in word {slot}, initially bits {initial_bits:#x}")
+        }
+    };
+    format!("`{}` ({lifetime}, {})", r.name, r.ty.ptx())
 }
 
 fn param(p: &ListedParam) -> String {

@@ -454,6 +454,7 @@ impl Adamant {
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(true)?;
+        uniforms.refuse_frozen(stream)?;
         let kernel = descriptor.name;
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes_views::<E, _>(tensors) {

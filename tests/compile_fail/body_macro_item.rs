@@ -12,7 +12,7 @@ macro_rules! entry {
 }
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {
     entry! {}
     p - lr * g
 }

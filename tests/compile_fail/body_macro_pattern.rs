@@ -9,7 +9,7 @@ macro_rules! zero {
 }
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, step: u32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] step: u32) -> f32 {
     match step {
         zero!() => p,
         _ => p - g,

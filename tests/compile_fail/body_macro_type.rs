@@ -9,7 +9,7 @@ macro_rules! scalar {
 }
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {
     let step: scalar!() = lr * g;
     p - step
 }

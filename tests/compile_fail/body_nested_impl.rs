@@ -4,7 +4,7 @@ use adamant_kernels::optimizer_kernel;
 pub struct Step(pub f32);
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {
     impl Step {
         fn apply(&self, p: f32) -> f32 {
             p - self.0

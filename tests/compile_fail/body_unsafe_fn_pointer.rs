@@ -6,7 +6,7 @@ pub fn scale(x: f32) -> f32 {
 }
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {
     let f: unsafe fn(f32) -> f32 = scale;
     let _ = f;
     p - lr * g

@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, lr: f32, weight_clamp_max_abs: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32, #[hyper] weight_clamp_max_abs: f32) -> f32 {
     p.clamp(-weight_clamp_max_abs, weight_clamp_max_abs) - lr * g
 }
 

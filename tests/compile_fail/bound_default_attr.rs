@@ -5,8 +5,8 @@ use adamant_kernels::optimizer_kernel;
 pub fn sgd(
     #[param] p: f32,
     #[input] g: f32,
-    lr: f32,
-    #[default(f32::INFINITY)] weight_clamp_max_abs: f32,
+    #[hyper] lr: f32,
+    #[hyper] #[default(f32::INFINITY)] weight_clamp_max_abs: f32,
 ) -> f32 {
     p - lr * g
 }

@@ -5,7 +5,7 @@ use adamant_kernels::optimizer_kernel;
 pub fn sgd(
     #[param] p: f32,
     #[input] g: f32,
-    lr: f32,
+    #[hyper] lr: f32,
     #[uniform_ptr(default = 0.0)] weight_clamp_max_abs: f32,
 ) -> f32 {
     p - lr * g

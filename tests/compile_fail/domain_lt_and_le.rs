@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, #[domain(lt = 1.0, le = 1.0)] beta: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] #[domain(lt = 1.0, le = 1.0)] beta: f32) -> f32 {
     p - beta * g
 }
 

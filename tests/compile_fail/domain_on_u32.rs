@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, #[domain(ge = 1.0)] step: u32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] #[domain(ge = 1.0)] step: u32) -> f32 {
     p - g / step as f32
 }
 

@@ -5,7 +5,7 @@ use adamant_kernels::optimizer_kernel;
 pub fn sgd(
     #[param] p: f32,
     #[input] g: f32,
-    #[domain(ge = 0.0)]
+    #[hyper] #[domain(ge = 0.0)]
     #[domain(lt = 1.0)]
     lr: f32,
 ) -> f32 {

@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, #[domain(min = 0.0)] lr: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] #[domain(min = 0.0)] lr: f32) -> f32 {
     p - lr * g
 }
 

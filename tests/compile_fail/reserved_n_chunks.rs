@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, n_chunks: u32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] n_chunks: u32) -> f32 {
     p - g / n_chunks as f32
 }
 

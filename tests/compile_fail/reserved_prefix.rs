@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, __adamant_new: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] __adamant_new: f32) -> f32 {
     p - g * __adamant_new
 }
 

@@ -2,7 +2,7 @@
 use adamant_kernels::optimizer_kernel;
 
 #[optimizer_kernel]
-pub fn sgd(#[param] p: f32, #[input] g: f32, step_state: f32) -> f32 {
+pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] step_state: f32) -> f32 {
     p - step_state * g
 }
 

@@ -7,7 +7,7 @@ pub fn sgd(
     #[input]
     p: f32,
     #[input] g: f32,
-    lr: f32,
+    #[hyper] lr: f32,
 ) -> f32 {
     p - lr * g
 }

@@ -6,7 +6,7 @@ pub fn sgd(
     #[param] p: f32,
     #[input] g: f32,
     #[uniform_ptr(default = 1.0f64)] scale: f32,
-    lr: f32,
+    #[hyper] lr: f32,
 ) -> f32 {
     p - lr * g * scale
 }

@@ -16,11 +16,11 @@ use adamant_kernels::optimizer_kernel;
 #[deny(unused_variables)]
 pub fn every_role(
     #[input] grad: f32,
-    step: u32,
+    #[hyper] step: u32,
     #[param] mut weights: f32,
     #[uniform_ptr(default = 0.5)] scale: f32,
     #[state] moment: &mut f32,
-    #[domain(gt = -1.0, le = 2.5)] update: f32,
+    #[hyper] #[domain(gt = -1.0, le = 2.5)] update: f32,
     #[state] peak: &mut f32,
     #[input] r#in: f32,
 ) -> f32 {

@@ -16,8 +16,8 @@ pub fn near_reserved(
     #[state] element: &mut f32,
     #[param] sweep: f32,
     #[input] chunk: f32,
-    tables: f32,
-    n_chunk: u32,
+    #[hyper] tables: f32,
+    #[hyper] n_chunk: u32,
     #[uniform_ptr(default = 2.0)] scalars: f32,
 ) -> f32 {
     *element += chunk * scalars;

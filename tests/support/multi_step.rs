@@ -9,7 +9,8 @@ use adamant::kernels::optimizers::{
 };
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, ParamBuffer, TensorSet,
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, ParamBuffer, QAbsRef, StepBound,
+    StepSpec, StepStates, TensorSet,
 };
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
@@ -150,9 +151,80 @@ pub fn step(
     }
 }
 
-pub fn reference_of(kernel: KernelRef, t: &HostTensor, bound: f32) -> RefState {
+/// One step-state record made for `kernel` ([`hyper`]'s values, the bound from `policy`), whose
+/// first advance gives step `hyper(kernel).step`.
+pub fn states_for(kernel: KernelRef, policy: ClampPolicy) -> StepStates {
     let h = hyper(kernel);
-    let mut hp = r::Hyper::new(h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, h.step);
+    let spec = StepSpec::adam(&h, StepBound::Policy(policy)).unwrap();
+    let (eps, weight_decay) = (h.eps, h.weight_decay);
+    let spec = match kernel {
+        KernelRef::Dqn => {
+            spec.with_kernel::<dqn_adam_update_kernel::Entry>(dqn_adam_update_kernel::Hyper {
+                eps,
+                weight_decay,
+            })
+        }
+        KernelRef::Iqn => {
+            spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper { eps, weight_decay })
+        }
+        KernelRef::Iql => spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+            eps,
+            weight_decay,
+            grad_clip: GRAD_CLIP,
+        }),
+        KernelRef::Attn => spec
+            .with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper { eps, weight_decay }),
+        KernelRef::Curiosity => {
+            spec.with_kernel::<curiosity_adam_step::Entry>(curiosity_adam_step::Hyper { eps })
+        }
+    };
+    StepStates::new(&[spec.unwrap()], QAbsRef::Owned { initial: 1.0 }).unwrap()
+}
+
+/// One stepped multi-tensor step of `kernel` over `tensors` on `stream` with record 0 of
+/// `states` (made by [`states_for`]): the advance, then the update.
+pub fn step_stepped(
+    rt: &Adamant,
+    stream: &Stream,
+    kernel: KernelRef,
+    set: &mut TensorSet,
+    tensors: &mut [DevTensor],
+    states: &StepStates,
+) -> adamant::runtime::Result<()> {
+    states.advance(rt, stream)?;
+    macro_rules! run {
+        ($k:ident, $scalars:expr $(, $v_max:ident)?) => {{
+            let buffers = buffers!($k, tensors $(, $v_max)?);
+            rt.launch_multi_stepped::<$k::Entry>(stream, set, &buffers, &$scalars, states, 0)
+                .map(|_| ())
+        }};
+    }
+    match kernel {
+        KernelRef::Dqn => run!(
+            dqn_adam_update_kernel,
+            dqn_adam_update_kernel::StepScalars {
+                grad_scale: UniformPtr::NULL
+            }
+        ),
+        KernelRef::Iqn => run!(iqn_adam_kernel, iqn_adam_kernel::StepScalars {}),
+        KernelRef::Iql => run!(iql_adam_kernel, iql_adam_kernel::StepScalars {}),
+        KernelRef::Attn => run!(attn_adam_kernel, attn_adam_kernel::StepScalars {}),
+        KernelRef::Curiosity => run!(
+            curiosity_adam_step,
+            curiosity_adam_step::StepScalars {},
+            v_max
+        ),
+    }
+}
+
+pub fn reference_of(kernel: KernelRef, t: &HostTensor, bound: f32) -> RefState {
+    reference_at(kernel, t, bound, hyper(kernel).step)
+}
+
+/// [`reference_of`] at step `step` (the bias corrections of `step`).
+pub fn reference_at(kernel: KernelRef, t: &HostTensor, bound: f32, step: u64) -> RefState {
+    let h = hyper(kernel);
+    let mut hp = r::Hyper::new(h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, step);
     if kernel == KernelRef::Iql {
         hp = hp.with_grad_clip(GRAD_CLIP);
     }

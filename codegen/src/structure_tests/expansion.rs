@@ -92,6 +92,13 @@ pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2],
     ];
     let mut want = vec![name.to_string(), multi_name(name)];
     want.extend(stepped.iter().cloned());
+    // A kernel with `#[derived]` scalars also exports its schedule entry, which writes record
+    // words only (a `#[kernel_entry]`-kind entry, held to its `#[output]`s by the audit).
+    let schedule = format!("{name}_schedule");
+    let scheduled = found.contains(&schedule);
+    if scheduled {
+        want.push(schedule.clone());
+    }
     want.sort();
     if found != want {
         return Err(format!(
@@ -105,6 +112,9 @@ pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2],
     held.sort();
     let mut want = vec![name.to_string(), multi_name(name), SWEEP.to_string()];
     want.extend(stepped);
+    if scheduled {
+        want.push(schedule);
+    }
     want.sort();
     if held != want {
         return Err(format!(

@@ -76,8 +76,12 @@ const CHECKS: [(&str, Check); 5] = [
 ];
 
 fn expand(kernel: TokenStream) -> File {
-    let tokens = crate::optimizer::expand(quote!(), kernel, &KernelsCrate::own_name())
-        .expect("valid kernel");
+    expand_with(quote!(), kernel)
+}
+
+fn expand_with(attr: TokenStream, kernel: TokenStream) -> File {
+    let tokens =
+        crate::optimizer::expand(attr, kernel, &KernelsCrate::own_name()).expect("valid kernel");
     syn::parse2(tokens).expect("the expansion parses as a file")
 }
 
@@ -91,7 +95,7 @@ fn check_all(file: &File, name: &str, param: &str) -> Result<(), String> {
 #[test]
 fn every_test_kernel_has_the_epilogue() {
     for (name, param, kernel) in test_kernels::all() {
-        let file = expand(kernel);
+        let file = expand_with(test_kernels::attr(name), kernel);
         if let Err(e) = check_all(&file, name, param) {
             panic!("{name}: {e}\n{}", prettyplease::unparse(&file));
         }

@@ -16,7 +16,7 @@ fn expansions(kernels: &KernelsCrate) -> Vec<(&'static str, TokenStream)> {
     let mut out: Vec<(&'static str, TokenStream)> = test_kernels::all()
         .into_iter()
         .map(|(name, _, kernel)| {
-            let tokens = crate::optimizer::expand(TokenStream::new(), kernel, kernels)
+            let tokens = crate::optimizer::expand(test_kernels::attr(name), kernel, kernels)
                 .expect("valid kernel");
             (name, tokens)
         })

@@ -70,8 +70,8 @@ fn is_raw_lane(e: &Expr, lane: Option<usize>) -> bool {
 pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result<(), String> {
     let sweep = device_fn(file, SWEEP)?;
     // Only the device block defines a sweep; the kernel module, which other code can name, holds
-    // no fn but the two pure ones (`update`, `element`: they write only the `&mut f32` state
-    // they are handed).
+    // no fn but the three pure ones (`update`, `element`: they write only the `&mut f32` state
+    // they are handed; `derived_at`: the schedule run from its `init` values, on values).
     let module_fns: Vec<String> = mod_items(kernel_mod(file, name)?)?
         .iter()
         .filter_map(|item| match item {
@@ -79,9 +79,9 @@ pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result
             _ => None,
         })
         .collect();
-    if module_fns != ["update", "element"] {
+    if module_fns != ["update", "element", "derived_at"] {
         return Err(format!(
-            "the kernel module defines the fns {module_fns:?}, expected [\"update\", \"element\"]"
+            "the kernel module defines the fns {module_fns:?}, expected [\"update\", \"element\", \"derived_at\"]"
         ));
     }
     if sweep.sig.abi.is_some() || is_exported(&sweep.attrs, &sweep.sig) {

@@ -647,7 +647,7 @@ pub(super) fn tampered(
     tamper(
         "sweep also defined, nameable, in the kernel module",
         "sweep_stores",
-        "the kernel module defines the fns [\"update\", \"element\", \"sweep\"]",
+        "the kernel module defines the fns [\"update\", \"element\", \"sweep\", \"derived_at\"]",
         &|f| {
             let mut sweep = device_fn_mut(f, SWEEP).clone();
             sweep.sig.ident = syn::parse_quote!(sweep);

@@ -308,6 +308,8 @@ impl OptimizerEntry for Forged {
     type Buffers<K: BufferKinds> = iqn_adam_kernel::Buffers<K>;
     type Scalars = ();
     type StepScalars = ();
+    type Hyper = ();
+    const SCHEDULE: Option<&'static KernelDescriptor> = None;
     fn visit_buffers<'b, K: BufferKinds>(
         b: &'b Self::Buffers<K>,
         f: &mut dyn FnMut(&'static str, BufferRef<'b, K>),
@@ -328,6 +330,12 @@ impl OptimizerEntry for Forged {
     }
     fn step_scalar_values(_: &()) -> Vec<ArgValue> {
         FORGED_VALUES.with(|v| v.borrow().clone())
+    }
+    fn hyper_values(_: &()) -> Vec<ArgValue> {
+        FORGED_VALUES.with(|v| v.borrow().clone())
+    }
+    fn derived_values(_: u32, _: &()) -> Vec<ArgValue> {
+        Vec::new()
     }
 }
 

@@ -222,7 +222,8 @@ impl SessionReport {
     }
 }
 
-/// The uniforms of each stepped launch (everything but the `#[step]` scalars and the bound).
+/// The uniforms of each stepped launch: its `#[uniform_ptr]`s (every scalar is in the group's
+/// record).
 #[derive(Clone, Copy)]
 struct Uniforms {
     dqn: dqn_adam_update_kernel::StepScalars,
@@ -351,12 +352,42 @@ impl<'rt> TrainingSession<'rt> {
     ) -> Result<Self> {
         cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
-        let specs = cfg
-            .per_group(&groups)
-            .iter()
-            .zip(bounds.into_iter().chain(extra_bounds))
-            .map(|(hyper, bound)| StepSpec::adam(hyper, bound))
-            .collect::<Result<Vec<_>>>()?;
+        let specs =
+            cfg.per_group(&groups)
+                .iter()
+                .zip(bounds.into_iter().chain(extra_bounds))
+                .enumerate()
+                .map(|(i, (hyper, bound))| {
+                    let spec = StepSpec::adam(hyper, bound)?;
+                    // Each record holds its group's kernel's own hyperparameters.
+                    let amsgrad = i == 6
+                        || (i >= SESSION_GROUPS && groups.extra[i - SESSION_GROUPS].has_amsgrad());
+                    match i {
+                        0 | 1 => spec.with_kernel::<dqn_adam_update_kernel::Entry>(
+                            dqn_adam_update_kernel::Hyper {
+                                eps: hyper.eps,
+                                weight_decay: hyper.weight_decay,
+                            },
+                        ),
+                        2 => spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                            eps: hyper.eps,
+                            weight_decay: hyper.weight_decay,
+                        }),
+                        3 => spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                            eps: hyper.eps,
+                            weight_decay: hyper.weight_decay,
+                            grad_clip: cfg.iql_grad_clip,
+                        }),
+                        _ if amsgrad => spec.with_kernel::<curiosity_adam_step::Entry>(
+                            curiosity_adam_step::Hyper { eps: hyper.eps },
+                        ),
+                        _ => spec.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
+                            eps: hyper.eps,
+                            weight_decay: hyper.weight_decay,
+                        }),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
         let shapes: Vec<GroupShape<'_>> = groups
             .every()
             .into_iter()
@@ -372,25 +403,11 @@ impl<'rt> TrainingSession<'rt> {
         let uniforms = Uniforms {
             dqn: dqn_adam_update_kernel::StepScalars {
                 grad_scale: grad_ptr,
-                eps: cfg.dqn.eps,
-                weight_decay: cfg.dqn.weight_decay,
             },
-            iqn: iqn_adam_kernel::StepScalars {
-                eps: cfg.iqn.eps,
-                weight_decay: cfg.iqn.weight_decay,
-            },
-            iql: iql_adam_kernel::StepScalars {
-                eps: cfg.iql.eps,
-                weight_decay: cfg.iql.weight_decay,
-                grad_clip: cfg.iql_grad_clip,
-            },
-            attention: attn_adam_kernel::StepScalars {
-                eps: cfg.attention.eps,
-                weight_decay: cfg.attention.weight_decay,
-            },
-            curiosity: curiosity_adam_step::StepScalars {
-                eps: cfg.curiosity.eps,
-            },
+            iqn: iqn_adam_kernel::StepScalars {},
+            iql: iql_adam_kernel::StepScalars {},
+            attention: attn_adam_kernel::StepScalars {},
+            curiosity: curiosity_adam_step::StepScalars {},
         };
         // The checker kernel reads the activations only: every group slot's result comes from
         // its group's records, so its binding is left empty (no work for the kernel).

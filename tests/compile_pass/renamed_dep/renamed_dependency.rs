@@ -18,10 +18,10 @@ pub fn sgd_momentum(
     #[input] g: f32,
     #[state] m: &mut f32,
     #[uniform_ptr(default = 1.0)] grad_scale: f32,
-    #[domain(gt = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
-    weight_decay: f32,
-    nesterov: u32,
+    #[hyper] #[domain(gt = 0.0)] lr: f32,
+    #[hyper] #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
+    #[hyper] weight_decay: f32,
+    #[hyper] nesterov: u32,
 ) -> f32 {
     let g = g * grad_scale + weight_decay * p;
     *m = momentum * *m + g;

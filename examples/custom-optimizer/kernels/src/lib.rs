@@ -18,10 +18,18 @@ pub fn lion_kernel(
     #[param] p: f32,
     #[input] g: f32,
     #[state] m: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, le = 1.0)] beta1: f32,
-    #[domain(ge = 0.0, le = 1.0)] beta2: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[hyper]
+    #[domain(ge = 0.0, le = 1.0)]
+    beta1: f32,
+    #[hyper]
+    #[domain(ge = 0.0, le = 1.0)]
+    beta2: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
 ) -> f32 {
     let c = beta1 * *m + (1.0 - beta1) * g;
     *m = beta2 * *m + (1.0 - beta2) * g;
@@ -36,9 +44,15 @@ pub fn sgd_momentum_kernel(
     #[param] p: f32,
     #[input] g: f32,
     #[state] momentum_buffer: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
-    #[domain(ge = 0.0)] weight_decay: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[hyper]
+    #[domain(ge = 0.0, lt = 1.0)]
+    momentum: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    weight_decay: f32,
 ) -> f32 {
     let d = g + weight_decay * p;
     *momentum_buffer = momentum * *momentum_buffer + d;

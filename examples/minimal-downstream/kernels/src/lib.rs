@@ -7,6 +7,12 @@ use adamant_kernels::prelude::*;
 
 /// `p -= lr·g`.
 #[optimizer_kernel]
-pub fn minimal_sgd_kernel(#[param] p: f32, #[input] g: f32, #[domain(ge = 0.0)] lr: f32) -> f32 {
+pub fn minimal_sgd_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    lr: f32,
+) -> f32 {
     p - lr * g
 }

@@ -17,8 +17,12 @@ pub fn split_sgd_kernel(
     #[param] p: f32,
     #[input] g: f32,
     #[state] m: &mut f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[hyper]
+    #[domain(ge = 0.0, lt = 1.0)]
+    momentum: f32,
 ) -> f32 {
     *m = momentum * *m + g;
     p - lr * *m
@@ -31,8 +35,12 @@ pub fn split_sgd_kernel(
     #[param] p: f32,
     #[state] m: &mut f32,
     #[input] g: f32,
-    #[domain(ge = 0.0)] lr: f32,
-    #[domain(ge = 0.0, lt = 1.0)] momentum: f32,
+    #[hyper]
+    #[domain(ge = 0.0)]
+    lr: f32,
+    #[hyper]
+    #[domain(ge = 0.0, lt = 1.0)]
+    momentum: f32,
 ) -> f32 {
     *m = momentum * *m + g;
     p - lr * *m

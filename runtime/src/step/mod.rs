@@ -1,23 +1,25 @@
 //! Device-resident step state on the host side: [`StepStates`] owns an array of
-//! [`StepState`] records (one per set of tensors), advances them on the device, and takes the
-//! host's between-step writes (a learning-rate schedule, the owned `Q_ABS_REF`) as stream-ordered
-//! writes of one word, validated first. The stepped launches
-//! ([`Adamant::launch_stepped`](crate::Adamant::launch_stepped),
-//! [`Adamant::launch_multi_stepped`](crate::Adamant::launch_multi_stepped)) read their bound, lr,
-//! betas and bias corrections from a record, so a replayed graph trains.
+//! [`StepRecord`]s (one per set of tensors), advances them on the device (and runs the schedule
+//! of each record's kernel), and takes the host's between-step writes (a learning-rate schedule,
+//! a hyperparameter, the owned `Q_ABS_REF`) as stream-ordered writes of one word, validated first.
+//! The stepped launches ([`Adamant::launch_stepped`](crate::Adamant::launch_stepped),
+//! [`Adamant::launch_multi_stepped`](crate::Adamant::launch_multi_stepped)) read their bound and
+//! every scalar from a record, so a replayed graph trains, and a value the host changes between
+//! replays is the value the next replay uses.
 use std::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use adamant_kernels::abi::{ArgValue, KernelDescriptor};
+use adamant_kernels::abi::{ArgValue, KernelDescriptor, Lifetime};
 use adamant_kernels::step::{
-    step_advance_kernel, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, INITIAL_Q_ABS_REF_EFF,
+    step_advance_kernel, StepRecord, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF,
+    INITIAL_Q_ABS_REF_EFF, RECORD_SCALARS,
 };
 use cust::memory::DeviceCopy;
 use cust::stream::Stream;
 
 use crate::buffers::{keep_of, ReadBuffer};
-use crate::clamp_policy::{ClampPolicy, BOUND_FACTOR};
+use crate::clamp_policy::BOUND_FACTOR;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
@@ -25,69 +27,19 @@ use crate::hyper::{scalar_domain, AdamHyper};
 use crate::launch::arg_pointers;
 use crate::memory::{DeviceMemory, Keep};
 
-/// `StepState` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
+mod scalars;
+mod spec;
+
+pub use spec::{RecordKernel, StepBound, StepSpec};
+
+/// `StepRecord` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
 #[derive(Clone, Copy, Default)]
 #[repr(transparent)]
-pub(crate) struct DeviceStepState(pub(crate) StepState);
-// SAFETY: `StepState` is `#[repr(C)]` of integers and floats only (its `q_abs_ref` is a device
+pub(crate) struct DeviceStepRecord(pub(crate) StepRecord);
+// SAFETY: `StepRecord` is `#[repr(C)]` of integers and floats only (its `q_abs_ref` is a device
 // address held as a `u64`), valid for any bit pattern.
-unsafe impl DeviceCopy for DeviceStepState {}
-
-/// Where a record's clamp bound comes from, for the whole run.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum StepBound {
-    /// `100 × max(Q_ABS_REF, 1)`, recomputed on the device by every advance from the device
-    /// `Q_ABS_REF` of the [`StepStates`]. A NaN, infinite or negative value there keeps the
-    /// previous step's bound (100 before any valid value), raises
-    /// [`FLAG_BAD_Q_ABS_REF`](adamant_kernels::step::FLAG_BAD_Q_ABS_REF) and is counted.
-    FromQAbsRef,
-    /// A bound fixed for the run by a host policy (validated as every launch's is):
-    /// [`ClampPolicy::Fixed`], [`ClampPolicy::Disabled`] with its reason, or
-    /// [`ClampPolicy::FromIsv`] evaluated once.
-    Policy(ClampPolicy),
-}
-
-/// What one record starts from.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepSpec {
-    /// The learning rate of the first step (change it between steps with
-    /// [`StepStates::set_lr`]).
-    pub lr: f32,
-    /// β1, for the entries and for the bias correction.
-    pub beta1: f32,
-    /// β2.
-    pub beta2: f32,
-    /// Steps already taken: 0 for a fresh run, a checkpoint's step count to resume one. The
-    /// first advance makes it `steps_taken + 1`.
-    pub steps_taken: u32,
-    /// Where the bound comes from.
-    pub bound: StepBound,
-}
-
-impl StepSpec {
-    /// A record for `hyper`'s lr and betas whose first step is `hyper.step` (1 for a fresh run).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidHyper`] for a field out of its range (`step == 0` included) or a step past
-    /// `u32::MAX`.
-    pub fn adam(hyper: &AdamHyper, bound: StepBound) -> Result<StepSpec> {
-        hyper.validate()?;
-        let steps_taken = u32::try_from(hyper.step - 1).map_err(|_| Error::InvalidHyper {
-            field: "step",
-            value: hyper.step as f64,
-            requirement: format!("<= {}", u32::MAX as u64 + 1),
-        })?;
-        Ok(StepSpec {
-            lr: hyper.lr,
-            beta1: hyper.beta1,
-            beta2: hyper.beta2,
-            steps_taken,
-            bound,
-        })
-    }
-}
+unsafe impl DeviceCopy for DeviceStepRecord {}
 
 /// The device `Q_ABS_REF` that [`StepBound::FromQAbsRef`] records read.
 #[derive(Clone, Copy)]
@@ -130,6 +82,11 @@ struct Mirror {
     lr: f32,
     beta1: f32,
     beta2: f32,
+    /// The kernel the record was made for, if any.
+    kernel: Option<RecordKernel>,
+    /// The record's own words as the host last wrote them (the `#[derived]` ones as they were
+    /// made: the device computes them after).
+    words: [u32; RECORD_SCALARS],
     /// The smallest bound the record can hold: the one it starts with. A fixed bound
     /// ([`StepBound::Policy`]) never changes, and one the device computes from `Q_ABS_REF`
     /// starts at [`BOUND_FACTOR`] and never goes below it (`q_abs_ref_eff` is at least 1).
@@ -146,10 +103,13 @@ struct Mirror {
 /// ([`StepStates::set_lr`]) or the owned `Q_ABS_REF` ([`StepStates::set_q_abs_ref`]) with one
 /// stream-ordered write each, and reads the records back ([`StepStates::read`]).
 pub struct StepStates {
-    records: Arc<DeviceMemory<DeviceStepState>>,
+    records: Arc<DeviceMemory<DeviceStepRecord>>,
     /// What each advance wrote, in page-locked host memory the advance kernel writes directly:
     /// the records of the last step, readable after that step's event with no copy.
-    advanced_host: Arc<HostMapped<DeviceStepState>>,
+    advanced_host: Arc<HostMapped<DeviceStepRecord>>,
+    /// Per kernel schedule among the records' kernels: its entry and the indices of the records
+    /// made for it, which every advance hands it.
+    schedules: Vec<ScheduleTable>,
     /// The `Q_ABS_REF` word's allocation: owned ([`QAbsRef::Owned`]) or a share of the caller's
     /// buffer ([`QAbsRef::Slot`]).
     q_word: Keep,
@@ -187,14 +147,15 @@ impl StepStates {
                 StepBound::FromQAbsRef => (BOUND_FROM_Q_ABS_REF, BOUND_FACTOR),
                 StepBound::Policy(policy) => (BOUND_FIXED, policy.bound()?),
             };
-            let mut record = StepState {
+            let t = spec.steps_taken;
+            let state = StepState {
                 lr: spec.lr,
-                bias_correction1: 0.0,
-                bias_correction2: 0.0,
+                bias_correction1: adamant_kernels::step::bias_correction(spec.beta1, t),
+                bias_correction2: adamant_kernels::step::bias_correction(spec.beta2, t),
                 bound,
                 beta1: spec.beta1,
                 beta2: spec.beta2,
-                step: spec.steps_taken,
+                step: t,
                 bound_mode,
                 q_abs_ref: 0,
                 bound_factor: BOUND_FACTOR,
@@ -204,14 +165,17 @@ impl StepStates {
                 last_bad_q_abs_ref_bits: 0,
                 last_bad_q_abs_ref_step: 0,
             };
-            let t = spec.steps_taken;
-            record.bias_correction1 = adamant_kernels::step::bias_correction(spec.beta1, t);
-            record.bias_correction2 = adamant_kernels::step::bias_correction(spec.beta2, t);
-            records.push(record);
+            let words = spec.words();
+            records.push(StepRecord {
+                state,
+                scalars: words,
+            });
             mirror.push(Mirror {
                 lr: spec.lr,
                 beta1: spec.beta1,
                 beta2: spec.beta2,
+                kernel: spec.kernel.clone(),
+                words,
                 smallest_bound: bound,
                 users: Vec::new(),
             });
@@ -234,14 +198,15 @@ impl StepStates {
             }
         };
         for r in &mut records {
-            if r.bound_mode == BOUND_FROM_Q_ABS_REF {
-                r.q_abs_ref = q_abs_ref_ptr;
+            if r.state.bound_mode == BOUND_FROM_Q_ABS_REF {
+                r.state.q_abs_ref = q_abs_ref_ptr;
             }
         }
-        let device: Vec<DeviceStepState> = records.into_iter().map(DeviceStepState).collect();
+        let schedules = schedule_tables(&mirror)?;
+        let device: Vec<DeviceStepRecord> = records.into_iter().map(DeviceStepRecord).collect();
         let records = DeviceMemory::from_host(&device, "the step-state records")?;
         let advanced_host = HostMapped::new(
-            &DeviceStepState(StepState::default()),
+            &DeviceStepRecord(StepRecord::default()),
             device.len(),
             "step-state records",
         )?;
@@ -252,6 +217,7 @@ impl StepStates {
         Ok(StepStates {
             records,
             advanced_host: Arc::new(advanced_host),
+            schedules,
             q_word,
             owns_q,
             q_abs_ref_ptr,
@@ -261,13 +227,16 @@ impl StepStates {
     }
 
     /// What a graph that records a launch reading (or an advance writing) these records keeps:
-    /// the records, their page-locked copy and the `Q_ABS_REF` word's allocation.
+    /// the records, their page-locked copy, the schedules' index tables and the `Q_ABS_REF`
+    /// word's allocation.
     pub(crate) fn keeps(&self) -> Vec<Keep> {
-        vec![
+        let mut keeps: Vec<Keep> = vec![
             self.records.clone(),
             self.advanced_host.clone(),
             self.q_word.clone(),
-        ]
+        ];
+        keeps.extend(self.schedules.iter().map(|(_, t)| t.clone() as Keep));
+        keeps
     }
 
     /// How many records.
@@ -292,7 +261,7 @@ impl StepStates {
                 len: self.len(),
             });
         }
-        Ok(self.records.address() + (index * size_of::<StepState>()) as u64)
+        Ok(self.records.address() + (index * size_of::<StepRecord>()) as u64)
     }
 
     /// Device address of record `index`'s `q_abs_ref_eff`, the `max(Q_ABS_REF, 1)` its last
@@ -302,7 +271,8 @@ impl StepStates {
     ///
     /// [`Error::StepIndex`] past the end.
     pub fn q_abs_ref_eff_ptr(&self, index: usize) -> Result<u64> {
-        Ok(self.record_ptr(index)? + offset_of!(StepState, q_abs_ref_eff) as u64)
+        Ok(self.record_ptr(index)?
+            + (offset_of!(StepRecord, state) + offset_of!(StepState, q_abs_ref_eff)) as u64)
     }
 
     /// Device address of the `Q_ABS_REF` the [`StepBound::FromQAbsRef`] records read.
@@ -313,21 +283,31 @@ impl StepStates {
     /// Enqueues one advance of every record on `stream` (one launch of `step_advance_kernel`):
     /// `t += 1`, the bias corrections from the new `t`, and each
     /// [`StepBound::FromQAbsRef`] record's bound from the device `Q_ABS_REF` as it is when the
-    /// advance runs. Recorded into a graph, every replay advances.
+    /// advance runs; then, for the records made for a kernel with a schedule, one launch of that
+    /// kernel's schedule entry (`<kernel>_schedule`), which computes their `#[derived]` scalars
+    /// for the new `t`. Recorded into a graph, every replay advances.
     ///
     /// # Errors
     ///
-    /// [`Error::MissingKernel`] if the module lacks the entry; [`Error::Cuda`] if the driver
-    /// refuses the launch.
+    /// [`Error::MissingKernel`] if a loaded module lacks an entry (a kernel crate's module not
+    /// added with [`Adamant::add_module`]); [`Error::Cuda`] if the driver refuses a launch.
     pub fn advance(&self, rt: &Adamant, stream: &Stream) -> Result<()> {
         let kernel = step_advance_kernel::DESCRIPTOR.name;
         let n = self.len() as u32;
-        self.advanced.store(true, Ordering::Release);
         if n == 0 {
+            self.advanced.store(true, Ordering::Release);
             return Ok(());
         }
+        // Every entry is looked up before anything is enqueued: a missing schedule must not
+        // leave the records advanced without their derived values.
         let function = rt.function(&step_advance_kernel::DESCRIPTOR)?;
+        let schedules = self
+            .schedules
+            .iter()
+            .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
+            .collect::<Result<Vec<_>>>()?;
         rt.retain(stream, || self.keeps())?;
+        self.advanced.store(true, Ordering::Release);
         let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
         const THREADS: u32 = 32;
@@ -335,38 +315,23 @@ impl StepStates {
         // records array we own with `n` records and our mapped page-locked copy of
         // the same length.
         unsafe { stream.launch(function, n.div_ceil(THREADS), THREADS, 0, &params) }
-            .during_with(|| format!("launching {kernel} ({n} records)"))
-    }
-
-    /// Sets record `index`'s learning rate for the steps that follow on `stream`: one
-    /// stream-ordered write of one word (no synchronisation), so a replayed graph picks it up at
-    /// its next replay. Refused while `stream` is being captured: a write recorded into the graph
-    /// would replay the same value every step.
-    ///
-    /// # Errors
-    ///
-    /// Before anything is written: [`Error::StepIndex`]; [`Error::InvalidHyper`] for an lr that
-    /// is not finite and `>= 0`; [`Error::InvalidScalar`] for one outside the `lr` domain of an
-    /// entry that has launched with this record; [`Error::Capture`] during a capture.
-    /// [`Error::Cuda`] if the driver refuses the write.
-    pub fn set_lr(&self, stream: &Stream, index: usize, lr: f32) -> Result<()> {
-        let address = self.record_ptr(index)? + offset_of!(StepState, lr) as u64;
-        AdamHyper {
-            lr,
-            beta1: 0.0,
-            beta2: 0.0,
-            eps: 1.0,
-            weight_decay: 0.0,
-            step: 1,
+            .during_with(|| format!("launching {kernel} ({n} records)"))?;
+        for (descriptor, function, table) in schedules {
+            let count = table.len() as u32;
+            let mut values = schedule_args(
+                descriptor,
+                self.records.address(),
+                table.address(),
+                count,
+                self.advanced_host.device_ptr(),
+            );
+            let params = arg_pointers(&mut values);
+            // SAFETY: the schedule entry's four parameters (checked against its descriptor):
+            // our records array, our table of `count` indices into it (each below the record
+            // count, built in `new`), and our mapped copy of the records.
+            unsafe { stream.launch(function, count.div_ceil(THREADS), THREADS, 0, &params) }
+                .during_with(|| format!("launching {} ({count} records)", descriptor.name))?;
         }
-        .validate_rates()?;
-        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-        for user in &mirror[index].users {
-            check_field(user, "lr", lr)?;
-        }
-        refuse_capture(stream, "StepStates::set_lr")?;
-        write_word(address, lr.to_bits(), stream, "writing a step state's lr")?;
-        mirror[index].lr = lr;
         Ok(())
     }
 
@@ -423,6 +388,16 @@ impl StepStates {
     ///
     /// [`Error::Cuda`] if the copy fails.
     pub fn read(&self) -> Result<Vec<StepState>> {
+        Ok(self.read_records()?.into_iter().map(|r| r.state).collect())
+    }
+
+    /// Every whole record (the shared state and the kernel's own words) as the device holds it,
+    /// as [`StepStates::read`] reads them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cuda`] if the copy fails.
+    pub fn read_records(&self) -> Result<Vec<StepRecord>> {
         let host = self.records.read("the step-state records")?;
         Ok(host.into_iter().map(|r| r.0).collect())
     }
@@ -432,13 +407,19 @@ impl StepStates {
     /// that step). Meaningful only after waiting for an event recorded after that advance; the
     /// default record before the first advance.
     pub(crate) fn last_advanced(&self) -> Vec<StepState> {
-        self.advanced_host.read().into_iter().map(|r| r.0).collect()
+        self.advanced_host
+            .read()
+            .into_iter()
+            .map(|r| r.0.state)
+            .collect()
     }
 
     /// The validation a stepped launch of `plain`'s entry with record `index` runs: the record
-    /// exists, an advance precedes the launch, and the record's lr and betas lie in the entry's
-    /// domains for them. Registers the entry as a user of the record (so a later lr is checked
-    /// against its domain too). Returns the record's address.
+    /// exists, an advance precedes the launch, the record holds the words of the entry's own
+    /// scalars (it was made for a kernel with the entry's record layout, or the entry reads only
+    /// `#[step]` fields), and the record's lr and betas lie in the entry's domains for them.
+    /// Registers the entry as a user of the record (so a later lr is checked against its domain
+    /// too). Returns the record's address.
     pub(crate) fn check_launch(
         &self,
         stepped: &'static KernelDescriptor,
@@ -453,6 +434,24 @@ impl StepStates {
         }
         let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
         let record = &mut mirror[index];
+        let needs_words = stepped
+            .record
+            .iter()
+            .any(|r| !matches!(r.lifetime, Lifetime::Step));
+        let holds_them = record
+            .kernel
+            .as_ref()
+            .is_some_and(|k| k.layout == stepped.record);
+        if needs_words && !holds_them {
+            return Err(Error::RecordKernel {
+                kernel: stepped.name,
+                index,
+                made_for: record
+                    .kernel
+                    .as_ref()
+                    .map_or_else(|| "no kernel".to_string(), |k| format!("`{}`", k.name())),
+            });
+        }
         for (field, value) in [
             ("lr", record.lr),
             ("beta1", record.beta1),
@@ -469,7 +468,11 @@ impl StepStates {
 
 /// `value` against `kernel`'s declared domain for its `#[step]` scalar `field`, if it has one (an
 /// entry that does not read `beta2`, say, accepts any).
-fn check_field(kernel: &'static KernelDescriptor, field: &'static str, value: f32) -> Result<()> {
+pub(crate) fn check_field(
+    kernel: &'static KernelDescriptor,
+    field: &'static str,
+    value: f32,
+) -> Result<()> {
     match scalar_domain(kernel, field) {
         Some(domain) if !domain.contains(value as f64) => Err(Error::InvalidScalar {
             kernel: kernel.name,
@@ -502,6 +505,51 @@ fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()
         cust::sys::cuMemsetD32Async(address, bits, 1, stream.as_inner() as cust::sys::CUstream)
     };
     crate::error::driver(status, what)
+}
+
+/// A schedule entry and the indices of the records it advances (on the device).
+type ScheduleTable = (&'static KernelDescriptor, Arc<DeviceMemory<u32>>);
+
+/// The schedule tables of `records`: per schedule entry among their kernels, the indices of the
+/// records made for it, uploaded. Setup only.
+fn schedule_tables(records: &[Mirror]) -> Result<Vec<ScheduleTable>> {
+    let mut groups: Vec<(&'static KernelDescriptor, Vec<u32>)> = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        let Some(schedule) = record.kernel.as_ref().and_then(|k| k.schedule) else {
+            continue;
+        };
+        let i = i as u32;
+        match groups.iter_mut().find(|(d, _)| std::ptr::eq(*d, schedule)) {
+            Some((_, indices)) => indices.push(i),
+            None => groups.push((schedule, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(d, indices)| {
+            let table = DeviceMemory::from_host(&indices, "a schedule's record indices")?;
+            Ok((d, table))
+        })
+        .collect()
+}
+
+/// A schedule entry's arguments in PTX order (`states`, `indices`, `n_indices`, `mirror`, as
+/// `#[optimizer_kernel]` generates it), checked against its descriptor.
+fn schedule_args(
+    schedule: &KernelDescriptor,
+    records: u64,
+    indices: u64,
+    n: u32,
+    mirror: u64,
+) -> [ArgValue; 4] {
+    let values = [
+        ArgValue::Ptr(records),
+        ArgValue::Ptr(indices),
+        ArgValue::U32(n),
+        ArgValue::Ptr(mirror),
+    ];
+    crate::launch::assert_args_match(schedule, &values);
+    values
 }
 
 /// `step_advance_kernel`'s arguments in PTX order, checked against the descriptor generated from

@@ -1,0 +1,204 @@
+//! What a step-state record starts from: [`StepSpec`] (the shared fields, the bound's source)
+//! and, for a kernel with `#[hyper]` or `#[derived]` scalars, [`RecordKernel`] (which kernel's
+//! words the record holds, and their first values).
+use std::sync::Arc;
+
+use adamant_kernels::abi::{ArgValue, KernelDescriptor, Lifetime, OptimizerEntry, RecordScalar};
+use adamant_kernels::step::RECORD_SCALARS;
+
+use crate::clamp_policy::ClampPolicy;
+use crate::error::{Error, Result};
+use crate::hyper::AdamHyper;
+
+/// Where a record's clamp bound comes from, for the whole run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepBound {
+    /// `100 × max(Q_ABS_REF, 1)`, recomputed on the device by every advance from the device
+    /// `Q_ABS_REF` of the [`StepStates`](crate::StepStates). A NaN, infinite or negative value
+    /// there keeps the previous step's bound (100 before any valid value), raises
+    /// [`FLAG_BAD_Q_ABS_REF`](adamant_kernels::step::FLAG_BAD_Q_ABS_REF) and is counted.
+    FromQAbsRef,
+    /// A bound fixed for the run by a host policy (validated as every launch's is):
+    /// [`ClampPolicy::Fixed`], [`ClampPolicy::Disabled`] with its reason, or
+    /// [`ClampPolicy::FromIsv`] evaluated once.
+    Policy(ClampPolicy),
+}
+
+/// What one record starts from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepSpec {
+    /// The learning rate of the first step (change it between steps with
+    /// [`StepStates::set_lr`](crate::StepStates::set_lr)).
+    pub lr: f32,
+    /// β1, for the entries and for the bias correction.
+    pub beta1: f32,
+    /// β2.
+    pub beta2: f32,
+    /// Steps already taken: 0 for a fresh run, a checkpoint's step count to resume one. The
+    /// first advance makes it `steps_taken + 1`.
+    pub steps_taken: u32,
+    /// Where the bound comes from.
+    pub bound: StepBound,
+    /// The kernel whose `#[hyper]` and `#[derived]` scalars the record holds
+    /// ([`StepSpec::with_kernel`]); `None` for a record that only kernels reading `#[step]`
+    /// fields alone may launch with.
+    pub kernel: Option<RecordKernel>,
+}
+
+impl StepSpec {
+    /// A record for `hyper`'s lr and betas whose first step is `hyper.step` (1 for a fresh run),
+    /// holding no kernel's own scalars yet ([`StepSpec::with_kernel`] adds them).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHyper`] for a field out of its range (`step == 0` included) or a step past
+    /// `u32::MAX`.
+    pub fn adam(hyper: &AdamHyper, bound: StepBound) -> Result<StepSpec> {
+        hyper.validate()?;
+        let steps_taken = u32::try_from(hyper.step - 1).map_err(|_| Error::InvalidHyper {
+            field: "step",
+            value: hyper.step as f64,
+            requirement: format!("<= {}", u32::MAX as u64 + 1),
+        })?;
+        Ok(StepSpec {
+            lr: hyper.lr,
+            beta1: hyper.beta1,
+            beta2: hyper.beta2,
+            steps_taken,
+            bound,
+            kernel: None,
+        })
+    }
+
+    /// The record made for kernel `E`: its words hold `hyper` (`<kernel>::Hyper`, each value
+    /// checked against its `#[domain]`) and the kernel's `#[derived]` scalars at `steps_taken`
+    /// (computed on the host by the kernel's own schedule, so a resumed record continues as the
+    /// device would have). Only `E`, or a kernel with the same record layout, may launch with it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidScalar`] naming the kernel and the first hyperparameter (or lr, beta)
+    /// outside `E`'s domain for it.
+    pub fn with_kernel<E: OptimizerEntry>(self, hyper: E::Hyper) -> Result<StepSpec>
+    where
+        E::Hyper: Send + Sync + 'static,
+    {
+        let plain = E::DESCRIPTOR;
+        for (field, value) in [
+            ("lr", self.lr),
+            ("beta1", self.beta1),
+            ("beta2", self.beta2),
+        ] {
+            super::check_field(plain, field, value)?;
+        }
+        let layout = E::STEPPED_DESCRIPTOR.record;
+        let values = E::hyper_values(&hyper);
+        let hypers = layout
+            .iter()
+            .filter(|r| matches!(r.lifetime, Lifetime::Hyper { .. }));
+        for (scalar, value) in hypers.zip(&values) {
+            check_value(plain.name, scalar, *value)?;
+        }
+        Ok(StepSpec {
+            kernel: Some(RecordKernel {
+                kernel: plain,
+                layout,
+                schedule: E::SCHEDULE,
+                hyper: values,
+                derived_at: Arc::new(move |t| E::derived_values(t, &hyper)),
+            }),
+            ..self
+        })
+    }
+
+    /// The record's own words at its first advance: the hyperparameters and the derived values
+    /// at `steps_taken` (zeros for a record without a kernel).
+    pub(crate) fn words(&self) -> [u32; RECORD_SCALARS] {
+        let mut words = [0u32; RECORD_SCALARS];
+        if let Some(k) = &self.kernel {
+            let derived = (k.derived_at)(self.steps_taken);
+            let mut hyper = k.hyper.iter();
+            let mut derived = derived.iter();
+            for scalar in k.layout {
+                let value = match scalar.lifetime {
+                    Lifetime::Step => continue,
+                    Lifetime::Hyper { .. } => hyper.next(),
+                    Lifetime::Derived { .. } => derived.next(),
+                };
+                let slot = scalar
+                    .slot()
+                    .expect("hyper and derived scalars have a word");
+                words[slot] = word(*value.expect("one value per scalar, generated together"));
+            }
+        }
+        words
+    }
+}
+
+/// The kernel a record is made for: its name and domains, its record layout (where each
+/// scalar's word is), its schedule entry, and its first values.
+#[derive(Clone)]
+pub struct RecordKernel {
+    /// The kernel's plain entry: its name, and the domains of its scalars.
+    pub(crate) kernel: &'static KernelDescriptor,
+    /// The stepped entries' record layout.
+    pub(crate) layout: &'static [RecordScalar],
+    /// The schedule entry that computes the `#[derived]` words after every advance.
+    pub(crate) schedule: Option<&'static KernelDescriptor>,
+    /// The `#[hyper]` values, in declared order.
+    hyper: Vec<ArgValue>,
+    /// The `#[derived]` values of step `t`, from the kernel's schedule on the host.
+    derived_at: Arc<dyn Fn(u32) -> Vec<ArgValue> + Send + Sync>,
+}
+
+impl RecordKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.kernel.name
+    }
+}
+
+impl std::fmt::Debug for RecordKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordKernel")
+            .field("kernel", &self.kernel.name)
+            .field("hyper", &self.hyper)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RecordKernel {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.kernel, other.kernel) && self.hyper == other.hyper
+    }
+}
+
+/// A record scalar's value as its word.
+pub(crate) fn word(value: ArgValue) -> u32 {
+    match value {
+        ArgValue::F32(v) => v.to_bits(),
+        ArgValue::U32(v) => v,
+        ArgValue::Ptr(_) | ArgValue::Usize(_) => {
+            unreachable!("record scalars are f32 or u32 (the macro generates no other)")
+        }
+    }
+}
+
+/// `value` for record scalar `scalar` of `kernel`: an `f32` within its `#[domain]`.
+pub(crate) fn check_value(
+    kernel: &'static str,
+    scalar: &RecordScalar,
+    value: ArgValue,
+) -> Result<()> {
+    if let (Lifetime::Hyper { domain, .. }, ArgValue::F32(v)) = (scalar.lifetime, value) {
+        if !domain.contains(v as f64) {
+            return Err(Error::InvalidScalar {
+                kernel,
+                name: scalar.name,
+                value: v as f64,
+                requirement: domain.describe(),
+            });
+        }
+    }
+    Ok(())
+}
