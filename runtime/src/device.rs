@@ -95,7 +95,8 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// As [`Adamant::new`], but for the verification.
+    /// As [`Adamant::new`], but for the verification; [`Error::NoKernels`] for an empty
+    /// `kernels`, before any driver call.
     pub unsafe fn with_unaudited_ptx(
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
@@ -108,6 +109,7 @@ impl Adamant {
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<Self> {
+        refuse_empty(kernels)?;
         cust::init(cust::CudaFlags::empty()).during("cuInit")?;
         let device = Device::get_device(0).during("selecting GPU 0")?;
         let context = Context::new(device).during("creating a context")?;
@@ -173,8 +175,9 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// [`Error::UnauditedModule`] or [`Error::DescriptorMismatch`] from the verification;
-    /// [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
+    /// [`Error::UnauditedModule`], [`Error::UnknownKernelSet`] (the certificate's set has no
+    /// kernel registered in this program: its kernel crate is not linked) or
+    /// [`Error::DescriptorMismatch`] from the verification; [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
     /// one of the set's entries; [`Error::KernelSetLoaded`] if an entry of the same set and name
     /// is already loaded. Nothing is added on error.
     pub fn add_module(&mut self, module: &AuditedModule) -> Result<()> {
@@ -192,7 +195,9 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// As [`Adamant::add_module`], but for the verification.
+    /// As [`Adamant::add_module`], but for the verification; [`Error::NoKernels`] for an empty
+    /// `kernels` (take them from `abi::kernel_set("my_kernels")?`, which refuses a misspelt set
+    /// with [`Error::UnknownKernelSet`]).
     pub unsafe fn add_unaudited_module(
         &mut self,
         ptx: &str,
@@ -207,6 +212,7 @@ impl Adamant {
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<()> {
+        refuse_empty(kernels)?;
         if let Some(k) = kernels
             .iter()
             .find(|k| self.functions.contains_key(&(k.set, k.name)))
@@ -237,6 +243,17 @@ impl Adamant {
                 source: cust::error::CudaError::NotFound,
             })
     }
+}
+
+/// A module loaded with no kernel to resolve could serve no launch: an empty list is a mistake
+/// (a filter that kept nothing), refused before any driver call.
+fn refuse_empty(kernels: &[&'static adamant_kernels::abi::KernelDescriptor]) -> Result<()> {
+    if kernels.is_empty() {
+        return Err(Error::NoKernels {
+            registered: adamant_kernels::abi::sets(),
+        });
+    }
+    Ok(())
 }
 
 /// `ptx` loaded, with every entry of `kernels` resolved into `functions`.

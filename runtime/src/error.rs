@@ -129,6 +129,38 @@ pub enum Error {
         name: &'static str,
     },
 
+    /// A kernel set of which no kernel is registered in this program: a module's certificate
+    /// names it ([`AuditedModule::verify`]), or a name given to
+    /// [`abi::kernel_set`](adamant_kernels::abi::kernel_set) is misspelt (converted from its
+    /// [`UnknownSet`](adamant_kernels::abi::UnknownSet) by `?`). The set's kernel crate must be
+    /// linked into the binary, under its library name (`my_kernels` for the package
+    /// `my-kernels`).
+    ///
+    /// [`AuditedModule::verify`]: crate::AuditedModule::verify
+    #[error("{} (nothing was loaded)", unknown_set(set, registered))]
+    UnknownKernelSet {
+        /// The set asked for, or named by the certificate.
+        set: String,
+        /// The sets registered in this program
+        /// ([`abi::sets`](adamant_kernels::abi::sets)).
+        registered: Vec<&'static str>,
+    },
+
+    /// A module given no kernels to resolve ([`Adamant::add_unaudited_module`],
+    /// [`Adamant::with_unaudited_ptx`] with an empty list): no launch could find an entry in it.
+    ///
+    /// [`Adamant::add_unaudited_module`]: crate::Adamant::add_unaudited_module
+    /// [`Adamant::with_unaudited_ptx`]: crate::Adamant::with_unaudited_ptx
+    #[error(
+        "a module was given an empty kernel list (registered sets: {}); pass its set's \
+         kernels, `abi::kernel_set(\"my_kernels\")?` (nothing was loaded)",
+        adamant_kernels::abi::describe_sets(registered)
+    )]
+    NoKernels {
+        /// The sets registered in this program.
+        registered: Vec<&'static str>,
+    },
+
     /// The driver refused the PTX module.
     #[error("the driver rejected adamant's PTX module")]
     ModuleLoad {
@@ -631,6 +663,23 @@ impl Error {
                 source: Box::new(self),
             }
         }
+    }
+}
+
+/// The registered sets' error, with the same fields (`abi::kernel_set("my_kernels")?`).
+impl From<adamant_kernels::abi::UnknownSet> for Error {
+    fn from(e: adamant_kernels::abi::UnknownSet) -> Error {
+        Error::UnknownKernelSet {
+            set: e.set,
+            registered: e.registered,
+        }
+    }
+}
+
+fn unknown_set(set: &str, registered: &[&'static str]) -> adamant_kernels::abi::UnknownSet {
+    adamant_kernels::abi::UnknownSet {
+        set: set.to_string(),
+        registered: registered.to_vec(),
     }
 }
 
