@@ -170,9 +170,10 @@ fn add_module_missing_kernel_is_named() {
     // refused, naming the first one missing.
     // SAFETY: nothing is launched from it: the module is refused (it lacks the set's entries),
     // which is what the test checks.
-    let err =
-        unsafe { rt.add_unaudited_module(adamant_runtime::PTX, &abi::kernel_set(FOREIGN_SET).unwrap()) }
-            .unwrap_err();
+    let err = unsafe {
+        rt.add_unaudited_module(adamant_runtime::PTX, &abi::kernel_set(FOREIGN_SET).unwrap())
+    }
+    .unwrap_err();
     assert!(
         matches!(
             err,

@@ -179,7 +179,10 @@ fn a_set_with_no_registered_kernel_is_named_with_the_registered_ones() {
     // The same error where a user names a set: a typo is refused where it is typed, never an
     // empty set a module would then be loaded with.
     let typo = abi::kernel_set("adamant_kernel").unwrap_err();
-    assert_eq!((typo.set.as_str(), &typo.registered), ("adamant_kernel", &abi::sets()));
+    assert_eq!(
+        (typo.set.as_str(), &typo.registered),
+        ("adamant_kernel", &abi::sets())
+    );
     let converted: Error = typo.into();
     assert!(
         matches!(&converted, Error::UnknownKernelSet { set, .. } if set == "adamant_kernel"),

@@ -425,8 +425,10 @@ mod tests {
         // Another crate's kernels (adamant's, here) for it: refused before compiling.
         let err = resolve_kernels(&names("my_kernels"), Some(ours)).unwrap_err();
         assert!(
-            err.message().contains("of the set `adamant_kernels`, but the kernel crate \
-                 `my-kernels` builds the module of the set `my_kernels`"),
+            err.message().contains(
+                "of the set `adamant_kernels`, but the kernel crate \
+                 `my-kernels` builds the module of the set `my_kernels`"
+            ),
             "{err}"
         );
         // No kernels at all.

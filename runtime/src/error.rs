@@ -12,6 +12,30 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// in "nothing was launched". The variants that carry a `source` keep the driver's error for
 /// [`std::error::Error::source`]. New variants may be added ([`non_exhaustive`]).
 ///
+/// Every error of a launch names its kernel: those whose own fields do not (a clamp policy's,
+/// a step-state index's, a capture's, the driver's) come inside [`Error::InKernel`].
+///
+/// Code around the runtime can use `?` on its own cust calls: a [`CudaError`] converts to
+/// [`Error::NoDevice`] or [`Error::Cuda`].
+///
+/// ```
+/// use adamant_runtime::cust::memory::DeviceBuffer;
+/// use adamant_runtime::{Adamant, Error, Result};
+///
+/// fn upload(values: &[f32]) -> Result<DeviceBuffer<f32>> {
+///     Ok(DeviceBuffer::from_slice(values)?) // cust's error, converted
+/// }
+///
+/// # fn main() -> Result<()> {
+/// let _rt = match Adamant::new() {
+///     Err(Error::NoDevice { .. }) => return Ok(()), // no GPU here
+///     other => other?,
+/// };
+/// assert_eq!(upload(&[1.0, 2.0])?.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// [`non_exhaustive`]: https://doc.rust-lang.org/reference/attributes/type_system.html
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -435,6 +459,19 @@ pub enum Error {
         limit: usize,
     },
 
+    /// An error of a launch whose own message does not name the entry launched (a clamp
+    /// policy's [`Error::InvalidClamp`], a step-state [`Error::StepIndex`], a capture's or the
+    /// driver's), wrapped with the entry's name. Errors that name it themselves
+    /// ([`Error::LengthMismatch`], [`Error::InvalidScalar`], ...) are not wrapped. Match
+    /// `Error::InKernel { source, .. }` and then `*source` for the cause.
+    #[error("{kernel}: {source}")]
+    InKernel {
+        /// The entry launched, e.g. `iqn_adam_kernel_multi_stepped`.
+        kernel: &'static str,
+        /// What went wrong.
+        source: Box<Error>,
+    },
+
     /// An error about one tensor of a multi-tensor launch.
     #[error("tensor {tensor} of the set: {source}")]
     InTensor {
@@ -652,6 +689,47 @@ impl Error {
         }
     }
 
+    /// This error, raised by a launch of `kernel`: unchanged if its message names the entry
+    /// already, else inside an [`Error::InKernel`] naming it, so that every launch error says
+    /// which kernel it is about.
+    pub(crate) fn in_kernel(self, kernel: &'static str) -> Error {
+        if self.names_kernel(kernel) {
+            self
+        } else {
+            Error::InKernel {
+                kernel,
+                source: Box::new(self),
+            }
+        }
+    }
+
+    /// Whether this error's message names a kernel (`kernel`, for those that carry a text).
+    fn names_kernel(&self, kernel: &str) -> bool {
+        match self {
+            Error::MissingKernel { .. }
+            | Error::StaleUniform { .. }
+            | Error::ForeignBuffer { .. }
+            | Error::LengthMismatch { .. }
+            | Error::RecordsMismatch { .. }
+            | Error::Overlap { .. }
+            | Error::InvalidScalar { .. }
+            | Error::ScalarCount { .. }
+            | Error::ScalarType { .. }
+            | Error::UnregisteredKernel { .. }
+            | Error::MissingBuffer { .. }
+            | Error::InvalidClampScale { .. }
+            | Error::ClampScales { .. }
+            | Error::TooLarge { .. }
+            | Error::NotAdvanced { .. }
+            | Error::InKernel { .. } => true,
+            Error::InTensor { source, .. } => source.names_kernel(kernel),
+            Error::Cuda { operation, .. }
+            | Error::Driver { operation, .. }
+            | Error::Capture { operation } => operation.contains(kernel),
+            _ => false,
+        }
+    }
+
     /// This error, about tensor `tensor` of a launch over `tensors` tensors: inside an
     /// [`Error::InTensor`] naming it in a set of more than one, unchanged for a single tensor.
     pub(crate) fn in_tensor(self, tensor: usize, tensors: usize) -> Error {
@@ -663,6 +741,16 @@ impl Error {
                 source: Box::new(self),
             }
         }
+    }
+}
+
+/// A driver error from the caller's own cust calls, so that code around the runtime can use `?`
+/// on both (`DeviceBuffer::from_slice(..)?` in a function returning this crate's [`Result`]).
+/// No device, an invalid device or an uninitialised driver become [`Error::NoDevice`], as in
+/// the runtime's own calls; anything else [`Error::Cuda`], whose `source` is the driver's error.
+impl From<CudaError> for Error {
+    fn from(source: CudaError) -> Error {
+        Error::cuda("a cust call of the caller's (converted by `?`)", source)
     }
 }
 
@@ -710,5 +798,105 @@ impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
 
     fn during_with(self, operation: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|e| Error::cuda(operation(), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_error_names_its_kernel_once() {
+        let kernel = "attn_adam_kernel";
+        // Errors that do not name the entry are wrapped with it...
+        let clamp = Error::InvalidClamp {
+            what: "Q_ABS_REF",
+            value: f32::NAN,
+            requirement: "finite and >= 0",
+        };
+        let wrapped = clamp.in_kernel(kernel);
+        assert!(
+            matches!(&wrapped, Error::InKernel { kernel: "attn_adam_kernel", source }
+                if matches!(**source, Error::InvalidClamp { what: "Q_ABS_REF", .. })),
+            "{wrapped:?}"
+        );
+        assert_eq!(
+            wrapped.to_string(),
+            "attn_adam_kernel: invalid clamp input `Q_ABS_REF` = NaN: must be finite and >= 0 \
+             (nothing was launched)"
+        );
+        for unnamed in [
+            Error::DisabledWithoutReason,
+            Error::StepIndex { index: 3, len: 1 },
+            Error::Capture {
+                operation: "a launch on a stream that is being captured by other code".into(),
+            },
+            Error::cuda("querying the capture status", CudaError::InvalidValue),
+            Error::cuda("anything", CudaError::NoDevice),
+        ] {
+            let e = unnamed.in_kernel(kernel);
+            assert!(e.to_string().starts_with("attn_adam_kernel: "), "{e}");
+        }
+        // ...those that name it already are not, nor is an error wrapped twice.
+        let length = Error::LengthMismatch {
+            kernel,
+            buffer: "v",
+            found: 9,
+            reference: "p",
+            expected: 10,
+        };
+        for named in [
+            length,
+            Error::cuda(
+                format!("launching {kernel} (10 elements)"),
+                CudaError::LaunchFailed,
+            ),
+            Error::Capture {
+                operation: format!("{kernel}: the tensor set changed during graph capture"),
+            },
+            Error::StepIndex { index: 3, len: 1 }.in_kernel(kernel),
+        ] {
+            let before = named.to_string();
+            let after = named.in_kernel(kernel);
+            assert_eq!(after.to_string(), before);
+            assert!(!matches!(after, Error::InKernel { source, .. }
+                if matches!(*source, Error::InKernel { .. })));
+        }
+        // In a multi-tensor launch, a tensor's error names the kernel inside InTensor.
+        let in_tensor = Error::LengthMismatch {
+            kernel,
+            buffer: "g",
+            found: 1,
+            reference: "p",
+            expected: 2,
+        }
+        .in_tensor(1, 3)
+        .in_kernel(kernel);
+        assert!(
+            matches!(in_tensor, Error::InTensor { tensor: 1, .. }),
+            "{in_tensor:?}"
+        );
+    }
+
+    #[test]
+    fn a_cust_error_converts_by_question_mark() {
+        fn copy() -> Result<()> {
+            Err(CudaError::InvalidValue)?
+        }
+        match copy() {
+            Err(Error::Cuda { operation, source }) => {
+                assert_eq!(source, CudaError::InvalidValue);
+                assert!(operation.contains("cust call"), "{operation}");
+            }
+            other => panic!("expected Error::Cuda, got {other:?}"),
+        }
+        // No GPU, or no driver, is the runtime's NoDevice, as from its own calls.
+        for source in [
+            CudaError::NoDevice,
+            CudaError::InvalidDevice,
+            CudaError::NotInitialized,
+        ] {
+            assert!(matches!(Error::from(source), Error::NoDevice { .. }));
+        }
     }
 }

@@ -445,8 +445,8 @@ impl Adamant {
     }
 
     /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
-    /// regions ([`Adamant::launch_multi_raw`]).
-    pub(crate) fn launch_set<E: OptimizerEntry, K: LaunchKinds>(
+    /// regions ([`Adamant::launch_multi_raw`]); `launch_set` names the entry in its errors.
+    pub(crate) fn launch_set_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
         set: &mut TensorSet,

@@ -327,7 +327,8 @@ impl StepStates {
             return Ok(());
         }
         let function = rt.function(&step_advance_kernel::DESCRIPTOR)?;
-        rt.retain(stream, || self.keeps())?;
+        rt.retain(stream, || self.keeps())
+            .map_err(|e| e.in_kernel(kernel))?;
         let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
         const THREADS: u32 = 32;
