@@ -185,6 +185,21 @@ pub enum Error {
         registered: Vec<&'static str>,
     },
 
+    /// [`Adamant::on_device`] with an ordinal past the GPUs the driver sees (`CUDA_VISIBLE_DEVICES`
+    /// renumbers them from 0).
+    ///
+    /// [`Adamant::on_device`]: crate::Adamant::on_device
+    #[error(
+        "GPU {ordinal} does not exist: the driver sees {count} GPU(s), ordinals 0..{count} \
+         (CUDA_VISIBLE_DEVICES renumbers the visible ones from 0)"
+    )]
+    NoSuchDevice {
+        /// The ordinal asked for.
+        ordinal: u32,
+        /// How many GPUs the driver sees.
+        count: u32,
+    },
+
     /// The driver refused the PTX module.
     #[error("the driver rejected adamant's PTX module")]
     ModuleLoad {
