@@ -5,7 +5,8 @@
 //! --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib -- --emit=asm -Zno-link`,
 //! with `RUSTFLAGS=-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu=sm_90`, in a target
 //! directory of its own (`<target-dir>/ptx-build`) and a clean environment, so nothing from the
-//! outer build leaks in. The kernel crate's workspace must define `[profile.ptx]`.
+//! outer build leaks in. The kernel crate's workspace must define `[profile.ptx]`
+//! ([`PTX_PROFILE`](crate::PTX_PROFILE)); the build checks that it does before compiling.
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -156,6 +157,7 @@ impl KernelCrate {
         println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
         checks::sources(&dir.join("src"))?;
+        manifest::check_ptx_profile(&manifest::workspace_root(&dir), &names.package)?;
         let nightly = toolchain::check()?;
         let target_dir = target_dir(&manifest::workspace_root(&caller));
         // The descriptors first: a duplicate name is reported here, by both definitions, rather

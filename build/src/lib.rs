@@ -26,7 +26,7 @@ mod toolchain;
 pub use adamant_kernels::kernel_list;
 pub use error::BuildError;
 pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};
-pub use manifest::CrateNames;
+pub use manifest::{CrateNames, PTX_PROFILE};
 pub use toolchain::{
     ALLOW_ANY_NIGHTLY_ENV, NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT, PINNED_TOOLCHAIN,
 };
