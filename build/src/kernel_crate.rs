@@ -38,22 +38,41 @@ const RUSTFLAGS: [&str; 4] = [
 
 /// A kernel crate to compile to PTX, configured from a build script.
 ///
-/// In the `main` of the build.rs of a crate that embeds the PTX of the kernel crate in
-/// `../my-kernels` (package `my-kernels`, so the module is `my_kernels.ptx`):
+/// The whole `build.rs` of a crate that embeds the PTX of the kernel crate in `../my-kernels`
+/// (package `my-kernels`, library `my_kernels`, so the module is `my_kernels.ptx`), with
+/// `adamant-build` and `my-kernels` in its `[build-dependencies]`, and the workspace's
+/// `[profile.ptx]` ([`PTX_PROFILE`](crate::PTX_PROFILE)) in the root Cargo.toml:
 ///
 /// ```no_run
-/// let built = adamant_build::KernelCrate::new("../my-kernels")
-///     .kernels(adamant_kernels::abi::kernels())
-///     .build();
-/// println!("cargo:rustc-env=MY_PTX_PATH={}", built.published.display());
+/// // Links the kernel crate into this script, which registers its kernels here: the module is
+/// // checked and audited against them (the set `my_kernels`).
+/// use my_kernels as _;
+/// # mod my_kernels {}
+///
+/// fn main() {
+///     let built = adamant_build::KernelCrate::new("../my-kernels").build();
+///     // Where the audited module and its certificate were written, besides OUT_DIR.
+///     println!("cargo:warning=PTX at {}", built.published.display());
+/// }
 /// ```
 ///
-/// and in that crate, the module with its audit certificate, which the runtime verifies before
-/// it loads it (`rt.add_module(&MODULE)`):
+/// (`no_run`: it compiles the kernel crate with cargo.) In that crate, the module with its audit
+/// certificate, which the runtime verifies before it loads it (`rt.add_module(&MODULE)?`):
 ///
 /// ```text
 /// pub static MODULE: adamant_runtime::AuditedModule =
 ///     adamant_runtime::include_module!(my_kernels);
+/// ```
+///
+/// [`KernelCrate::try_build`] returns the error instead of exiting, for a script that reports
+/// it itself; outside a build script (here, a doctest), cargo has set no `OUT_DIR`:
+///
+/// ```
+/// let err = adamant_build::KernelCrate::new("../my-kernels").try_build().unwrap_err();
+/// assert_eq!(
+///     err.message(),
+///     "OUT_DIR is not set: KernelCrate::build runs in a build script (build.rs)"
+/// );
 /// ```
 #[derive(Clone, Debug)]
 pub struct KernelCrate {

@@ -46,7 +46,17 @@ impl std::fmt::Debug for AuditedModule {
 /// ```
 ///
 /// It takes an identifier, not a path, so it only ever names the two files of one build in
-/// `OUT_DIR`.
+/// `OUT_DIR`. Here, in this crate's doctests, the module this crate's build script wrote for
+/// adamant's own kernel crate:
+///
+/// ```
+/// static MODULE: adamant_runtime::AuditedModule =
+///     adamant_runtime::include_module!(adamant_kernels);
+///
+/// // What `add_module` checks first, without a GPU: the PTX is the text the audit passed, for
+/// // the descriptors this program registers.
+/// assert_eq!(MODULE.verify().unwrap(), adamant_kernels::abi::kernels());
+/// ```
 #[macro_export]
 macro_rules! include_module {
     ($lib:ident) => {
