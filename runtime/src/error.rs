@@ -517,7 +517,9 @@ pub enum Error {
     /// was enqueued (or recorded) for: their step is 0 and their bias corrections 0, which would
     /// divide by zero.
     #[error(
-        "{kernel}: its step-state records were never advanced (step 0 would give a bias          correction of 0); enqueue StepStates::advance before the first stepped launch          (nothing was launched)"
+        "{kernel}: its step-state records were never advanced (step 0 would give a bias \
+         correction of 0); enqueue StepStates::advance before the first stepped launch \
+         (nothing was launched)"
     )]
     NotAdvanced {
         /// The entry launched.
@@ -527,7 +529,8 @@ pub enum Error {
     /// A host write that only an owned `Q_ABS_REF` accepts, on records that read a slot of the
     /// caller's buffer ([`QAbsRef::Slot`](crate::QAbsRef::Slot)).
     #[error(
-        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot          instead (nothing was written)"
+        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot \
+         instead (nothing was written)"
     )]
     QAbsRefNotOwned,
 
@@ -891,6 +894,19 @@ mod tests {
             matches!(in_tensor, Error::InTensor { tensor: 1, .. }),
             "{in_tensor:?}"
         );
+    }
+
+    #[test]
+    fn messages_are_one_line_with_single_spaces() {
+        for e in [
+            Error::NotAdvanced {
+                kernel: "iqn_adam_kernel_stepped",
+            },
+            Error::QAbsRefNotOwned,
+        ] {
+            let message = e.to_string();
+            assert!(!message.contains("  ") && !message.contains('\n'), "{message}");
+        }
     }
 
     #[test]
