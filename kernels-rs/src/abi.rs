@@ -133,7 +133,8 @@ pub fn kernel(name: &str) -> Option<&'static KernelDescriptor> {
 }
 
 /// The kernel called `name` in set `set` (a kernel crate's name, `env!("CARGO_CRATE_NAME")`
-/// inside it).
+/// inside it). `None` for a set without that kernel, registered or not: [`kernel_set`] tells a
+/// set that is not registered (misspelt, or its crate not linked) by an error.
 pub fn kernel_in(set: &str, name: &str) -> Option<&'static KernelDescriptor> {
     KERNELS
         .iter()
