@@ -73,7 +73,11 @@ fn ptx_profile_problem(text: &str) -> Option<String> {
     if !text.lines().filter_map(header).any(|h| h == "profile.ptx") {
         return Some("there is no `[profile.ptx]`".to_string());
     }
-    let value = |key| raw_value(text, "profile.ptx", key);
+    // Without a comment after it.
+    let value = |key| {
+        raw_value(text, "profile.ptx", key)
+            .map(|v| v.split_once('#').map_or(v, |(v, _)| v).trim().to_string())
+    };
     if value("inherits").is_none() {
         return Some("`[profile.ptx]` has no `inherits = \"release\"`".to_string());
     }
@@ -95,23 +99,22 @@ fn ptx_profile_problem(text: &str) -> Option<String> {
     }
 }
 
-/// The value of `key` in `[table]` as written (a comment after it removed).
-fn raw_value(text: &str, table: &str, key: &str) -> Option<String> {
-    let mut current = String::new();
+/// The value of `key` in `[table]` as written: the text after its `=`, trimmed (a comment
+/// included, if there is one).
+fn raw_value<'t>(text: &'t str, table: &str, key: &str) -> Option<&'t str> {
+    let mut current = "";
     for line in text.lines() {
         if let Some(h) = header(line) {
-            current = h.to_string();
+            current = h;
             continue;
         }
         if current != table {
             continue;
         }
-        let Some((k, value)) = line.split_once('=') else {
-            continue;
-        };
-        if k.trim() == key {
-            let value = value.split_once('#').map_or(value, |(v, _)| v);
-            return Some(value.trim().to_string());
+        if let Some((k, value)) = line.split_once('=') {
+            if k.trim() == key {
+                return Some(value.trim());
+            }
         }
     }
     None
@@ -145,27 +148,10 @@ fn header(line: &str) -> Option<&str> {
 
 /// The string value of `key` in `[table]`.
 fn string_value(text: &str, table: &str, key: &str) -> Option<String> {
-    let mut current = String::new();
-    for line in text.lines() {
-        if let Some(h) = header(line) {
-            current = h.to_string();
-            continue;
-        }
-        if current != table {
-            continue;
-        }
-        let Some((k, value)) = line.split_once('=') else {
-            continue;
-        };
-        if k.trim() != key {
-            continue;
-        }
-        let value = value.trim();
-        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-        let rest = &value[1..];
-        return rest.find(quote).map(|end| rest[..end].to_string());
-    }
-    None
+    let value = raw_value(text, table, key)?;
+    let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let rest = &value[1..];
+    rest.find(quote).map(|end| rest[..end].to_string())
 }
 
 #[cfg(test)]

@@ -905,7 +905,10 @@ mod tests {
             Error::QAbsRefNotOwned,
         ] {
             let message = e.to_string();
-            assert!(!message.contains("  ") && !message.contains('\n'), "{message}");
+            assert!(
+                !message.contains("  ") && !message.contains('\n'),
+                "{message}"
+            );
         }
     }
 
