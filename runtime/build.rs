@@ -3,8 +3,6 @@
 //! the crate itself names no path of the build machine). The recipe
 //! and every check are adamant-build's `KernelCrate` (README, "How the PTX is built"); a change
 //! to adamant-build rebuilds this script, which reruns it.
-use std::path::{Path, PathBuf};
-
 fn main() {
     check_libcuda();
     adamant_build::KernelCrate::new("../kernels-rs")
@@ -16,41 +14,13 @@ fn main() {
 }
 
 /// cust links `-lcuda` even on a machine without a GPU, and its build script only checks that a
-/// `lib64` folder exists (the repository keeps `.cuda-stub/lib64/` for it): without a
-/// `libcuda.so` the build would end in a linker error far from its cause. Refuse here, naming the
-/// script that installs one.
+/// `lib64` folder exists (the repository keeps `.cuda-stub/lib64/` for it): a missing folder
+/// panics in cust's build script, a folder without `libcuda.so` ends the build in a linker error
+/// far from its cause. adamant-build's check names both, with the `.cargo/config.toml` lines and
+/// the stub folder that fix them.
 fn check_libcuda() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut candidates: Vec<PathBuf> = std::env::var("CUDA_LIBRARY_PATH")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| {
-            let p = PathBuf::from(p);
-            [
-                p.join("lib64/libcuda.so"),
-                p.join("libcuda.so"),
-                p.join("lib64/stubs/libcuda.so"),
-            ]
-        })
-        .collect();
-    candidates.extend(
-        [
-            ".cuda-stub/lib64/libcuda.so",
-            "/usr/lib/x86_64-linux-gnu/libcuda.so",
-            "/usr/local/cuda/lib64/stubs/libcuda.so",
-            "/usr/local/cuda/lib64/libcuda.so",
-        ]
-        .map(|p| workspace.join(p)),
-    );
-    println!("cargo:rerun-if-env-changed=CUDA_LIBRARY_PATH");
-    if !candidates.iter().any(|p| p.exists()) {
-        eprintln!(
-            "\nerror: adamant: no libcuda.so to link against (cust links -lcuda even without a \
-             GPU).\n  fix: scripts/setup.sh (installs Debian's libcuda1 and links \
-             .cuda-stub/lib64/libcuda.so to it), or point CUDA_LIBRARY_PATH at a CUDA \
-             installation\n"
-        );
+    if let Err(e) = adamant_build::check_cuda_link() {
+        eprintln!("\nerror: adamant: {e}\n");
         std::process::exit(1);
     }
 }

@@ -23,7 +23,7 @@ fn refusal(module: &AuditedModule) -> (String, String) {
 #[test]
 fn the_minimal_crates_module_verifies_against_its_registered_kernels() {
     let verified = MODULE.verify().unwrap();
-    assert_eq!(verified, abi::kernel_set(SET));
+    assert_eq!(verified, abi::kernel_set(SET).unwrap());
     let names: Vec<&str> = verified.iter().map(|k| k.name).collect();
     assert_eq!(
         names,
@@ -43,7 +43,7 @@ fn the_minimal_crates_module_verifies_against_its_registered_kernels() {
 fn its_ptx_with_one_line_changed_is_refused() {
     let sgd = abi::kernel_in(SET, "minimal_sgd_kernel").unwrap();
     let edited = bound_zeroed(MODULE.ptx(), sgd.name, sgd.params.len());
-    assert!(!audit(&edited, &abi::kernel_set(SET)).is_ok());
+    assert!(!audit(&edited, &abi::kernel_set(SET).unwrap()).is_ok());
     let (set, reason) = refusal(&module(edited.clone(), MODULE.certificate().to_string()));
     assert_eq!(set, SET);
     assert!(reason.contains(&ptx_sha256(&edited)), "{reason}");

@@ -48,5 +48,5 @@ fn its_module_is_refused_naming_the_entry_and_the_parameter() {
         }
         other => panic!("expected DescriptorMismatch, got {other:?}"),
     }
-    assert_eq!(abi::kernel_set(SET).len(), 4);
+    assert_eq!(abi::kernel_set(SET).unwrap().len(), 4);
 }

@@ -348,10 +348,16 @@ fn a_launch_into_a_capture_adamant_did_not_begin_is_refused() {
     let ended = unsafe { sys::cuStreamEndCapture(stream.as_inner(), &mut graph) };
     assert_eq!(ended, sys::CUresult::CUDA_SUCCESS);
     match refused {
-        Err(Error::Capture { operation }) => {
-            assert!(operation.contains("other than"), "{operation}")
-        }
-        other => panic!("expected Capture, got {other:?}"),
+        Err(Error::InKernel {
+            kernel: "iqn_adam_kernel_stepped",
+            source,
+        }) => match *source {
+            Error::Capture { operation } => {
+                assert!(operation.contains("other than"), "{operation}")
+            }
+            other => panic!("expected Capture, got {other:?}"),
+        },
+        other => panic!("expected Capture naming iqn_adam_kernel_stepped, got {other:?}"),
     }
     if !graph.is_null() {
         // SAFETY: the empty graph the capture gave us, never instantiated.

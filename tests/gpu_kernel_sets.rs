@@ -55,6 +55,7 @@ fn a_linked_kernel_crate_registers_its_own_set() {
     ));
     // This crate's set is exactly its four entries, the example crate's its eight.
     let mine: Vec<&str> = adamant_kernels::kernel_set!()
+        .unwrap()
         .iter()
         .map(|k| k.name)
         .collect();
@@ -67,7 +68,7 @@ fn a_linked_kernel_crate_registers_its_own_set() {
             "attn_adam_kernel_stepped",
         ]
     );
-    let foreign = abi::kernel_set(FOREIGN_SET);
+    let foreign = abi::kernel_set(FOREIGN_SET).unwrap();
     assert_eq!(foreign.len(), 8);
     assert!(foreign.iter().any(|k| std::ptr::eq(*k, d)));
     assert_eq!(
@@ -175,9 +176,10 @@ fn add_module_missing_kernel_is_named() {
     // refused, naming the first one missing.
     // SAFETY: nothing is launched from it: the module is refused (it lacks the set's entries),
     // which is what the test checks.
-    let err =
-        unsafe { rt.add_unaudited_module(adamant_runtime::PTX, &abi::kernel_set(FOREIGN_SET)) }
-            .unwrap_err();
+    let err = unsafe {
+        rt.add_unaudited_module(adamant_runtime::PTX, &abi::kernel_set(FOREIGN_SET).unwrap())
+    }
+    .unwrap_err();
     assert!(
         matches!(
             err,

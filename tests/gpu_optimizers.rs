@@ -346,6 +346,11 @@ fn unaligned_buffers_take_the_scalar_path() {
     reference.assert_close(&hp_[1..], &hm[1..], &hv[1..], None);
 }
 
+/// `err` is `attn_adam_kernel`'s launch error, naming it, around a cause that `cause` accepts.
+fn in_attn(err: &Error, cause: impl Fn(&Error) -> bool) -> bool {
+    matches!(err, Error::InKernel { kernel: "attn_adam_kernel", source } if cause(source))
+}
+
 /// Every refused input: a typed error, nothing launched, no buffer changed.
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
@@ -376,10 +381,12 @@ fn bad_inputs_are_refused_before_launch() {
         let err = rt
             .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::from_isv(q))
             .unwrap_err();
+        // The policy's error, naming the kernel whose launch it stopped.
         assert!(
-            matches!(err, Error::InvalidClamp { .. }),
+            in_attn(&err, |e| matches!(e, Error::InvalidClamp { .. })),
             "Q_ABS_REF {q}: {err}"
         );
+        assert!(err.to_string().starts_with("attn_adam_kernel: "), "{err}");
     }
     for bound in [0.0f32, -1.0, f32::NAN, f32::INFINITY, f32::MAX, 1e30] {
         let err = rt
@@ -391,14 +398,17 @@ fn bad_inputs_are_refused_before_launch() {
             )
             .unwrap_err();
         assert!(
-            matches!(err, Error::InvalidClamp { .. }),
+            in_attn(&err, |e| matches!(e, Error::InvalidClamp { .. })),
             "bound {bound}: {err}"
         );
     }
     let err = rt
         .attn_adam(rt.stream(), &mut group, &hyper, ClampPolicy::disabled(" "))
         .unwrap_err();
-    assert!(matches!(err, Error::DisabledWithoutReason), "{err}");
+    assert!(
+        in_attn(&err, |e| matches!(e, Error::DisabledWithoutReason)),
+        "{err}"
+    );
     let bad_hypers = [
         AdamHyper {
             lr: f32::NAN,
@@ -424,7 +434,10 @@ fn bad_inputs_are_refused_before_launch() {
         let err = rt
             .attn_adam(rt.stream(), &mut group, &bad, ClampPolicy::from_isv(1.0))
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidHyper { .. }), "{bad:?}: {err}");
+        assert!(
+            in_attn(&err, |e| matches!(e, Error::InvalidHyper { .. })),
+            "{bad:?}: {err}"
+        );
     }
     let err = rt
         .iql_adam(
@@ -437,11 +450,9 @@ fn bad_inputs_are_refused_before_launch() {
         .unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::InvalidHyper {
-                field: "grad_clip",
-                ..
-            }
+            &err,
+            Error::InKernel { kernel: "iql_adam_kernel", source }
+                if matches!(**source, Error::InvalidHyper { field: "grad_clip", .. })
         ),
         "{err}"
     );

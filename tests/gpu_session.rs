@@ -521,7 +521,8 @@ fn stepped_launches_validate_before_enqueueing() {
     states.advance(&rt, rt.stream()).unwrap();
     assert!(matches!(
         launch(1),
-        Err(Error::StepIndex { index: 1, len: 1 })
+        Err(Error::InKernel { kernel: "iqn_adam_kernel_stepped", source })
+            if matches!(*source, Error::StepIndex { index: 1, len: 1 })
     ));
     let info = launch(0).unwrap();
     assert_eq!(info.kernel, "iqn_adam_kernel_stepped");

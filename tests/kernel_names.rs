@@ -23,7 +23,7 @@ mod second {
 
 #[test]
 fn a_name_defined_twice_in_one_crate_is_refused_naming_both_definitions() {
-    let set = adamant_kernels::kernel_set!();
+    let set = adamant_kernels::kernel_set!().unwrap();
     let (a, b) = abi::duplicate(&set).expect("the duplicate is found");
     assert_eq!(
         (a.name, b.name),
@@ -43,6 +43,7 @@ fn a_name_defined_twice_in_one_crate_is_refused_naming_both_definitions() {
 fn adamants_own_set_and_a_set_without_duplicates_pass() {
     assert!(adamant_build::check_unique_names(&abi::kernels()).is_ok());
     let only_first: Vec<_> = adamant_kernels::kernel_set!()
+        .unwrap()
         .into_iter()
         .filter(|k| k.defined_at.starts_with("kernel_names::first"))
         .collect();

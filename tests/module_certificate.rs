@@ -153,15 +153,59 @@ fn an_entry_dropped_from_or_added_to_the_certificate_is_named() {
 }
 
 #[test]
-fn a_renamed_set_another_format_or_garbage_is_unaudited() {
+fn a_set_with_no_registered_kernel_is_named_with_the_registered_ones() {
+    // A certificate whose set (a misspelt library name, or a kernel crate not linked into the
+    // binary) has no kernel here: refused before anything is compared, naming it and listing
+    // the sets that are registered.
     let renamed = with_certificate(&MODULE, |c| c["set"] = json!("renamed_kernels"));
-    let (set, reason) = unaudited(&renamed);
+    let err = renamed.verify().unwrap_err();
+    let Error::UnknownKernelSet { set, registered } = &err else {
+        panic!("expected UnknownKernelSet, got {err:?}")
+    };
     assert_eq!(set, "renamed_kernels");
+    assert_eq!(registered, &abi::sets());
+    assert!(registered.contains(&OWN_SET) && registered.contains(&"module_certificate"));
+    let message = err.to_string();
     assert!(
-        reason.contains("no kernel of the set is registered"),
-        "{reason}"
+        message.starts_with(
+            "no kernel of set `renamed_kernels` is registered in this program (registered sets: \
+             `adamant_kernels`, "
+        ) && message.contains("`module_certificate`")
+            && message.contains("`my_kernels` for the package `my-kernels`")
+            && message.ends_with("(nothing was loaded)"),
+        "{message}"
     );
 
+    // The same error where a user names a set: a typo is refused where it is typed, never an
+    // empty set a module would then be loaded with.
+    let typo = abi::kernel_set("adamant_kernel").unwrap_err();
+    assert_eq!(
+        (typo.set.as_str(), &typo.registered),
+        ("adamant_kernel", &abi::sets())
+    );
+    let converted: Error = typo.into();
+    assert!(
+        matches!(&converted, Error::UnknownKernelSet { set, .. } if set == "adamant_kernel"),
+        "{converted:?}"
+    );
+}
+
+#[test]
+fn an_empty_kernel_list_is_refused_before_the_driver() {
+    // SAFETY: nothing is loaded: the empty list is refused before any driver call (so also on
+    // this machine, which has no GPU).
+    let err = unsafe { Adamant::with_unaudited_ptx(MODULE.ptx(), &[]) }
+        .err()
+        .expect("an empty kernel list was accepted");
+    let Error::NoKernels { registered } = &err else {
+        panic!("expected NoKernels, got {err:?}")
+    };
+    assert_eq!(registered, &abi::sets());
+    assert!(err.to_string().contains("`adamant_kernels`"), "{err}");
+}
+
+#[test]
+fn another_format_or_garbage_is_unaudited() {
     let other_format = with_certificate(&MODULE, |c| {
         c["format"] = json!("adamant-audit-certificate/2")
     });
@@ -180,7 +224,7 @@ fn a_renamed_set_another_format_or_garbage_is_unaudited() {
 
 #[test]
 fn a_kernel_registered_twice_is_refused() {
-    let set = adamant_kernels::kernel_set!();
+    let set = adamant_kernels::kernel_set!().unwrap();
     // The certificate names each entry once (the build refuses duplicates before compiling).
     let once: Vec<_> = set
         .iter()

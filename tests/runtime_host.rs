@@ -179,6 +179,23 @@ fn no_gpu_is_a_clear_error() {
     }
 }
 
+/// A GPU the driver does not see: named with the count on a GPU machine; on a machine without a
+/// GPU the driver's absence comes first (NoDevice, never a panic).
+#[test]
+fn a_gpu_past_the_device_count_is_named() {
+    let has_gpu = std::path::Path::new("/dev/nvidia0").exists();
+    match Adamant::on_device(u32::MAX) {
+        Err(Error::NoSuchDevice { ordinal, count }) => {
+            assert!(has_gpu, "NoSuchDevice without /dev/nvidia0");
+            assert_eq!(ordinal, u32::MAX);
+            assert!(count >= 1);
+        }
+        Err(Error::NoDevice { .. }) => assert!(!has_gpu, "NoDevice although /dev/nvidia0 exists"),
+        Err(other) => panic!("expected NoSuchDevice or NoDevice, got: {other}"),
+        Ok(_) => panic!("a runtime started on GPU u32::MAX"),
+    }
+}
+
 /// `GroupSizes::RL_SET` is the per-model sum of the benchmark's shapes (bench/rl_set.json, the
 /// one list of tensors); this keeps the two from drifting apart.
 #[test]

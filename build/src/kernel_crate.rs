@@ -5,7 +5,8 @@
 //! --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type cdylib -- --emit=asm -Zno-link`,
 //! with `RUSTFLAGS=-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu=sm_90`, in a target
 //! directory of its own (`<target-dir>/ptx-build`) and a clean environment, so nothing from the
-//! outer build leaks in. The kernel crate's workspace must define `[profile.ptx]`.
+//! outer build leaks in. The kernel crate's workspace must define `[profile.ptx]`
+//! ([`PTX_PROFILE`](crate::PTX_PROFILE)); the build checks that it does before compiling.
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,22 +38,41 @@ const RUSTFLAGS: [&str; 4] = [
 
 /// A kernel crate to compile to PTX, configured from a build script.
 ///
-/// In the `main` of the build.rs of a crate that embeds the PTX of the kernel crate in
-/// `../my-kernels` (package `my-kernels`, so the module is `my_kernels.ptx`):
+/// The whole `build.rs` of a crate that embeds the PTX of the kernel crate in `../my-kernels`
+/// (package `my-kernels`, library `my_kernels`, so the module is `my_kernels.ptx`), with
+/// `adamant-build` and `my-kernels` in its `[build-dependencies]`, and the workspace's
+/// `[profile.ptx]` ([`PTX_PROFILE`](crate::PTX_PROFILE)) in the root Cargo.toml:
 ///
 /// ```no_run
-/// let built = adamant_build::KernelCrate::new("../my-kernels")
-///     .kernels(adamant_kernels::abi::kernels())
-///     .build();
-/// println!("cargo:rustc-env=MY_PTX_PATH={}", built.published.display());
+/// // Links the kernel crate into this script, which registers its kernels here: the module is
+/// // checked and audited against them (the set `my_kernels`).
+/// use my_kernels as _;
+/// # mod my_kernels {}
+///
+/// fn main() {
+///     let built = adamant_build::KernelCrate::new("../my-kernels").build();
+///     // Where the audited module and its certificate were written, besides OUT_DIR.
+///     println!("cargo:warning=PTX at {}", built.published.display());
+/// }
 /// ```
 ///
-/// and in that crate, the module with its audit certificate, which the runtime verifies before
-/// it loads it (`rt.add_module(&MODULE)`):
+/// (`no_run`: it compiles the kernel crate with cargo.) In that crate, the module with its audit
+/// certificate, which the runtime verifies before it loads it (`rt.add_module(&MODULE)?`):
 ///
 /// ```text
 /// pub static MODULE: adamant_runtime::AuditedModule =
 ///     adamant_runtime::include_module!(my_kernels);
+/// ```
+///
+/// [`KernelCrate::try_build`] returns the error instead of exiting, for a script that reports
+/// it itself; outside a build script (here, a doctest), cargo has set no `OUT_DIR`:
+///
+/// ```
+/// let err = adamant_build::KernelCrate::new("../my-kernels").try_build().unwrap_err();
+/// assert_eq!(
+///     err.message(),
+///     "OUT_DIR is not set: KernelCrate::build runs in a build script (build.rs)"
+/// );
 /// ```
 #[derive(Clone, Debug)]
 pub struct KernelCrate {
@@ -156,26 +176,12 @@ impl KernelCrate {
         println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
 
         checks::sources(&dir.join("src"))?;
+        manifest::check_ptx_profile(&manifest::workspace_root(&dir), &names.package)?;
         let nightly = toolchain::check()?;
         let target_dir = target_dir(&manifest::workspace_root(&caller));
         // The descriptors first: a duplicate name is reported here, by both definitions, rather
         // than as the symbol clash the compile would end in.
-        let kernels = match self.kernels {
-            Some(kernels) => kernels,
-            None => {
-                let set = adamant_kernels::abi::kernel_set(&names.lib);
-                if set.is_empty() {
-                    return Err(BuildError::new(format!(
-                        "no kernel of the set `{lib}` is registered in this build script: add \
-                         `{package}` to [build-dependencies] and link it from build.rs with \
-                         `use {lib} as _;`, or pass the descriptors to KernelCrate::kernels",
-                        lib = names.lib,
-                        package = names.package
-                    )));
-                }
-                set
-            }
-        };
+        let kernels = resolve_kernels(&names, self.kernels)?;
         check_unique_names(&kernels)?;
         let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
         let audit = checks::module(&ptx, &kernels)?;
@@ -233,6 +239,54 @@ pub fn check_unique_names(kernels: &[&'static KernelDescriptor]) -> Result<(), B
         ))),
         None => Ok(()),
     }
+}
+
+/// The descriptors the module is checked and audited against: those given to
+/// [`KernelCrate::kernels`], or the kernel crate's own set as registered in the build script.
+/// Either way a non-empty list of the crate's own set (its library name): the module holds that
+/// crate's entries only, so a list of another set, or none, could only end in the module check
+/// listing every entry as undeclared.
+fn resolve_kernels(
+    names: &CrateNames,
+    given: Option<Vec<&'static KernelDescriptor>>,
+) -> Result<Vec<&'static KernelDescriptor>, BuildError> {
+    let registered = || adamant_kernels::abi::describe_sets(&adamant_kernels::abi::sets());
+    let kernels = match given {
+        Some(kernels) if kernels.is_empty() => {
+            return Err(BuildError::new(format!(
+                "KernelCrate::kernels was given no kernels for the kernel crate `{package}` \
+                 (registered sets in this build script: {sets}); leave the call out to use the \
+                 set `{lib}` as registered, or pass adamant_kernels::abi::kernel_set(\"{lib}\")",
+                package = names.package,
+                lib = names.lib,
+                sets = registered(),
+            )))
+        }
+        Some(kernels) => kernels,
+        None => adamant_kernels::abi::kernel_set(&names.lib).map_err(|_| {
+            BuildError::new(format!(
+                "no kernel of the set `{lib}` is registered in this build script (registered \
+                 sets: {sets}): add `{package}` to [build-dependencies] and link it from \
+                 build.rs with `use {lib} as _;`, or pass the descriptors to \
+                 KernelCrate::kernels",
+                lib = names.lib,
+                package = names.package,
+                sets = registered(),
+            ))
+        })?,
+    };
+    if let Some(other) = kernels.iter().find(|k| k.set != names.lib) {
+        return Err(BuildError::new(format!(
+            "KernelCrate::kernels was given `{name}` of the set `{set}`, but the kernel crate \
+             `{package}` builds the module of the set `{lib}` (its library name): pass \
+             adamant_kernels::abi::kernel_set(\"{lib}\"), or leave the call out",
+            name = other.name,
+            set = other.set,
+            package = names.package,
+            lib = names.lib,
+        )));
+    }
+    Ok(kernels)
 }
 
 /// A variable cargo sets for build scripts.
@@ -364,6 +418,48 @@ mod tests {
         assert_eq!(
             err.message(),
             "OUT_DIR is not set: KernelCrate::build runs in a build script (build.rs)"
+        );
+    }
+
+    fn names(lib: &str) -> CrateNames {
+        CrateNames {
+            package: lib.replace('_', "-"),
+            lib: lib.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_kernels_are_the_crates_own_non_empty_set() {
+        let own = names(adamant_kernels::abi::OWN_SET);
+        let ours = adamant_kernels::abi::kernels();
+        assert_eq!(resolve_kernels(&own, None).unwrap(), ours);
+        assert_eq!(resolve_kernels(&own, Some(ours.clone())).unwrap(), ours);
+
+        // A crate whose set is not linked into the build script: named, with the sets that are.
+        let err = resolve_kernels(&names("my_kernels"), None).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "no kernel of the set `my_kernels` is registered in this build script (registered \
+             sets: `adamant_kernels`): add `my-kernels` to [build-dependencies] and link it from \
+             build.rs with `use my_kernels as _;`, or pass the descriptors to KernelCrate::kernels"
+        );
+        // Another crate's kernels (adamant's, here) for it: refused before compiling.
+        let err = resolve_kernels(&names("my_kernels"), Some(ours)).unwrap_err();
+        assert!(
+            err.message().contains(
+                "of the set `adamant_kernels`, but the kernel crate \
+                 `my-kernels` builds the module of the set `my_kernels`"
+            ),
+            "{err}"
+        );
+        // No kernels at all.
+        let err = resolve_kernels(&own, Some(Vec::new())).unwrap_err();
+        assert!(
+            err.message().starts_with(
+                "KernelCrate::kernels was given no kernels for the kernel crate \
+                 `adamant-kernels` (registered sets in this build script: `adamant_kernels`)"
+            ),
+            "{err}"
         );
     }
 

@@ -13,6 +13,7 @@
 //!   (`adamant_kernels::certificate`), which the runtime verifies before it loads the module.
 pub mod audit;
 mod checks;
+mod cuda_link;
 mod error;
 mod kernel_crate;
 mod manifest;
@@ -24,9 +25,10 @@ mod toolchain;
 /// The kernel list's format, which the certificate shares: it lives beside the descriptors, in
 /// `adamant-kernels`, so the writer here and the runtime's reader use one definition.
 pub use adamant_kernels::kernel_list;
+pub use cuda_link::{check_cuda_link, CUDA_CONFIG, CUDA_STUB_COMMANDS};
 pub use error::BuildError;
 pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};
-pub use manifest::CrateNames;
+pub use manifest::{CrateNames, PTX_PROFILE};
 pub use toolchain::{
     ALLOW_ANY_NIGHTLY_ENV, NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT, PINNED_TOOLCHAIN,
 };

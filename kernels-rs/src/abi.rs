@@ -17,18 +17,94 @@ pub const OWN_SET: &str = env!("CARGO_CRATE_NAME");
 /// adamant's own kernels ([`OWN_SET`]), sorted by name (link order is unspecified): what
 /// adamant's PTX module holds, whatever other kernel crates are linked.
 pub fn kernels() -> Vec<&'static KernelDescriptor> {
-    kernel_set(OWN_SET)
+    registered_set(OWN_SET)
 }
 
 /// The kernels defined in crate `set` (its name as Rust spells it, `my_kernels` for a package
 /// `my-kernels`), sorted by name: what that crate's PTX module holds. [`kernel_set!`] gives the
 /// calling crate's.
 ///
+/// ```
+/// use adamant_kernels::abi::{self, UnknownSet};
+///
+/// let ours = abi::kernel_set(abi::OWN_SET).unwrap();
+/// assert!(ours.iter().any(|k| k.name == "iqn_adam_kernel"));
+///
+/// // A misspelt set (or one whose crate is not linked) is an error, never an empty set.
+/// let err: UnknownSet = abi::kernel_set("adamant_kernel").unwrap_err();
+/// assert_eq!(err.set, "adamant_kernel");
+/// assert!(err.registered.contains(&abi::OWN_SET));
+/// ```
+///
+/// # Errors
+///
+/// [`UnknownSet`] when no kernel of `set` is registered in this program: the name is misspelt,
+/// or its kernel crate is not linked into the binary. It lists the sets that are ([`sets`]).
+///
 /// [`kernel_set!`]: crate::kernel_set
-pub fn kernel_set(set: &str) -> Vec<&'static KernelDescriptor> {
+pub fn kernel_set(set: &str) -> Result<Vec<&'static KernelDescriptor>, UnknownSet> {
+    let kernels = registered_set(set);
+    if kernels.is_empty() {
+        return Err(UnknownSet {
+            set: set.to_string(),
+            registered: sets(),
+        });
+    }
+    Ok(kernels)
+}
+
+fn registered_set(set: &str) -> Vec<&'static KernelDescriptor> {
     let mut all: Vec<_> = KERNELS.iter().copied().filter(|k| k.set == set).collect();
     all.sort_by_key(|k| k.name);
     all
+}
+
+/// The kernel sets registered in this program, sorted: the crates that define at least one
+/// linked kernel ([`KernelDescriptor::set`]).
+pub fn sets() -> Vec<&'static str> {
+    let mut sets: Vec<&'static str> = KERNELS.iter().map(|k| k.set).collect();
+    sets.sort_unstable();
+    sets.dedup();
+    sets
+}
+
+/// A kernel set of which no kernel is registered in this program ([`kernel_set`]): its name is
+/// misspelt, or its kernel crate is not linked into the binary. The runtime's
+/// `Error::UnknownKernelSet` carries the same two fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownSet {
+    /// The set asked for.
+    pub set: String,
+    /// The sets that are registered ([`sets`]).
+    pub registered: Vec<&'static str>,
+}
+
+impl std::fmt::Display for UnknownSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no kernel of set `{}` is registered in this program (registered sets: {}): a set is \
+             its kernel crate's library name as Rust spells it (`my_kernels` for the package \
+             `my-kernels`), and that crate must be linked into the binary (name one of its \
+             kernels, such as `my_kernel::Entry`, or write `use my_kernels as _;`)",
+            self.set,
+            describe_sets(&self.registered)
+        )
+    }
+}
+
+impl std::error::Error for UnknownSet {}
+
+/// `` `a`, `b` ``, or `none` for no set: how the errors that name a set list the registered
+/// ones.
+pub fn describe_sets(sets: &[&str]) -> String {
+    if sets.is_empty() {
+        return "none".to_string();
+    }
+    sets.iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The first entry name of `kernels` defined twice within one set, with both definitions: two
@@ -57,7 +133,8 @@ pub fn kernel(name: &str) -> Option<&'static KernelDescriptor> {
 }
 
 /// The kernel called `name` in set `set` (a kernel crate's name, `env!("CARGO_CRATE_NAME")`
-/// inside it).
+/// inside it). `None` for a set without that kernel, registered or not: [`kernel_set`] tells a
+/// set that is not registered (misspelt, or its crate not linked) by an error.
 pub fn kernel_in(set: &str, name: &str) -> Option<&'static KernelDescriptor> {
     KERNELS
         .iter()

@@ -60,8 +60,10 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 
 /// The kernels of the crate in which it is written (its kernel set, see [`abi::kernel_set`]),
 /// for that crate's own code, such as a test of its set (the runtime's `Adamant::add_module`
-/// takes the set named in the module's certificate from the registry itself). A build script is a crate of its own (`build_script_build`), so there
-/// name the kernel crate instead: `abi::kernel_set("my_kernels")`.
+/// takes the set named in the module's certificate from the registry itself). A build script is
+/// a crate of its own (`build_script_build`), so there name the kernel crate instead:
+/// `abi::kernel_set("my_kernels")`. As [`abi::kernel_set`], a `Result`: a crate that defines no
+/// kernel gets [`abi::UnknownSet`] naming it.
 #[macro_export]
 macro_rules! kernel_set {
     () => {

@@ -2,7 +2,7 @@
 //! resolved up front (a missing entry fails here, by name, not at the first launch).
 use std::collections::HashMap;
 
-use cust::context::Context;
+use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
 use cust::function::Function;
 use cust::module::Module;
@@ -11,10 +11,37 @@ use cust::stream::{Stream, StreamFlags};
 use crate::error::{CudaContext, Error, Result};
 use crate::module::AuditedModule;
 
-/// adamant on one GPU: a CUDA context on device 0, the embedded [`MODULE`](crate::MODULE),
+/// adamant on one GPU: that GPU's primary CUDA context, the embedded [`MODULE`](crate::MODULE),
 /// verified, with every kernel entry resolved, and a stream the launchers enqueue on.
-/// Everything launched through it, and every device buffer allocated while it is alive, belongs
-/// to its context: keep it alive while any of them are in use.
+/// [`Adamant::new`] takes GPU 0, [`Adamant::on_device`] the GPU you name. Everything launched
+/// through it, and every device buffer allocated while it is alive, belongs to its context: keep
+/// it alive while any of them are in use.
+///
+/// # The CUDA context, shared with cudarc or PyTorch
+///
+/// adamant uses the device's *primary* context (`cuDevicePrimaryCtxRetain`, through cust's
+/// `Context::new`), not a context of its own: the one the CUDA runtime API uses (PyTorch,
+/// cuBLAS, anything on `cudart`) and the one cudarc's `CudaContext::new(ordinal)` retains. So
+/// another library's device memory and streams on the same GPU are valid in adamant's context
+/// as they are, with no copy and no handoff ([`DeviceRegion`](crate::DeviceRegion),
+/// [`ForeignStream`](crate::ForeignStream)). What you must do:
+///
+/// - **Name the same GPU.** `Adamant::on_device(ordinal)` with the ordinal cudarc was given, or
+///   PyTorch's `tensor.device.index` (`torch.cuda.current_device()`). Ordinals count the GPUs
+///   `CUDA_VISIBLE_DEVICES` leaves visible, in every library of the process alike.
+/// - **Make the context current on each thread that calls adamant.** `new`/`on_device` make it
+///   current on the calling thread (replacing whatever context was current there). On another
+///   thread, call `cust::context::CurrentContext::set_current(rt.context())` first; cudarc's
+///   `ctx.bind_to_thread()` and PyTorch's `torch.cuda.set_device(ordinal)` make the same
+///   primary context current, so any of them will do.
+/// - **Do not reset the device** (`cudaDeviceReset`, `cuDevicePrimaryCtxReset`) while adamant
+///   is alive: that destroys the shared context, with adamant's module and memory in it. The
+///   context itself is reference-counted: it lives while adamant or another library retains
+///   it, so dropping the [`Adamant`] leaves cudarc's or PyTorch's work alone.
+/// - **Order the streams.** [`Adamant::stream`] is a blocking stream: it orders with the
+///   legacy default stream (PyTorch's default stream, unless per-thread default streams are
+///   on), not with other streams. To launch on PyTorch's current stream or a cudarc stream,
+///   pass it as a [`ForeignStream`](crate::ForeignStream).
 ///
 /// ```
 /// use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
@@ -55,17 +82,43 @@ pub struct Adamant {
     modules: Vec<Module>,
     multiprocessors: u32,
     device_name: String,
+    ordinal: u32,
     /// The captures in progress ([`Adamant::capture_step`]), by the driver's capture id, with
     /// the allocations their launches used so far: the graph each becomes keeps them alive.
     pub(crate) captures: crate::graph::Captures,
-    _context: Context,
+    context: Context,
 }
 
 impl Adamant {
+    /// adamant on GPU 0: [`Adamant::on_device`]`(0)`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Adamant::on_device`].
+    pub fn new() -> Result<Self> {
+        Self::on_device(0)
+    }
+
     /// Verifies adamant's embedded module ([`MODULE`](crate::MODULE), once per process; see
-    /// [`AuditedModule::verify`]), then initialises the driver, creates a context on GPU 0,
+    /// [`AuditedModule::verify`]), then initialises the driver, retains the primary context of
+    /// GPU `ordinal` and makes it current on the calling thread (see "The CUDA context" above),
     /// loads the module and resolves every kernel that `kernels-rs` declares, so that a missing
     /// entry is reported here, by name, rather than at its first launch.
+    ///
+    /// ```
+    /// use adamant_runtime::{Adamant, Error};
+    ///
+    /// # fn main() -> adamant_runtime::Result<()> {
+    /// match Adamant::on_device(1) {
+    ///     Ok(rt) => assert_eq!(rt.ordinal(), 1),
+    ///     // A machine with one GPU: the ordinal and the count, named.
+    ///     Err(Error::NoSuchDevice { ordinal: 1, count }) => assert_eq!(count, 1),
+    ///     Err(Error::NoDevice { .. }) => {} // no GPU at all (CI)
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     ///
@@ -73,15 +126,16 @@ impl Adamant {
     ///   the audited one for the descriptors this program links (checked before any driver
     ///   call, so also on a machine without a GPU);
     /// - [`Error::NoDevice`] on a machine without a GPU or without a driver that starts;
+    /// - [`Error::NoSuchDevice`] for an `ordinal` past the GPUs the driver sees, naming both;
     /// - [`Error::ModuleLoad`] if the driver rejects the PTX (a driver too old for it, say);
     /// - [`Error::MissingKernel`] if the module lacks a declared entry;
     /// - [`Error::Cuda`] for any other driver failure, naming the step.
-    pub fn new() -> Result<Self> {
+    pub fn on_device(ordinal: u32) -> Result<Self> {
         let kernels = crate::module::own_kernels()?;
-        Self::start(crate::MODULE.ptx(), &kernels)
+        Self::start(ordinal, crate::MODULE.ptx(), &kernels)
     }
 
-    /// As [`Adamant::new`], with another PTX text and the list of kernels that must be in it,
+    /// As [`Adamant::new`] (GPU 0), with another PTX text and the list of kernels that must be in it,
     /// neither of them verified (tests use this to prove that a missing entry is reported).
     /// Launches still go through the registered descriptors and their checks, whatever this
     /// module holds.
@@ -95,22 +149,34 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// As [`Adamant::new`], but for the verification.
+    /// As [`Adamant::new`], but for the verification; [`Error::NoKernels`] for an empty
+    /// `kernels`, before any driver call.
     pub unsafe fn with_unaudited_ptx(
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<Self> {
-        Self::start(ptx, kernels)
+        Self::start(0, ptx, kernels)
     }
 
-    /// The driver, the context and `ptx` loaded with `kernels` resolved in it.
+    /// The driver, GPU `ordinal`'s primary context (current on this thread) and `ptx` loaded
+    /// with `kernels` resolved in it.
     fn start(
+        ordinal: u32,
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<Self> {
+        refuse_empty(kernels)?;
         cust::init(cust::CudaFlags::empty()).during("cuInit")?;
-        let device = Device::get_device(0).during("selecting GPU 0")?;
-        let context = Context::new(device).during("creating a context")?;
+        let count = Device::num_devices().during("counting the GPUs")?;
+        check_ordinal(ordinal, count)?;
+        let device =
+            Device::get_device(ordinal).during_with(|| format!("selecting GPU {ordinal}"))?;
+        // cust's `Context::new` retains the device's primary context and makes it current, but
+        // drops the status of the latter: set it again, checked.
+        let context = Context::new(device)
+            .during_with(|| format!("retaining GPU {ordinal}'s primary context"))?;
+        CurrentContext::set_current(&context)
+            .during_with(|| format!("making GPU {ordinal}'s primary context current"))?;
         let mut functions = HashMap::with_capacity(kernels.len());
         let module = load_module(ptx, kernels, &mut functions)?;
         // A blocking stream: it orders with the legacy default stream, on which cust's
@@ -127,8 +193,9 @@ impl Adamant {
             modules: vec![module],
             multiprocessors,
             device_name,
+            ordinal,
             captures: Default::default(),
-            _context: context,
+            context,
         })
     }
 
@@ -146,6 +213,18 @@ impl Adamant {
     /// checker sizes its grid from it.
     pub fn multiprocessors(&self) -> u32 {
         self.multiprocessors
+    }
+
+    /// The ordinal of the GPU this runtime is on (0 for [`Adamant::new`]).
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    /// The GPU's primary context, which the runtime retains: for
+    /// `cust::context::CurrentContext::set_current(rt.context())` on another thread before it
+    /// calls the runtime (see "The CUDA context" on [`Adamant`]).
+    pub fn context(&self) -> &Context {
+        &self.context
     }
 
     /// The GPU's name as the driver reports it (for logs and benchmark tables).
@@ -173,8 +252,9 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// [`Error::UnauditedModule`] or [`Error::DescriptorMismatch`] from the verification;
-    /// [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
+    /// [`Error::UnauditedModule`], [`Error::UnknownKernelSet`] (the certificate's set has no
+    /// kernel registered in this program: its kernel crate is not linked) or
+    /// [`Error::DescriptorMismatch`] from the verification; [`Error::ModuleLoad`] if the driver rejects the PTX; [`Error::MissingKernel`] if it lacks
     /// one of the set's entries; [`Error::KernelSetLoaded`] if an entry of the same set and name
     /// is already loaded. Nothing is added on error.
     pub fn add_module(&mut self, module: &AuditedModule) -> Result<()> {
@@ -192,7 +272,9 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// As [`Adamant::add_module`], but for the verification.
+    /// As [`Adamant::add_module`], but for the verification; [`Error::NoKernels`] for an empty
+    /// `kernels` (take them from `abi::kernel_set("my_kernels")?`, which refuses a misspelt set
+    /// with [`Error::UnknownKernelSet`]).
     pub unsafe fn add_unaudited_module(
         &mut self,
         ptx: &str,
@@ -207,6 +289,7 @@ impl Adamant {
         ptx: &str,
         kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
     ) -> Result<()> {
+        refuse_empty(kernels)?;
         if let Some(k) = kernels
             .iter()
             .find(|k| self.functions.contains_key(&(k.set, k.name)))
@@ -239,6 +322,25 @@ impl Adamant {
     }
 }
 
+/// `ordinal` names one of the `count` GPUs the driver sees.
+fn check_ordinal(ordinal: u32, count: u32) -> Result<()> {
+    if ordinal >= count {
+        return Err(Error::NoSuchDevice { ordinal, count });
+    }
+    Ok(())
+}
+
+/// A module loaded with no kernel to resolve could serve no launch: an empty list is a mistake
+/// (a filter that kept nothing), refused before any driver call.
+fn refuse_empty(kernels: &[&'static adamant_kernels::abi::KernelDescriptor]) -> Result<()> {
+    if kernels.is_empty() {
+        return Err(Error::NoKernels {
+            registered: adamant_kernels::abi::sets(),
+        });
+    }
+    Ok(())
+}
+
 /// `ptx` loaded, with every entry of `kernels` resolved into `functions`.
 fn load_module(
     ptx: &str,
@@ -265,4 +367,30 @@ fn load_module(
         functions.insert((kernel.set, kernel.name), function);
     }
     Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ordinal_past_the_device_count_is_named_with_it() {
+        assert!(check_ordinal(0, 1).is_ok() && check_ordinal(1, 2).is_ok());
+        let err = check_ordinal(2, 2).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::NoSuchDevice {
+                    ordinal: 2,
+                    count: 2
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "GPU 2 does not exist: the driver sees 2 GPU(s), ordinals 0..2 (CUDA_VISIBLE_DEVICES \
+             renumbers the visible ones from 0)"
+        );
+    }
 }

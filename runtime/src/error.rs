@@ -12,6 +12,30 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// in "nothing was launched". The variants that carry a `source` keep the driver's error for
 /// [`std::error::Error::source`]. New variants may be added ([`non_exhaustive`]).
 ///
+/// Every error of a launch names its kernel: those whose own fields do not (a clamp policy's,
+/// a step-state index's, a capture's, the driver's) come inside [`Error::InKernel`].
+///
+/// Code around the runtime can use `?` on its own cust calls: a [`CudaError`] converts to
+/// [`Error::NoDevice`] or [`Error::Cuda`].
+///
+/// ```
+/// use adamant_runtime::cust::memory::DeviceBuffer;
+/// use adamant_runtime::{Adamant, Error, Result};
+///
+/// fn upload(values: &[f32]) -> Result<DeviceBuffer<f32>> {
+///     Ok(DeviceBuffer::from_slice(values)?) // cust's error, converted
+/// }
+///
+/// # fn main() -> Result<()> {
+/// let _rt = match Adamant::new() {
+///     Err(Error::NoDevice { .. }) => return Ok(()), // no GPU here
+///     other => other?,
+/// };
+/// assert_eq!(upload(&[1.0, 2.0])?.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// [`non_exhaustive`]: https://doc.rust-lang.org/reference/attributes/type_system.html
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -127,6 +151,53 @@ pub enum Error {
         set: &'static str,
         /// The entry's name.
         name: &'static str,
+    },
+
+    /// A kernel set of which no kernel is registered in this program: a module's certificate
+    /// names it ([`AuditedModule::verify`]), or a name given to
+    /// [`abi::kernel_set`](adamant_kernels::abi::kernel_set) is misspelt (converted from its
+    /// [`UnknownSet`](adamant_kernels::abi::UnknownSet) by `?`). The set's kernel crate must be
+    /// linked into the binary, under its library name (`my_kernels` for the package
+    /// `my-kernels`).
+    ///
+    /// [`AuditedModule::verify`]: crate::AuditedModule::verify
+    #[error("{} (nothing was loaded)", unknown_set(set, registered))]
+    UnknownKernelSet {
+        /// The set asked for, or named by the certificate.
+        set: String,
+        /// The sets registered in this program
+        /// ([`abi::sets`](adamant_kernels::abi::sets)).
+        registered: Vec<&'static str>,
+    },
+
+    /// A module given no kernels to resolve ([`Adamant::add_unaudited_module`],
+    /// [`Adamant::with_unaudited_ptx`] with an empty list): no launch could find an entry in it.
+    ///
+    /// [`Adamant::add_unaudited_module`]: crate::Adamant::add_unaudited_module
+    /// [`Adamant::with_unaudited_ptx`]: crate::Adamant::with_unaudited_ptx
+    #[error(
+        "a module was given an empty kernel list (registered sets: {}); pass its set's \
+         kernels, `abi::kernel_set(\"my_kernels\")?` (nothing was loaded)",
+        adamant_kernels::abi::describe_sets(registered)
+    )]
+    NoKernels {
+        /// The sets registered in this program.
+        registered: Vec<&'static str>,
+    },
+
+    /// [`Adamant::on_device`] with an ordinal past the GPUs the driver sees (`CUDA_VISIBLE_DEVICES`
+    /// renumbers them from 0).
+    ///
+    /// [`Adamant::on_device`]: crate::Adamant::on_device
+    #[error(
+        "GPU {ordinal} does not exist: the driver sees {count} GPU(s), ordinals 0..{count} \
+         (CUDA_VISIBLE_DEVICES renumbers the visible ones from 0)"
+    )]
+    NoSuchDevice {
+        /// The ordinal asked for.
+        ordinal: u32,
+        /// How many GPUs the driver sees.
+        count: u32,
     },
 
     /// The driver refused the PTX module.
@@ -406,6 +477,19 @@ pub enum Error {
         limit: usize,
     },
 
+    /// An error of a launch whose own message does not name the entry launched (a clamp
+    /// policy's [`Error::InvalidClamp`], a step-state [`Error::StepIndex`], a capture's or the
+    /// driver's), wrapped with the entry's name. Errors that name it themselves
+    /// ([`Error::LengthMismatch`], [`Error::InvalidScalar`], ...) are not wrapped. Match
+    /// `Error::InKernel { source, .. }` and then `*source` for the cause.
+    #[error("{kernel}: {source}")]
+    InKernel {
+        /// The entry launched, e.g. `iqn_adam_kernel_multi_stepped`.
+        kernel: &'static str,
+        /// What went wrong.
+        source: Box<Error>,
+    },
+
     /// An error about one tensor of a multi-tensor launch.
     #[error("tensor {tensor} of the set: {source}")]
     InTensor {
@@ -436,7 +520,9 @@ pub enum Error {
     /// was enqueued (or recorded) for: their step is 0 and their bias corrections 0, which would
     /// divide by zero.
     #[error(
-        "{kernel}: its step-state records were never advanced (step 0 would give a bias correction of 0); enqueue StepStates::advance before the first stepped launch (nothing was launched)"
+        "{kernel}: its step-state records were never advanced (step 0 would give a bias \
+         correction of 0); enqueue StepStates::advance before the first stepped launch \
+         (nothing was launched)"
     )]
     NotAdvanced {
         /// The entry launched.
@@ -514,7 +600,8 @@ pub enum Error {
     /// A host write that only an owned `Q_ABS_REF` accepts, on records that read a slot of the
     /// caller's buffer ([`QAbsRef::Slot`](crate::QAbsRef::Slot)).
     #[error(
-        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot instead (nothing was written)"
+        "step state: Q_ABS_REF is read from a slot of the caller's buffer; write that slot \
+         instead (nothing was written)"
     )]
     QAbsRefNotOwned,
 
@@ -691,6 +778,48 @@ impl Error {
         }
     }
 
+    /// This error, raised by a launch of `kernel`: unchanged if its message names the entry
+    /// already, else inside an [`Error::InKernel`] naming it, so that every launch error says
+    /// which kernel it is about.
+    pub(crate) fn in_kernel(self, kernel: &'static str) -> Error {
+        if self.names_kernel(kernel) {
+            self
+        } else {
+            Error::InKernel {
+                kernel,
+                source: Box::new(self),
+            }
+        }
+    }
+
+    /// Whether this error's message names a kernel (`kernel`, for those that carry a text).
+    fn names_kernel(&self, kernel: &str) -> bool {
+        match self {
+            Error::MissingKernel { .. }
+            | Error::StaleUniform { .. }
+            | Error::ForeignBuffer { .. }
+            | Error::LengthMismatch { .. }
+            | Error::RecordsMismatch { .. }
+            | Error::Overlap { .. }
+            | Error::InvalidScalar { .. }
+            | Error::ScalarCount { .. }
+            | Error::ScalarType { .. }
+            | Error::UnregisteredKernel { .. }
+            | Error::MissingBuffer { .. }
+            | Error::InvalidClampScale { .. }
+            | Error::ClampScales { .. }
+            | Error::TooLarge { .. }
+            | Error::NotAdvanced { .. }
+            | Error::RecordKernel { .. }
+            | Error::InKernel { .. } => true,
+            Error::InTensor { source, .. } => source.names_kernel(kernel),
+            Error::Cuda { operation, .. }
+            | Error::Driver { operation, .. }
+            | Error::Capture { operation } => operation.contains(kernel),
+            _ => false,
+        }
+    }
+
     /// This error, about tensor `tensor` of a launch over `tensors` tensors: inside an
     /// [`Error::InTensor`] naming it in a set of more than one, unchanged for a single tensor.
     pub(crate) fn in_tensor(self, tensor: usize, tensors: usize) -> Error {
@@ -702,6 +831,33 @@ impl Error {
                 source: Box::new(self),
             }
         }
+    }
+}
+
+/// A driver error from the caller's own cust calls, so that code around the runtime can use `?`
+/// on both (`DeviceBuffer::from_slice(..)?` in a function returning this crate's [`Result`]).
+/// No device, an invalid device or an uninitialised driver become [`Error::NoDevice`], as in
+/// the runtime's own calls; anything else [`Error::Cuda`], whose `source` is the driver's error.
+impl From<CudaError> for Error {
+    fn from(source: CudaError) -> Error {
+        Error::cuda("a cust call of the caller's (converted by `?`)", source)
+    }
+}
+
+/// The registered sets' error, with the same fields (`abi::kernel_set("my_kernels")?`).
+impl From<adamant_kernels::abi::UnknownSet> for Error {
+    fn from(e: adamant_kernels::abi::UnknownSet) -> Error {
+        Error::UnknownKernelSet {
+            set: e.set,
+            registered: e.registered,
+        }
+    }
+}
+
+fn unknown_set(set: &str, registered: &[&'static str]) -> adamant_kernels::abi::UnknownSet {
+    adamant_kernels::abi::UnknownSet {
+        set: set.to_string(),
+        registered: registered.to_vec(),
     }
 }
 
@@ -732,5 +888,121 @@ impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
 
     fn during_with(self, operation: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|e| Error::cuda(operation(), e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_error_names_its_kernel_once() {
+        let kernel = "attn_adam_kernel";
+        // Errors that do not name the entry are wrapped with it...
+        let clamp = Error::InvalidClamp {
+            what: "Q_ABS_REF",
+            value: f32::NAN,
+            requirement: "finite and >= 0",
+        };
+        let wrapped = clamp.in_kernel(kernel);
+        assert!(
+            matches!(&wrapped, Error::InKernel { kernel: "attn_adam_kernel", source }
+                if matches!(**source, Error::InvalidClamp { what: "Q_ABS_REF", .. })),
+            "{wrapped:?}"
+        );
+        assert_eq!(
+            wrapped.to_string(),
+            "attn_adam_kernel: invalid clamp input `Q_ABS_REF` = NaN: must be finite and >= 0 \
+             (nothing was launched)"
+        );
+        for unnamed in [
+            Error::DisabledWithoutReason,
+            Error::StepIndex { index: 3, len: 1 },
+            Error::Capture {
+                operation: "a launch on a stream that is being captured by other code".into(),
+            },
+            Error::cuda("querying the capture status", CudaError::InvalidValue),
+            Error::cuda("anything", CudaError::NoDevice),
+        ] {
+            let e = unnamed.in_kernel(kernel);
+            assert!(e.to_string().starts_with("attn_adam_kernel: "), "{e}");
+        }
+        // ...those that name it already are not, nor is an error wrapped twice.
+        let length = Error::LengthMismatch {
+            kernel,
+            buffer: "v",
+            found: 9,
+            reference: "p",
+            expected: 10,
+        };
+        for named in [
+            length,
+            Error::cuda(
+                format!("launching {kernel} (10 elements)"),
+                CudaError::LaunchFailed,
+            ),
+            Error::Capture {
+                operation: format!("{kernel}: the tensor set changed during graph capture"),
+            },
+            Error::StepIndex { index: 3, len: 1 }.in_kernel(kernel),
+        ] {
+            let before = named.to_string();
+            let after = named.in_kernel(kernel);
+            assert_eq!(after.to_string(), before);
+            assert!(!matches!(after, Error::InKernel { source, .. }
+                if matches!(*source, Error::InKernel { .. })));
+        }
+        // In a multi-tensor launch, a tensor's error names the kernel inside InTensor.
+        let in_tensor = Error::LengthMismatch {
+            kernel,
+            buffer: "g",
+            found: 1,
+            reference: "p",
+            expected: 2,
+        }
+        .in_tensor(1, 3)
+        .in_kernel(kernel);
+        assert!(
+            matches!(in_tensor, Error::InTensor { tensor: 1, .. }),
+            "{in_tensor:?}"
+        );
+    }
+
+    #[test]
+    fn messages_are_one_line_with_single_spaces() {
+        for e in [
+            Error::NotAdvanced {
+                kernel: "iqn_adam_kernel_stepped",
+            },
+            Error::QAbsRefNotOwned,
+        ] {
+            let message = e.to_string();
+            assert!(
+                !message.contains("  ") && !message.contains('\n'),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cust_error_converts_by_question_mark() {
+        fn copy() -> Result<()> {
+            Err(CudaError::InvalidValue)?
+        }
+        match copy() {
+            Err(Error::Cuda { operation, source }) => {
+                assert_eq!(source, CudaError::InvalidValue);
+                assert!(operation.contains("cust call"), "{operation}");
+            }
+            other => panic!("expected Error::Cuda, got {other:?}"),
+        }
+        // No GPU, or no driver, is the runtime's NoDevice, as from its own calls.
+        for source in [
+            CudaError::NoDevice,
+            CudaError::InvalidDevice,
+            CudaError::NotInitialized,
+        ] {
+            assert!(matches!(Error::from(source), Error::NoDevice { .. }));
+        }
     }
 }

@@ -148,13 +148,70 @@ impl LaunchBuffer for DeviceRegion {
 
 /// A stream created by other code, borrowed for launches: it derefs to cust's [`Stream`], which
 /// every launcher and the NaN checker take, and is never destroyed by adamant.
+///
+/// Three ways in, one per form the handle comes in, none needing a cast:
+///
+/// - [`ForeignStream::from_raw`]: cust's own `CUstream` (`cust::sys::CUstream`, or
+///   `stream.as_inner()` of a cust [`Stream`]);
+/// - [`ForeignStream::from_ptr`]: any other library's pointer type for it. cudarc's `CUstream`
+///   is `*mut cudarc::driver::sys::CUstream_st`, a type of its own, so a cudarc stream goes in
+///   as `ForeignStream::from_ptr(stream.cu_stream())` (cudarc's `CudaStream::cu_stream()`);
+///   a `*mut c_void` from C goes in the same way;
+/// - [`ForeignStream::from_address`]: the handle as an integer, as PyTorch gives it:
+///   `torch.cuda.current_stream().cuda_stream` is a Python `int` (the `CUstream`'s address; 0
+///   for the legacy default stream), which a binding hands to Rust as a `usize`.
+///
+/// The stream must belong to the runtime's context: with cudarc, a stream of
+/// `CudaContext::new(ordinal)` for the ordinal the runtime was started on
+/// ([`Adamant::on_device`]); with PyTorch, a stream of that GPU. Both are streams of the
+/// device's primary context, which is the runtime's (see [`Adamant`], "The CUDA context").
+///
+/// ```
+/// use adamant_runtime::ForeignStream;
+///
+/// // What a PyTorch binding receives for `torch.cuda.current_stream().cuda_stream`.
+/// let from_torch: usize = 0; // the legacy default stream
+/// // SAFETY: the legacy default stream is valid in every context, for as long as it is used.
+/// let stream = unsafe { ForeignStream::from_address(from_torch) };
+/// assert!(stream.as_inner().is_null());
+///
+/// // A handle of another library's pointer type (cudarc's `*mut CUstream_st`, or C's `void*`).
+/// let from_c: *mut std::ffi::c_void = std::ptr::null_mut();
+/// // SAFETY: as above.
+/// let stream = unsafe { ForeignStream::from_ptr(from_c) };
+/// assert!(stream.as_inner().is_null());
+/// ```
 pub struct ForeignStream<'a> {
     stream: ManuallyDrop<Stream>,
     _borrowed: PhantomData<&'a ()>,
 }
 
 impl ForeignStream<'_> {
-    /// Borrows `raw`.
+    /// Borrows the stream whose handle is `ptr`, of whatever pointer type the library that made
+    /// it uses for a `CUstream` (cudarc's `*mut cudarc::driver::sys::CUstream_st`, a C
+    /// `void*`): the handle is the address, whatever type it points to.
+    ///
+    /// # Safety
+    ///
+    /// As [`ForeignStream::from_raw`]: `ptr` is a `CUstream` (not the address of one) of the
+    /// runtime's context, or null, that stays valid for the returned value's life.
+    pub unsafe fn from_ptr<T>(ptr: *mut T) -> Self {
+        Self::from_raw(ptr.cast())
+    }
+
+    /// Borrows the stream whose handle is the integer `address`: PyTorch's
+    /// `torch.cuda.current_stream().cuda_stream` (0 is the legacy default stream).
+    ///
+    /// # Safety
+    ///
+    /// As [`ForeignStream::from_raw`]: `address` is a `CUstream` of the runtime's context, or 0,
+    /// that stays valid for the returned value's life (PyTorch's streams live as long as its
+    /// stream pool: the process).
+    pub unsafe fn from_address(address: usize) -> Self {
+        Self::from_raw(address as CUstream)
+    }
+
+    /// Borrows `raw`, cust's `CUstream`.
     ///
     /// # Safety
     ///
@@ -452,5 +509,30 @@ mod tests {
         let raw = 0x5eed_0000usize as CUstream;
         let stream = unsafe { ForeignStream::from_raw(raw) };
         assert_eq!(stream.as_inner(), raw);
+    }
+
+    #[test]
+    fn a_stream_handle_of_another_pointer_type_or_an_integer_is_the_same_handle() {
+        // Another library's own type for `CUstream_st` (cudarc declares one, as bindgen does).
+        #[repr(C)]
+        #[allow(non_camel_case_types)]
+        struct CUstream_st {
+            _opaque: [u8; 0],
+        }
+        let address = 0x5eed_0040usize;
+        let theirs = address as *mut CUstream_st;
+        let raw = address as CUstream;
+        // No cast at the call: the handle is the address, whatever it points to.
+        assert_eq!(unsafe { ForeignStream::from_ptr(theirs) }.as_inner(), raw);
+        let void = address as *mut c_void;
+        assert_eq!(unsafe { ForeignStream::from_ptr(void) }.as_inner(), raw);
+        // PyTorch's `cuda_stream` is the same address as an integer.
+        assert_eq!(
+            unsafe { ForeignStream::from_address(address) }.as_inner(),
+            raw
+        );
+        assert!(unsafe { ForeignStream::from_address(0) }
+            .as_inner()
+            .is_null());
     }
 }

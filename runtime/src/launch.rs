@@ -116,7 +116,8 @@ impl Adamant {
     /// hand-written `OptimizerEntry`, [`Error::ScalarCount`] / [`Error::ScalarType`]) for a
     /// scalar, [`Error::LengthMismatch`], [`Error::Overlap`]; [`Error::MissingKernel`] if the
     /// loaded module lacks the entry ([`Adamant::with_unaudited_ptx`]). [`Error::Cuda`] if the driver
-    /// refuses the launch.
+    /// refuses the launch. An error that does not name the entry itself (the policy's, say) comes
+    /// inside an [`Error::InKernel`] naming it.
     pub fn launch_optimizer<E: OptimizerEntry>(
         &self,
         stream: &Stream,
@@ -211,8 +212,9 @@ impl Adamant {
         self.launch_single::<E, _>(stream, buffers, uniforms, records)
     }
 
-    /// The one single-buffer launch path, plain or stepped.
-    pub(crate) fn launch_single<E: OptimizerEntry, K: LaunchKinds>(
+    /// The one single-buffer launch path, plain or stepped (`launch_single` names the entry in
+    /// its errors).
+    pub(crate) fn launch_single_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
         buffers: &E::Buffers<K>,
@@ -220,7 +222,7 @@ impl Adamant {
         records: &Records,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(false)?;
-        uniforms.refuse_frozen(stream)?;
+        uniforms.refuse_frozen(stream, descriptor.name)?;
         let kernel = descriptor.name;
         let tensors = std::slice::from_ref(buffers);
         let signature = check_tensors::<E, K>(tensors)?;

@@ -137,7 +137,7 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
     /// step, the seed's bug class (bias corrections frozen at step 1). Its stepped launch reads
     /// them from a record that every replay advances. A kernel of `#[hyper]` scalars alone
     /// (constant for the run by declaration) may be captured plain.
-    pub fn refuse_frozen(&self, stream: &Stream) -> Result<()> {
+    pub fn refuse_frozen(&self, stream: &Stream, entry: &'static str) -> Result<()> {
         if !matches!(self, Uniforms::Plain { .. }) {
             return Ok(());
         }
@@ -157,11 +157,10 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
         };
         Err(Error::Capture {
             operation: format!(
-                "a plain launch of {kernel}: its scalar `{name}` ({how}) changes every step, and \
+                "a plain launch of {entry}: its scalar `{name}` ({how}) changes every step, and \
                  a graph would replay this launch's value at every step; record its stepped \
                  launch (Adamant::launch_stepped or launch_multi_stepped, after \
                  StepStates::advance), which reads it from the step-state record",
-                kernel = E::DESCRIPTOR.name,
                 name = scalar.name,
             ),
         })

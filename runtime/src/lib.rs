@@ -61,6 +61,7 @@ mod hyper;
 mod interop;
 mod launch;
 mod launch_check;
+mod launch_errors;
 mod memory;
 mod module;
 mod multi;

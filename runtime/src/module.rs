@@ -46,7 +46,17 @@ impl std::fmt::Debug for AuditedModule {
 /// ```
 ///
 /// It takes an identifier, not a path, so it only ever names the two files of one build in
-/// `OUT_DIR`.
+/// `OUT_DIR`. Here, in this crate's doctests, the module this crate's build script wrote for
+/// adamant's own kernel crate:
+///
+/// ```
+/// static MODULE: adamant_runtime::AuditedModule =
+///     adamant_runtime::include_module!(adamant_kernels);
+///
+/// // What `add_module` checks first, without a GPU: the PTX is the text the audit passed, for
+/// // the descriptors this program registers.
+/// assert_eq!(MODULE.verify().unwrap(), adamant_kernels::abi::kernels());
+/// ```
 #[macro_export]
 macro_rules! include_module {
     ($lib:ident) => {
@@ -108,8 +118,10 @@ impl AuditedModule {
     ///
     /// # Errors
     ///
-    /// - [`Error::UnauditedModule`]: a malformed certificate or one of an unknown format, a PTX
-    ///   whose digest is not the certified one, or no kernel of the set registered here;
+    /// - [`Error::UnauditedModule`]: a malformed certificate or one of an unknown format, or a
+    ///   PTX whose digest is not the certified one;
+    /// - [`Error::UnknownKernelSet`]: no kernel of the certificate's set is registered here (its
+    ///   kernel crate is not linked into the binary), naming the set and listing those that are;
     /// - [`Error::DescriptorMismatch`]: an entry registered twice, missing from the registry or
     ///   from the certificate, or whose kind or parameters differ.
     pub fn verify(&self) -> Result<Vec<&'static KernelDescriptor>> {
@@ -140,6 +152,10 @@ enum Refusal {
         entry: String,
         detail: String,
     },
+    UnknownSet {
+        set: String,
+        registered: Vec<&'static str>,
+    },
 }
 
 impl From<Refusal> for Error {
@@ -149,6 +165,7 @@ impl From<Refusal> for Error {
             Refusal::Mismatch { set, entry, detail } => {
                 Error::DescriptorMismatch { set, entry, detail }
             }
+            Refusal::UnknownSet { set, registered } => Error::UnknownKernelSet { set, registered },
         }
     }
 }
@@ -171,14 +188,10 @@ fn check(ptx: &str, certificate: &str) -> Result<Vec<&'static KernelDescriptor>,
             cert.ptx_sha256()
         )));
     }
-    let host = abi::kernel_set(set);
-    if host.is_empty() {
-        return Err(unaudited(
-            "no kernel of the set is registered in this program: link its kernel crate into the \
-             binary (name one of its kernels, such as `my_kernel::Entry`)"
-                .to_string(),
-        ));
-    }
+    let host = abi::kernel_set(set).map_err(|e| Refusal::UnknownSet {
+        set: e.set,
+        registered: e.registered,
+    })?;
     compare(set, &host, cert.kernels())?;
     Ok(host)
 }

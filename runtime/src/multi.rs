@@ -445,8 +445,8 @@ impl Adamant {
     }
 
     /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
-    /// regions ([`Adamant::launch_multi_raw`]).
-    pub(crate) fn launch_set<E: OptimizerEntry, K: LaunchKinds>(
+    /// regions ([`Adamant::launch_multi_raw`]); `launch_set` names the entry in its errors.
+    pub(crate) fn launch_set_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
         set: &mut TensorSet,
@@ -454,7 +454,7 @@ impl Adamant {
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(true)?;
-        uniforms.refuse_frozen(stream)?;
+        uniforms.refuse_frozen(stream, descriptor.name)?;
         let kernel = descriptor.name;
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes_views::<E, _>(tensors) {

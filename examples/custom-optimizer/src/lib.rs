@@ -26,9 +26,9 @@ pub const KERNEL_LIST: &str = include_str!(concat!(
     "/custom_optimizer_kernels.kernels.json"
 ));
 
-/// The kernels of [`PTX`].
+/// The kernels of [`PTX`]. This crate links its kernel crate, so the set is registered.
 pub fn kernels() -> Vec<&'static KernelDescriptor> {
-    abi::kernel_set(SET)
+    abi::kernel_set(SET).expect("this crate links custom-optimizer-kernels")
 }
 
 /// Loads [`MODULE`] into `rt` beside adamant's module, once its certificate is verified, so the

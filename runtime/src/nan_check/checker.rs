@@ -29,6 +29,9 @@ use crate::host_mapped::HostMapped;
 use crate::memory::{DeviceMemory, Keep};
 use crate::step::StepStates;
 
+/// The entry a check launches, named in the errors of its launch.
+const CHECK_KERNEL: &str = nan_check_kernel::DESCRIPTOR.name;
+
 /// Threads per block of the checker.
 pub const CHECK_BLOCK_THREADS: u32 = 256;
 /// Resident blocks per multiprocessor the grid is capped at (blocks grid-stride over the work
@@ -193,7 +196,9 @@ impl<'rt> NanChecker<'rt> {
     /// [`Error::Cuda`] if the driver refuses the write or the launch.
     pub fn enqueue(&mut self, stream: &Stream, q_abs_ref: f32) -> Result<()> {
         let q_eff = self.validate_q_abs_ref(q_abs_ref)?;
-        self.runtime.retain(stream, || self.keeps())?;
+        self.runtime
+            .retain(stream, || self.keeps())
+            .map_err(|e| e.in_kernel(CHECK_KERNEL))?;
         let q_ptr = self.q_word.address();
         // SAFETY: our own one-word buffer, read only by the kernel that follows on `stream`.
         let status =
@@ -217,12 +222,16 @@ impl<'rt> NanChecker<'rt> {
         states: &StepStates,
         index: usize,
     ) -> Result<()> {
-        let q_ptr = states.q_abs_ref_eff_ptr(index)?;
-        self.runtime.retain(stream, || {
-            let mut keeps = self.keeps();
-            keeps.extend(states.keeps());
-            keeps
-        })?;
+        let q_ptr = states
+            .q_abs_ref_eff_ptr(index)
+            .map_err(|e| e.in_kernel(CHECK_KERNEL))?;
+        self.runtime
+            .retain(stream, || {
+                let mut keeps = self.keeps();
+                keeps.extend(states.keeps());
+                keeps
+            })
+            .map_err(|e| e.in_kernel(CHECK_KERNEL))?;
         self.enqueue_from(stream, q_ptr)
     }
 
@@ -268,7 +277,8 @@ impl<'rt> NanChecker<'rt> {
     }
 
     fn enqueue_from(&mut self, stream: &Stream, q_ptr: u64) -> Result<()> {
-        let capturing = crate::graph::is_capturing(stream)?;
+        let capturing =
+            crate::graph::is_capturing(stream).map_err(|e| e.in_kernel(CHECK_KERNEL))?;
         // Until this check is fully enqueued, `report` must not decode a stale report.
         self.state = Enqueued::Nothing;
         let mut args = self.kernel_args(q_ptr);

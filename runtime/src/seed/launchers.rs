@@ -69,8 +69,9 @@ impl Adamant {
     /// # Errors
     ///
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
-    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
-    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
+    /// an [`Error::InKernel`] naming the kernel), and the checks of
+    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn dqn_adam_update(
         &self,
         stream: &Stream,
@@ -79,7 +80,7 @@ impl Adamant {
         grad_scale: Option<&DeviceScalar>,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        hyper.validate()?;
+        named(hyper.validate(), "dqn_adam_update_kernel")?;
         let grad_scale = grad_scale.map_or(UniformPtr::NULL, DeviceScalar::uniform_ptr);
         let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
@@ -119,8 +120,9 @@ impl Adamant {
     /// # Errors
     ///
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
-    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
-    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
+    /// an [`Error::InKernel`] naming the kernel), and the checks of
+    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn iqn_adam(
         &self,
         stream: &Stream,
@@ -128,7 +130,7 @@ impl Adamant {
         hyper: &AdamHyper,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        hyper.validate()?;
+        named(hyper.validate(), "iqn_adam_kernel")?;
         let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(iqn_adam_kernel, group);
         self.launch_optimizer::<iqn_adam_kernel::Entry>(
@@ -180,8 +182,8 @@ impl Adamant {
         grad_clip: f32,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        hyper.validate()?;
-        validate_grad_clip(grad_clip)?;
+        named(hyper.validate(), "iql_adam_kernel")?;
+        named(validate_grad_clip(grad_clip), "iql_adam_kernel")?;
         let scalars = adam_scalars!(iql_adam_kernel, hyper,
             weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let buffers = group_buffers!(iql_adam_kernel, group);
@@ -220,8 +222,9 @@ impl Adamant {
     /// # Errors
     ///
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
-    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy, and the
-    /// checks of [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
+    /// an [`Error::InKernel`] naming the kernel), and the checks of
+    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
     pub fn attn_adam(
         &self,
         stream: &Stream,
@@ -229,7 +232,7 @@ impl Adamant {
         hyper: &AdamHyper,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        hyper.validate()?;
+        named(hyper.validate(), "attn_adam_kernel")?;
         let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let buffers = group_buffers!(attn_adam_kernel, group);
         self.launch_optimizer::<attn_adam_kernel::Entry>(
@@ -283,7 +286,7 @@ impl Adamant {
         hyper: &AdamHyper,
         policy: ClampPolicy,
     ) -> Result<LaunchInfo> {
-        validate_curiosity_hyper(hyper)?;
+        named(validate_curiosity_hyper(hyper), "curiosity_adam_step")?;
         let scalars = adam_scalars!(curiosity_adam_step, hyper)?;
         let missing = Error::MissingBuffer {
             kernel: "curiosity_adam_step",
@@ -304,6 +307,12 @@ impl Adamant {
 
 /// `curiosity_adam_step` has no decay term: a non-zero `weight_decay` would be silently ignored,
 /// so it is refused.
+/// A typed launcher's own check (a hyperparameter's, before the launch), its error naming the
+/// kernel as the launch's errors do.
+fn named(checked: Result<()>, kernel: &'static str) -> Result<()> {
+    checked.map_err(|e| e.in_kernel(kernel))
+}
+
 pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
     hyper.validate()?;
     if hyper.weight_decay != 0.0 {

@@ -306,7 +306,8 @@ impl StepStates {
             .iter()
             .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
             .collect::<Result<Vec<_>>>()?;
-        rt.retain(stream, || self.keeps())?;
+        rt.retain(stream, || self.keeps())
+            .map_err(|e| e.in_kernel(kernel))?;
         self.advanced.store(true, Ordering::Release);
         let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
