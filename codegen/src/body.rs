@@ -23,7 +23,11 @@
 //! - attributes other than lints (`allow`, `expect`, `warn`, `deny`, `forbid`), doc comments and
 //!   `#[rustfmt::skip]`: no `cfg` (the host build of the body, which the CPU tests run, is the
 //!   device build), no `cfg_attr`, nothing that exports or places a symbol;
-//! - syntax that syn keeps as unparsed tokens (`Verbatim`), which this walk cannot read.
+//! - syntax that syn keeps as unparsed tokens (`Verbatim`), which this walk cannot read;
+//! - calls of float methods that do not exist on the device (`x.powf(y)`, `f32::exp(x)`: std-only)
+//!   or drop NaN there (`x.max(y)`, `f32::min`; and `clamp`, which traps on a NaN bound), with an
+//!   error that names the `adamant_kernels::prelude` function to use ([`float_methods`]; by name,
+//!   since no types are known here).
 //!
 //! Calls of ordinary functions defined outside the kernel (`adam_step`) are allowed: the macro
 //! cannot see their bodies. What they compile to is held to the clamp by the PTX audit, which
@@ -34,6 +38,8 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::visit::{self, Visit};
 use syn::{Attribute, Block, Expr, Item, Macro, Meta, Pat, Type};
+
+mod float_methods;
 
 /// Macros an `#[optimizer_kernel]` body may invoke, as absolute paths without the leading `::`
 /// (`"core::matches"` would allow exactly `::core::matches!`). None: every macro hides its
@@ -340,7 +346,12 @@ impl<'ast> Visit<'ast> for BodyCheck {
                 self.fail(u.unsafe_token, UNSAFE_BLOCK);
             }
             Expr::Verbatim(tokens) => self.fail(tokens, VERBATIM),
-            _ => visit::visit_expr(self, expr),
+            _ => {
+                if let Some((call, message)) = float_methods::rejected(expr) {
+                    self.fail(call, message);
+                }
+                visit::visit_expr(self, expr);
+            }
         }
     }
 
@@ -444,7 +455,8 @@ mod tests {
     /// tests/compile_fail pin message and span of the same cases through rustc).
     #[test]
     fn rejections() {
-        let cases: Vec<(&str, TokenStream)> = vec![
+        let cases: Vec<(&str, TokenStream)> =
+            vec![
             ("`unsafe` blocks", quote!({ unsafe { 1.0 } })),
             (
                 "`unsafe` blocks",
@@ -803,6 +815,46 @@ mod tests {
                     .parse()
                     .expect("tokens"),
             ),
+            (
+                "`f32::powf` does not exist on the GPU (it is std-only: the body compiles on the \
+                 host and fails in the PTX build); use `pow(x, y)` from \
+                 `adamant_kernels::prelude` (the body check goes by the method's name",
+                quote!({ p.powf(g) }),
+            ),
+            ("use `sqrt(x)` from", quote!({ p / v.sqrt() })),
+            ("use `fma(x, a, b)` from", quote!({ p.mul_add(lr, g) })),
+            ("use `exp(x)` from", quote!({ (-g).exp() })),
+            ("use `ln(x)` from", quote!({ g.ln() })),
+            ("use `pow(x, n as f32)` from", quote!({ p.powi(2) })),
+            (
+                "use `exp(x)` from",
+                quote!({
+                    let f = |x: f32| x.exp();
+                    f(p)
+                }),
+            ),
+            ("`f32::exp` does not exist on the GPU", quote!({ f32::exp(g) })),
+            ("`f32::ln` does not exist", quote!({ <f32>::ln(g) })),
+            ("`f32::sqrt` does not exist", quote!({ ::core::primitive::f32::sqrt(g) })),
+            ("`f64::exp` does not exist", quote!({ f64::exp(1.0) as f32 })),
+            ("`f32::sin` does not exist on the GPU", quote!({ g.sin() })),
+            ("has no device version of it", quote!({ g.tanh() })),
+            ("has no device version of it", quote!({ f32::floor(g) })),
+            ("has no device version of it", quote!({ g.atan2(p) })),
+            (
+                "`f32::max` drops a NaN operand (PTX `max.f32`, like CUDA's `fmaxf`), so a NaN \
+                 weight or moment would vanish; use `max(x, y)` from `adamant_kernels::prelude`, \
+                 which keeps NaN (the body check goes by the method's name: call a method of \
+                 your own type as `Type::max(..)`, and on integers `core::cmp::max(a, b)`)",
+                quote!({ p.max(g) }),
+            ),
+            ("use `min(x, y)` from", quote!({ p.min(0.0) })),
+            ("`f32::max` drops a NaN operand", quote!({ [p, g].into_iter().fold(0.0, f32::max) })),
+            ("`f32::min` drops a NaN operand", quote!({ f32::min(p, g) })),
+            (
+                "a failed assert traps and ends the whole launch; use `min(max(x, lo), hi)`",
+                quote!({ p.clamp(-1.0, 1.0) }),
+            ),
         ];
         for (want, body) in cases {
             let got = error(body.clone());
@@ -826,7 +878,7 @@ mod tests {
                 let mut x = adam_step(p, l2_decay(g, p, weight_decay), m, v, s);
                 #[rustfmt::skip]
                 /// A doc comment on a statement.
-                let y = if x.is_nan() { x } else { x.max(0.0) };
+                let y = if x.is_nan() { x } else { max(x, 0.0) };
                 for i in 0..4 {
                     x += i as f32;
                 }
@@ -839,6 +891,20 @@ mod tests {
                         x
                     }
                 }
+            }),
+            // The prelude's math, and what core has on the device.
+            quote!({
+                let a = max(min(p, g), 0.0) + pow(p, 2.0) * exp(g) - ln(g) * rsqrt(v);
+                a + sqrt(p) + fma(p, g, 1.0) + abs(g) + p.abs() + p.copysign(g) + p.recip()
+            }),
+            // What only shares a rejected name: an iterator's `max()` (no argument), integer
+            // `min`/`max`/`clamp` as paths, float constants, a method of another type as a
+            // path, a trait-qualified path.
+            quote!({
+                let n = (0..4u32).max().unwrap_or(0);
+                let i = core::cmp::max(n, 2) + Ord::min(n, 1) + Ord::clamp(n, 0, 3);
+                let c = f32::MAX + core::f32::consts::PI + f32::EPSILON + f64::MIN_POSITIVE as f32;
+                i as f32 + c + Model::exp(p) + <f32 as Softplus>::exp(g)
             }),
         ] {
             assert_eq!(error(body.clone()), "", "`{body}`");

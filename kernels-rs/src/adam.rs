@@ -2,7 +2,7 @@
 //! `torch.optim.Adam`/`AdamW`: bias corrections `bc1 = 1 - β1^t`, `bc2 = 1 - β2^t` come from the
 //! host (computed in f64 once per launch), and the update is
 //! `p - (lr / bc1) · m / (sqrt(v̂) / sqrt(bc2) + eps)`.
-use crate::math::sqrt;
+use crate::math::{max, sqrt};
 
 /// The uniform Adam hyperparameters of one launch.
 #[derive(Clone, Copy, Debug)]
@@ -33,7 +33,8 @@ pub fn amsgrad_step(
     s: AdamScalars,
 ) -> f32 {
     update_moments(g, m, v, s);
-    *v_max = nan_propagating_max(*v_max, *v);
+    // NaN-keeping (`f32::max` would let a NaN second moment vanish from `v_max`).
+    *v_max = max(*v_max, *v);
     apply(p, *m, *v_max, s)
 }
 
@@ -48,19 +49,6 @@ fn apply(p: f32, m: f32, v_hat: f32, s: AdamScalars) -> f32 {
     let step_size = s.lr / s.bias_correction1;
     let denom = sqrt(v_hat) / sqrt(s.bias_correction2) + s.eps;
     p - step_size * (m / denom)
-}
-
-/// `max` that keeps a NaN (like `torch.maximum`), unlike `f32::max`, which would drop it and let
-/// a NaN second moment vanish from `v_max`.
-#[inline(always)]
-fn nan_propagating_max(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else if b > a {
-        b
-    } else {
-        a
-    }
 }
 
 /// Element-wise gradient clipping to `±clip`; `clip == 0` (or any `clip <= 0`) is off.

@@ -9,6 +9,7 @@ use adamant_kernels::abi::{
     UniformPtr,
 };
 use adamant_kernels::optimizer_kernel;
+use adamant_kernels::prelude::max;
 
 /// Momentum SGD with an AMSGrad-style running max, a masked gradient and a device-side scale.
 #[optimizer_kernel]
@@ -25,7 +26,7 @@ pub fn every_role(
     #[input] r#in: f32,
 ) -> f32 {
     *moment = 0.5 * *moment + grad * scale * r#in;
-    *peak = peak.max(moment.abs());
+    *peak = max(*peak, moment.abs());
     weights -= update * *moment / step as f32;
     weights
 }

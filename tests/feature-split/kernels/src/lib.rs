@@ -2,6 +2,11 @@
 //! definition whose gradient and momentum buffer change places. Each definition alone is a
 //! sound kernel; the bug is a program that launches with one order a module audited with the
 //! other.
+//!
+//! Beside it, `device_math_kernel`, a test kernel crate being the cheapest place for one: a body
+//! that calls every float function of `adamant_kernels::prelude`, so this crate's PTX build
+//! (which refuses a module with any `.extern` or `.func`) proves each one compiles to plain PTX
+//! (`tests/math_ptx.rs` in adamant's root crate reads the instructions).
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
@@ -44,4 +49,18 @@ pub fn split_sgd_kernel(
 ) -> f32 {
     *m = momentum * *m + g;
     p - lr * *m
+}
+
+/// Not an optimizer: every float function of the prelude, in one body whose result depends on
+/// each (so none is optimised away).
+#[optimizer_kernel]
+pub fn device_math_kernel(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[hyper]
+    #[domain(gt = 0.0)]
+    y: f32,
+) -> f32 {
+    let a = max(min(exp(g), pow(abs(p), y)), ln(abs(g)));
+    fma(a, rsqrt(y), sign(p) * sqrt(y))
 }
