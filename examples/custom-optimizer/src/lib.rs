@@ -6,7 +6,9 @@
 use adamant_kernels::abi::{self, KernelDescriptor};
 use adamant_runtime::{include_module, Adamant, AuditedModule};
 
-pub use custom_optimizer_kernels::{lion_kernel, sgd_momentum_kernel};
+pub use custom_optimizer_kernels::{
+    lion_kernel, nadam_kernel, nadam_schedule, rmsprop_centered_kernel, sgd_momentum_kernel,
+};
 
 pub mod reference;
 

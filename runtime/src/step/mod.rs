@@ -94,6 +94,21 @@ struct Mirror {
     users: Vec<&'static KernelDescriptor>,
 }
 
+impl Mirror {
+    /// What the host knows of a record made from `spec`, with `words` and `bound`.
+    fn of(spec: &StepSpec, words: [u32; RECORD_SCALARS], bound: f32) -> Mirror {
+        Mirror {
+            lr: spec.lr,
+            beta1: spec.beta1,
+            beta2: spec.beta2,
+            kernel: spec.kernel.clone(),
+            words,
+            smallest_bound: bound,
+            users: Vec::new(),
+        }
+    }
+}
+
 /// An array of device-resident [`StepState`] records, one per set of tensors that steps
 /// together (each may have its own lr, betas and bound), and the device `Q_ABS_REF` they read.
 ///
@@ -170,15 +185,7 @@ impl StepStates {
                 state,
                 scalars: words,
             });
-            mirror.push(Mirror {
-                lr: spec.lr,
-                beta1: spec.beta1,
-                beta2: spec.beta2,
-                kernel: spec.kernel.clone(),
-                words,
-                smallest_bound: bound,
-                users: Vec::new(),
-            });
+            mirror.push(Mirror::of(spec, words, bound));
         }
         let (q_word, owns_q, q_abs_ref_ptr): (Keep, bool, u64) = match q_abs_ref {
             QAbsRef::Owned { initial } => {

@@ -56,43 +56,18 @@ impl StepStates {
         name: &str,
         value: impl Into<ArgValue>,
     ) -> Result<()> {
-        let value = value.into();
         let base = self.record_ptr(index)?;
         let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
         let record = &mut mirror[index];
-        if let Some((field, offset)) = SHARED.into_iter().find(|(f, _)| *f == name) {
-            let v = f32_value(record, index, field, value)?;
-            check_shared(record, field, v)?;
-            refuse_capture(stream, "StepStates::set_scalar")?;
-            write_word(
-                base + offset as u64,
-                v.to_bits(),
-                stream,
-                "writing a step state's shared field",
-            )?;
-            match field {
-                "lr" => record.lr = v,
-                "beta1" => record.beta1 = v,
-                _ => record.beta2 = v,
-            }
-            return Ok(());
-        }
-        let scalar = find(record, index, name)?;
-        let Lifetime::Hyper { slot, .. } = scalar.lifetime else {
-            unreachable!("find returns hyperparameters only")
-        };
-        kind(record, index, scalar, value)?;
-        check_value(record_kernel(record), &scalar, value)?;
+        let write = plan(record, index, name, value.into())?;
         refuse_capture(stream, "StepStates::set_scalar")?;
-        let offset = SCALARS_OFFSET + slot as usize * size_of::<u32>();
-        let bits = word(value);
         write_word(
-            base + offset as u64,
-            bits,
+            base + write.offset as u64,
+            write.bits,
             stream,
-            "writing a step state's hyperparameter",
+            "writing a step-state scalar",
         )?;
-        record.words[slot as usize] = bits;
+        write.apply(record);
         Ok(())
     }
 
@@ -120,25 +95,22 @@ impl StepStates {
                 made_for: made_for(record),
             });
         }
-        let hypers: Vec<&RecordScalar> = layout
+        let values = E::hyper_values(hyper);
+        let writes = layout
             .iter()
             .filter(|r| matches!(r.lifetime, Lifetime::Hyper { .. }))
-            .collect();
-        let values = E::hyper_values(hyper);
-        for (scalar, value) in hypers.iter().zip(&values) {
-            check_value(E::DESCRIPTOR.name, scalar, *value)?;
-        }
+            .zip(values)
+            .map(|(scalar, value)| plan(record, index, scalar.name, value))
+            .collect::<Result<Vec<_>>>()?;
         refuse_capture(stream, "StepStates::set_hyper")?;
-        for (scalar, value) in hypers.iter().zip(&values) {
-            let slot = scalar.slot().expect("a hyperparameter has a word");
-            let offset = SCALARS_OFFSET + slot * size_of::<u32>();
+        for write in writes {
             write_word(
-                base + offset as u64,
-                word(*value),
+                base + write.offset as u64,
+                write.bits,
                 stream,
                 "writing a step state's hyperparameter",
             )?;
-            record.words[slot] = word(*value);
+            write.apply(record);
         }
         Ok(())
     }
@@ -167,6 +139,68 @@ impl StepStates {
             _ => ArgValue::F32(f32::from_bits(bits)),
         })
     }
+}
+
+/// One validated host write of a record scalar: the word's offset in the record, its bits, and
+/// where the host's mirror keeps it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Write {
+    offset: usize,
+    bits: u32,
+    target: Target,
+}
+
+/// Where a [`Write`] lands in the host's mirror of the record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    Lr,
+    Beta1,
+    Beta2,
+    /// Word `n` of the record's own scalars.
+    Word(usize),
+}
+
+impl Write {
+    /// The mirror after the write.
+    fn apply(self, record: &mut Mirror) {
+        let value = f32::from_bits(self.bits);
+        match self.target {
+            Target::Lr => record.lr = value,
+            Target::Beta1 => record.beta1 = value,
+            Target::Beta2 => record.beta2 = value,
+            Target::Word(n) => record.words[n] = self.bits,
+        }
+    }
+}
+
+/// The write of `value` to scalar `name` of `record` (index `index`), validated: a shared field
+/// or a `#[hyper]` word of the record's kernel, of its type, within every domain that applies.
+fn plan(record: &Mirror, index: usize, name: &str, value: ArgValue) -> Result<Write> {
+    if let Some((field, offset)) = SHARED.into_iter().find(|(f, _)| *f == name) {
+        let v = f32_value(record, index, field, value)?;
+        check_shared(record, field, v)?;
+        let target = match field {
+            "lr" => Target::Lr,
+            "beta1" => Target::Beta1,
+            _ => Target::Beta2,
+        };
+        return Ok(Write {
+            offset,
+            bits: v.to_bits(),
+            target,
+        });
+    }
+    let scalar = find(record, index, name)?;
+    kind(record, index, scalar, value)?;
+    check_value(record_kernel(record), &scalar, value)?;
+    let slot = scalar
+        .slot()
+        .expect("find returns hyperparameters, which have a word");
+    Ok(Write {
+        offset: SCALARS_OFFSET + slot * size_of::<u32>(),
+        bits: word(value),
+        target: Target::Word(slot),
+    })
 }
 
 /// The name of the kernel `record` was made for (for errors).
@@ -294,3 +328,152 @@ fn check_shared(record: &Mirror, field: &'static str, value: f32) -> Result<()> 
 
 // A record's words follow the shared part (the offsets above are into `StepRecord`).
 const _: () = assert!(offset_of!(StepRecord, state) == 0);
+
+#[cfg(test)]
+mod tests {
+    use adamant_kernels::optimizers::iqn_adam_kernel;
+    use adamant_kernels::soft_update::soft_update_kernel;
+
+    use super::*;
+    use crate::clamp_policy::ClampPolicy;
+    use crate::step::{StepBound, StepSpec};
+
+    /// The mirror of a record made for `iqn_adam_kernel` (eps 1e-8, no decay, lr 1e-3).
+    fn iqn_record() -> Mirror {
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::Policy(ClampPolicy::Fixed { bound: 1.0 }),
+        )
+        .and_then(|s| {
+            s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.0,
+            })
+        })
+        .unwrap();
+        let words = spec.words();
+        Mirror::of(&spec, words, 1.0)
+    }
+
+    #[test]
+    fn a_hyperparameter_goes_to_its_word_and_a_shared_field_to_the_state() {
+        let mut record = iqn_record();
+        assert_eq!(f32::from_bits(record.words[0]), 1e-8);
+        let eps = plan(&record, 0, "eps", ArgValue::F32(1e-6)).unwrap();
+        assert_eq!(eps.offset, SCALARS_OFFSET);
+        assert_eq!(eps.bits, 1e-6f32.to_bits());
+        let wd = plan(&record, 0, "weight_decay", ArgValue::F32(0.01)).unwrap();
+        assert_eq!(wd.offset, SCALARS_OFFSET + 4);
+        let lr = plan(&record, 0, "lr", ArgValue::F32(3e-4)).unwrap();
+        assert_eq!(lr.offset, offset_of!(StepState, lr));
+        let beta2 = plan(&record, 0, "beta2", ArgValue::F32(0.99)).unwrap();
+        assert_eq!(beta2.offset, offset_of!(StepState, beta2));
+        for write in [eps, wd, lr, beta2] {
+            write.apply(&mut record);
+        }
+        assert_eq!(f32::from_bits(record.words[0]), 1e-6);
+        assert_eq!(f32::from_bits(record.words[1]), 0.01);
+        assert_eq!((record.lr, record.beta2), (3e-4, 0.99));
+    }
+
+    #[test]
+    fn bad_writes_are_refused_naming_the_kernel_and_scalar() {
+        let record = iqn_record();
+        // Outside the kernel's domain (eps > 0), or not finite.
+        for bad in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+            match plan(&record, 0, "eps", ArgValue::F32(bad)) {
+                Err(Error::InvalidScalar {
+                    kernel: "iqn_adam_kernel",
+                    name: "eps",
+                    ..
+                }) => {}
+                other => panic!("eps = {bad}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            plan(&record, 0, "lr", ArgValue::F32(-1.0)),
+            Err(Error::InvalidHyper { field: "lr", .. })
+        ));
+        assert!(matches!(
+            plan(&record, 0, "beta1", ArgValue::F32(1.0)),
+            Err(Error::InvalidHyper { field: "beta1", .. })
+        ));
+        // A name the kernel does not have, listing the ones it does.
+        match plan(&record, 2, "momentum", ArgValue::F32(0.9)) {
+            Err(Error::UnknownScalar {
+                index: 2,
+                kernel,
+                name,
+                known,
+            }) => {
+                assert_eq!(
+                    (kernel.as_str(), name.as_str()),
+                    ("`iqn_adam_kernel`", "momentum")
+                );
+                assert!(
+                    known.contains("`eps`") && known.contains("`weight_decay`"),
+                    "{known}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // What the device computes.
+        assert!(matches!(
+            plan(&record, 0, "bias_correction1", ArgValue::F32(0.5)),
+            Err(Error::ComputedScalar { .. })
+        ));
+        // The wrong type.
+        assert!(matches!(
+            plan(&record, 0, "eps", ArgValue::U32(1)),
+            Err(Error::ScalarKind {
+                expected: "f32",
+                given: "u32",
+                ..
+            })
+        ));
+        assert!(matches!(
+            plan(&record, 0, "lr", ArgValue::U32(1)),
+            Err(Error::ScalarKind { .. })
+        ));
+    }
+
+    #[test]
+    fn a_record_without_a_kernel_takes_the_shared_fields_only() {
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::FromQAbsRef,
+        )
+        .unwrap();
+        let record = Mirror::of(&spec, spec.words(), 100.0);
+        assert_eq!(record.words, [0; adamant_kernels::step::RECORD_SCALARS]);
+        assert!(plan(&record, 0, "lr", ArgValue::F32(1e-2)).is_ok());
+        assert!(matches!(
+            plan(&record, 0, "eps", ArgValue::F32(1e-8)),
+            Err(Error::UnknownScalar { .. })
+        ));
+    }
+
+    #[test]
+    fn a_record_is_made_only_with_hyperparameters_in_their_domains() {
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::FromQAbsRef,
+        )
+        .unwrap();
+        let refused = spec
+            .clone()
+            .with_kernel::<soft_update_kernel::Entry>(soft_update_kernel::Hyper { tau: 1.5 });
+        assert!(matches!(
+            refused,
+            Err(Error::InvalidScalar {
+                kernel: "soft_update_kernel",
+                name: "tau",
+                ..
+            })
+        ));
+        let made = spec
+            .with_kernel::<soft_update_kernel::Entry>(soft_update_kernel::Hyper { tau: 0.25 })
+            .unwrap();
+        assert_eq!(f32::from_bits(made.words()[0]), 0.25);
+    }
+}
