@@ -26,8 +26,11 @@ for ex in examples/*.rs; do
   cp "target/release/examples/$name" "$bundle/examples/$name"
 done
 # The downstream example crate (examples/custom-optimizer): its binary runs with the examples.
-cargo build --release -p custom-optimizer
+cargo build --release -p custom-optimizer --bins
 cp target/release/custom-optimizer "$bundle/examples/custom_optimizer"
+# Its training run runs only beside its PyTorch replay (gpu-run.sh's crosschecks).
+mkdir -p "$bundle/crosscheck"
+cp target/release/train "$bundle/crosscheck/custom_optimizer_train"
 cp target/release/adamant "$bundle/adamant"
 cp target/ptx/adamant_kernels.ptx "$bundle/"
 cp scripts/gpu-run.sh scripts/gpu-bench.sh "$bundle/"

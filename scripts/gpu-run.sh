@@ -77,6 +77,9 @@ crosscheck torch-crosscheck "torch crosscheck (five kernels vs torch.optim)" \
 # The downstream example crate's SGD (its Lion runs against the f64 reference in the example).
 crosscheck custom-optimizer-torch "custom_optimizer vs torch.optim.SGD" \
   "$here/examples/custom_optimizer" "$here/bench/custom_optimizer_torch.py"
+# The downstream example's captured NAdam and centered RMSprop over a 1500-step training run.
+crosscheck custom-optimizer-train "custom_optimizer train vs torch.optim.NAdam and RMSprop(centered)" \
+  "$here/crosscheck/custom_optimizer_train" "$here/bench/custom_optimizer_train_torch.py"
 
 [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-logs.tar.gz" -C "$logs" .
 echo
@@ -84,6 +87,6 @@ echo "== adamant GPU summary ($(date -u +%F), $(head -1 "$logs/gpu.txt")) =="
 printf '%s\n' "${summary[@]}"
 echo "-- figures the tests print --"
 for t in "$here"/tests/*; do
-  grep -h -E '^(max_error|multi_tensor|fault-injection)' "$logs/$(basename "$t").log" || true
+  grep -h -E '^(max_error|multi_tensor|fault-injection|schedules)' "$logs/$(basename "$t").log" || true
 done
 ! printf '%s\n' "${summary[@]}" | grep -q '^FAIL'
