@@ -44,7 +44,7 @@ fn the_cli_audits_a_downstream_module_against_its_kernel_list() {
     let text = String::from_utf8_lossy(&with_list.stdout);
     assert!(with_list.status.success(), "{text}");
     assert!(
-        text.contains("audit: OK, 8 entries, 8 optimizer entries with the clamp verified"),
+        text.contains("audit: OK, 17 entries, 16 optimizer entries with the clamp verified"),
         "{text}"
     );
 
@@ -85,11 +85,11 @@ fn the_cli_audits_a_module_against_its_certificate_and_refuses_another_ptx() {
     let text = String::from_utf8_lossy(&certified.stdout);
     assert!(certified.status.success(), "{text}");
     assert!(
-        text.contains("certificate: 8 entries of set `custom_optimizer_kernels`"),
+        text.contains("certificate: 17 entries of set `custom_optimizer_kernels`"),
         "{text}"
     );
     assert!(
-        text.contains("audit: OK, 8 entries, 8 optimizer entries with the clamp verified"),
+        text.contains("audit: OK, 17 entries, 16 optimizer entries with the clamp verified"),
         "{text}"
     );
 
