@@ -28,7 +28,9 @@ done
 # Tests named `*missing_kernel_is_named` or `*provokes_driver_errors` provoke CUDA API errors on
 # purpose (a missing entry, a garbage module, a host address given as device memory), which
 # compute-sanitizer would count; the plain run covers them.
-for tool in memcheck racecheck; do
+# ADAMANT_SANITIZERS names the tools to run (default both; a short device lease may take
+# memcheck alone, and then says so in the summary).
+for tool in ${ADAMANT_SANITIZERS:-memcheck racecheck}; do
   for t in "$here"/tests/*; do
     name=$(basename "$t")
     log="$logs/$name.$tool.log"
