@@ -30,6 +30,7 @@ done
 # compute-sanitizer would count; the plain run covers them.
 # ADAMANT_SANITIZERS names the tools to run (default both; a short device lease may take
 # memcheck alone, and then says so in the summary).
+note "sanitizers: ${ADAMANT_SANITIZERS:-memcheck racecheck}, on ${ADAMANT_SANITIZE_TESTS:-every test binary}"
 for tool in ${ADAMANT_SANITIZERS:-memcheck racecheck}; do
   for t in "$here"/tests/*; do
     name=$(basename "$t")
