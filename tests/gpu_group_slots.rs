@@ -123,8 +123,9 @@ fn kind(group: &str) -> Kind {
 fn reached(fault: Fault, k: Kind) -> Vec<GroupBuffer> {
     use GroupBuffer::*;
     let mut all = match fault {
-        // g non-finite: m and v follow, and the weight (m / sqrt(v) is NaN).
-        Fault::NanGrad | Fault::InfGrad => vec![Grads, M, V, Params],
+        // g non-finite: the group's step guard skips the step (nothing is written, so m, v and
+        // the weight stay finite), and the gradient slot reports the guard's verdict.
+        Fault::NanGrad | Fault::InfGrad => vec![Grads],
         // m NaN: the weight follows; v does not depend on m.
         Fault::NanM => vec![M, Params],
         // v inf: m / (sqrt(inf) + eps) = 0, the weight stays finite.
@@ -213,6 +214,14 @@ fn faults_through_the_optimizer_trip_exactly_their_slots_and_element() {
                 assert_eq!(got, wanted, "{case}: {}", report.nan);
                 for r in report.nan.tripped() {
                     assert_eq!(r.first_bad, Some(at as u64), "{case}: {r}");
+                }
+                // The guard skipped exactly the group whose gradient is non-finite.
+                let gradient_fault = matches!(fault, Fault::NanGrad | Fault::InfGrad);
+                for (i, guard) in report.guards.iter().enumerate() {
+                    let skipped = gradient_fault && i == g;
+                    assert_eq!(guard.skip, skipped as u32, "{case}: group {i} {guard:?}");
+                    assert_eq!(guard.skipped_steps, skipped as u32, "{case}: group {i}");
+                    assert_eq!(report.states[i].step, if skipped { 0 } else { 1 }, "{case}");
                 }
                 // Clamp pressure: exactly the injected weight for a weight past a bound.
                 let p = report.pressure.iter().find(|p| p.group == *group).unwrap();

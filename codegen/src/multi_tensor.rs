@@ -51,6 +51,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
     let uniforms = uniform_idents(k);
     let last = flavor.last_arg(kernels);
     let state_loads = flavor.state_loads(k);
+    let guard = flavor.guard(kernels, &n_chunks);
     let records = format_ident!("{}", RECORDS);
     let records_arg = records_arg(kernels);
     let n = buffer_count(k);
@@ -81,6 +82,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
             #last,
         ) {
             #state_loads
+            #guard
             #(#uniform_loads)*
             let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<#n>(__adamant_shared);
@@ -110,6 +112,7 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                     __adamant_start as u64,
                     __adamant_shared,
                     &mut __adamant_facts,
+                    __adamant_grad_coef,
                     __adamant_bound,
                 );
                 __adamant_c += #kernels::builtins::grid_dim();

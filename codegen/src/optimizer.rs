@@ -79,6 +79,21 @@ impl Flavor {
         }
     }
 
+    /// The step guard's part of an entry (`adamant_kernels::guard`): the multiplier of the
+    /// `#[grad]` inputs (the record's clip coefficient; 1 in a plain entry), and for a stepped
+    /// entry the skip: a skipped step sweeps no element (`work`, the length or the chunk count,
+    /// becomes 0), so it stores nothing and publishes an empty diagnostics record.
+    pub(crate) fn guard(self, kernels: &KernelsCrate, work: &Ident) -> TokenStream {
+        let state = format_ident!("{}", STEP_STATE);
+        match self {
+            Flavor::Plain => quote! { let __adamant_grad_coef: f32 = 1.0; },
+            Flavor::Stepped => quote! {
+                let __adamant_grad_coef: f32 = #kernels::guard::grad_coef(&*#state);
+                let #work = if #kernels::guard::skips(&*#state) { 0 } else { #work };
+            },
+        }
+    }
+
     /// The record layout of this flavor's descriptors: the stepped entries' scalars, none for
     /// the plain ones.
     pub(crate) fn record(self, k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
@@ -557,6 +572,7 @@ fn sweep(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             __adamant_base: u64,
             __adamant_shared: *mut u32,
             __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<#n_buffers>,
+            __adamant_grad_coef: f32,
             #bound: f32,
         ) {
             let __adamant_aligned =
@@ -644,6 +660,7 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
     let records_arg = records_arg(kernels);
     let last = flavor.last_arg(kernels);
     let state_loads = flavor.state_loads(k);
+    let guard = flavor.guard(kernels, &len);
     let buffer_idents = k.buffers().map(|a| &a.ident);
     let uniforms = uniform_idents(k);
     let n = buffer_count(k);
@@ -659,6 +676,7 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
             #last,
         ) {
             #state_loads
+            #guard
             #(#uniform_loads)*
             let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<#n>(__adamant_shared);
@@ -672,6 +690,7 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
                 0,
                 __adamant_shared,
                 &mut __adamant_facts,
+                __adamant_grad_coef,
                 #bound,
             );
             #diagnostics::flush::<#n>(&mut __adamant_facts, __adamant_shared, #records, 0, #bound);
@@ -750,7 +769,22 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         } else {
             quote!()
         };
-        quote! { let #mutability #local: #f4 = *(#ident as *const #f4).add(__adamant_i); }
+        let load = quote! { *(#ident as *const #f4).add(__adamant_i) };
+        if a.grad {
+            quote! {
+                let #local: #f4 = {
+                    let __adamant_raw_grad: #f4 = #load;
+                    #f4([
+                        __adamant_raw_grad.0[0] * __adamant_grad_coef,
+                        __adamant_raw_grad.0[1] * __adamant_grad_coef,
+                        __adamant_raw_grad.0[2] * __adamant_grad_coef,
+                        __adamant_raw_grad.0[3] * __adamant_grad_coef,
+                    ])
+                };
+            }
+        } else {
+            quote! { let #mutability #local: #f4 = #load; }
+        }
     });
     let raws = (0..4).map(|l| update_call(k, Some(l)));
     let lanes = (0..4).map(|l| clamp_call(kernels, Some(l)));
@@ -786,7 +820,11 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
         } else {
             quote!()
         };
-        quote! { let #mutability #local: f32 = *#ident.add(__adamant_i); }
+        if a.grad {
+            quote! { let #local: f32 = *#ident.add(__adamant_i) * __adamant_grad_coef; }
+        } else {
+            quote! { let #mutability #local: f32 = *#ident.add(__adamant_i); }
+        }
     });
     let raw = update_call(k, None);
     let call = clamp_call(kernels, None);

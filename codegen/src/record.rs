@@ -346,6 +346,10 @@ pub(crate) fn schedule_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenSt
             if i < n_indices as usize {
                 let r = *indices.add(i) as usize;
                 let record = &mut *(states as *mut #record).add(r);
+                // A skipped step (the guard's) did not advance: its derived values stay.
+                if #kernels::guard::skips(record) {
+                    return;
+                }
                 let hyper = #kernel::Hyper::from_words(&record.scalars);
                 let previous = #kernel::Derived::from_words(&record.scalars);
                 let next = #kernel::Derived::next(record.state.step, &hyper, &previous);

@@ -96,6 +96,9 @@ pub enum Lifetime {
 pub struct Arg {
     pub ident: Ident,
     pub role: Role,
+    /// `#[grad]`: an `#[input]` that is a gradient. A stepped entry multiplies it by its record's
+    /// global-norm clip coefficient (`adamant_kernels::guard`).
+    pub grad: bool,
     /// The scalar's lifetime (every `Role::Scalar` has one; nothing else does).
     pub lifetime: Option<Lifetime>,
 }
@@ -358,6 +361,7 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
             ))
         }
     };
+    let grad = attrs.iter().any(|a| a.path().is_ident("grad"));
     match (&role, &lifetime) {
         (Role::Scalar(_), None) => Err(syn::Error::new_spanned(
             &ident,
@@ -366,6 +370,7 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
         _ => Ok(Arg {
             ident,
             role,
+            grad,
             lifetime,
         }),
     }
@@ -537,6 +542,10 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
         } else if attr.path().is_ident("input") {
             require_no_args(attr, "input")?;
             Role::Input
+        } else if attr.path().is_ident("grad") {
+            // A gradient is an input the step's guard may scale (global-norm clipping).
+            require_no_args(attr, "grad")?;
+            Role::Input
         } else if attr.path().is_ident("state") {
             require_no_args(attr, "state")?;
             Role::State
@@ -545,7 +554,8 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
         } else {
             return Err(syn::Error::new_spanned(
                 attr,
-                "unknown argument attribute: use #[param], #[input], #[state] or \
+                "unknown argument attribute: use #[param], #[grad] (a gradient: an input the \
+                 step's global-norm clipping scales), #[input], #[state] or \
                  #[uniform_ptr(default = ..)]; on a scalar its lifetime, #[hyper], #[step] or \
                  #[derived(init = ..)], and #[domain(..)]",
             ));

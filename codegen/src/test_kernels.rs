@@ -38,13 +38,13 @@ pub fn scheduled() -> TokenStream {
     }
 }
 
-/// One buffer of each role, a uniform pointer and a scalar with a domain.
+/// One buffer of each role (the input a gradient), a uniform pointer and a scalar with a domain.
 pub fn toy_adam() -> TokenStream {
     quote! {
         /// Adam without decay.
         pub fn toy_adam(
             #[param] p: f32,
-            #[input] g: f32,
+            #[grad] g: f32,
             #[state] m: &mut f32,
             #[uniform_ptr(default = 1.0)] scale: f32,
             #[hyper] #[domain(ge = 0.0)] lr: f32,

@@ -40,6 +40,7 @@ pub mod builtins;
 pub mod certificate;
 pub mod clamp;
 pub mod diagnostics;
+pub mod guard;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod kernel_list;
 pub mod math;

@@ -17,7 +17,7 @@ use crate::optimizer_kernel;
 #[allow(clippy::too_many_arguments)]
 pub fn dqn_adam_update_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[uniform_ptr(default = 1.0)] grad_scale: f32,
@@ -59,7 +59,7 @@ pub fn dqn_adam_update_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn iqn_adam_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[step]
@@ -101,7 +101,7 @@ pub fn iqn_adam_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn iql_adam_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[step]
@@ -146,7 +146,7 @@ pub fn iql_adam_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn attn_adam_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[step]
@@ -187,7 +187,7 @@ pub fn attn_adam_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn curiosity_adam_step(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[state] v_max: &mut f32,

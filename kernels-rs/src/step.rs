@@ -87,13 +87,16 @@ pub const SCALARS_OFFSET: usize = core::mem::offset_of!(StepRecord, scalars);
 /// kernel's own scalars. Every scalar a stepped entry uses comes from here, none from a launch
 /// argument, so a replayed graph never replays a value frozen at capture: the host changes a
 /// `#[hyper]` word between steps (a stream-ordered write), and the kernel's schedule, run on the
-/// device after every advance, writes its `#[derived]` words from the new `t`. 128 bytes,
+/// device after every advance, writes its `#[derived]` words from the new `t`. 176 bytes,
 /// 16-byte aligned.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepRecord {
     /// The shared part: step number, bound, `#[step]` fields, flags.
     pub state: StepState,
+    /// The step's own protection: skip on a non-finite gradient, global-norm clipping
+    /// ([`crate::guard`]).
+    pub guard: crate::guard::StepGuard,
     /// The kernel's `#[hyper]` and `#[derived]` scalars, one word each (an `f32`'s bits or a
     /// `u32`), at the slot its descriptor gives ([`crate::abi::RecordScalar`]).
     pub scalars: [u32; RECORD_SCALARS],
@@ -169,14 +172,18 @@ pub unsafe extern "gpu-kernel" fn step_advance_kernel(
     let i = crate::builtins::global_thread_index();
     if i < n_states as usize {
         let record = &mut *(states as *mut StepRecord).add(i);
-        let state = &mut record.state;
-        let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
-            *(state.q_abs_ref as *const f32)
-        } else {
-            f32::NAN
-        };
-        advance(state, q_abs_ref);
-        (*(mirror as *mut StepRecord).add(i)).state = *state;
+        // A guarded record whose step is skipped (a non-finite gradient, or no guard run for
+        // it) keeps its step number, bias corrections and bound.
+        if !crate::guard::advance_skips(record) {
+            let state = &mut record.state;
+            let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
+                *(state.q_abs_ref as *const f32)
+            } else {
+                f32::NAN
+            };
+            advance(state, q_abs_ref);
+        }
+        *(mirror as *mut StepRecord).add(i) = *record;
     }
 }
 
@@ -190,8 +197,8 @@ mod tests {
         assert_eq!(core::mem::align_of::<StepState>(), 16);
         assert_eq!(BOUND_OFFSET, 12);
         // The kernel's words follow the shared part; the bound keeps its offset in the record.
-        assert_eq!(SCALARS_OFFSET, 64);
-        assert_eq!(core::mem::size_of::<StepRecord>(), 64 + 4 * RECORD_SCALARS);
+        assert_eq!(SCALARS_OFFSET, 112);
+        assert_eq!(core::mem::size_of::<StepRecord>(), 112 + 4 * RECORD_SCALARS);
         assert_eq!(core::mem::offset_of!(StepRecord, state), 0);
     }
 

@@ -546,6 +546,40 @@ pub enum Error {
         made_for: String,
     },
 
+    /// A step guard's setting out of its range ([`GuardSpec`](crate::GuardSpec)).
+    #[error("step guard: `{field}` = {value} must be {requirement} (nothing was made or written)")]
+    InvalidGuard {
+        /// The setting.
+        field: &'static str,
+        /// The value given.
+        value: f64,
+        /// Its range, in words.
+        requirement: String,
+    },
+
+    /// An advance of guarded records, one of which had no guard run enqueued since its last
+    /// advance ([`GradientGuard::enqueue`](crate::GradientGuard::enqueue)): its step would go
+    /// unchecked.
+    #[error(
+        "step-state record {index} is guarded, and no GradientGuard::enqueue ran for it since \
+         its last advance; enqueue the guard over its tensors' gradients first (nothing was \
+         launched)"
+    )]
+    Unguarded {
+        /// The record.
+        index: usize,
+    },
+
+    /// A gradient guard enqueued for a record made without one ([`StepSpec::guarded`](crate::StepSpec::guarded)).
+    #[error(
+        "step-state record {index} is not guarded (StepSpec::guarded): a guard run would \
+         protect nothing (nothing was launched)"
+    )]
+    NotGuarded {
+        /// The record.
+        index: usize,
+    },
+
     /// A host write of a scalar the record's kernel does not have.
     #[error(
         "step-state record {index} ({kernel}) has no scalar `{name}`; it has {known} (nothing \

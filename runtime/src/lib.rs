@@ -56,6 +56,7 @@ mod device;
 mod error;
 mod graph;
 mod groups;
+mod guard;
 mod host_mapped;
 mod hyper;
 mod interop;
@@ -76,6 +77,7 @@ pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, ParamGroup};
+pub use guard::GradientGuard;
 pub use hyper::AdamHyper;
 pub use interop::{DeviceRegion, ForeignStream, Raw};
 pub use launch::LaunchInfo;
@@ -87,7 +89,7 @@ pub use seed::{
     ClampPressure, ClampPressureLog, GroupSizes, SessionConfig, SessionReport, StepConfig,
     TrainingGroups, TrainingSession, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
 };
-pub use step::{QAbsRef, StepBound, StepSpec, StepStates};
+pub use step::{GuardSpec, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.

@@ -23,6 +23,33 @@ use crate::step::StepStates;
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
 /// enough that the per-chunk overhead (one 16-byte record, one table read per buffer) is noise.
 pub const CHUNK_ELEMENTS: usize = 2048;
+/// Appends tensor `t`'s chunks (`len` elements) to a chunk table (`CHUNK_WORDS` words each),
+/// for `kernel`'s launch.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] for a tensor past `u32::MAX` elements (a chunk's start is a `u32`).
+pub(crate) fn push_chunks(
+    chunks: &mut Vec<u32>,
+    kernel: &'static str,
+    t: usize,
+    len: usize,
+) -> Result<()> {
+    if len > u32::MAX as usize {
+        return Err(Error::TooLarge {
+            kernel,
+            what: format!("tensor {t}"),
+            value: len,
+            limit: u32::MAX as usize,
+        });
+    }
+    for start in (0..len).step_by(CHUNK_ELEMENTS) {
+        let chunk_len = CHUNK_ELEMENTS.min(len - start);
+        chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
+    }
+    Ok(())
+}
+
 /// The most blocks a 1-D grid may have (the entry strides over chunks past it).
 const MAX_GRID: u32 = i32::MAX as u32;
 
@@ -288,19 +315,8 @@ impl TensorSet {
                 tables[b].push(range.address);
             }
             let len = tensor[0].len;
-            if len > u32::MAX as usize {
-                return Err(Error::TooLarge {
-                    kernel,
-                    what: format!("tensor {t}"),
-                    value: len,
-                    limit: u32::MAX as usize,
-                });
-            }
+            push_chunks(&mut chunks, kernel, t, len)?;
             elements += len;
-            for start in (0..len).step_by(CHUNK_ELEMENTS) {
-                let chunk_len = CHUNK_ELEMENTS.min(len - start);
-                chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
-            }
         }
         let n_chunks = chunks.len() / CHUNK_WORDS;
         if n_chunks > u32::MAX as usize {

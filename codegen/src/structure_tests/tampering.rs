@@ -468,7 +468,7 @@ pub(super) fn tampered(
     tamper(
         "sweep without the bound",
         "sweep_stores",
-        "`__adamant_sweep`'s last input is `__adamant_facts",
+        "`__adamant_sweep`'s last input is `__adamant_grad_coef",
         &|f| {
             device_fn_mut(f, SWEEP).sig.inputs.pop();
         },

@@ -18,6 +18,7 @@
 //! A group therefore has its slots as soon as it is stepped: adding a group adds them, with no
 //! line written anywhere.
 use adamant_kernels::diagnostics::TensorRecord;
+use adamant_kernels::guard::{StepGuard, NO_NON_FINITE};
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 
 use super::report::SlotResult;
@@ -226,4 +227,17 @@ pub fn result_from_record(
         threshold,
         first_bad,
     }
+}
+
+/// A gradient slot's result when the group's step guard skipped the step
+/// (`adamant_kernels::guard`): the update read nothing, so its record is empty, and the guard's
+/// verdict is what the slot reports: the gradients hold a non-finite value, first at the
+/// guard's index. Every other slot, and a step that was not skipped, keeps its record's result.
+pub fn with_guard(mut result: SlotResult, slot: &GroupSlot, guard: &StepGuard) -> SlotResult {
+    let skipped = guard.mode != 0 && guard.skip != 0 && guard.first_non_finite != NO_NON_FINITE;
+    if slot.buffer == GroupBuffer::Grads && skipped {
+        result.flags |= FLAG_NON_FINITE;
+        result.first_bad = Some(guard.first_non_finite);
+    }
+    result
 }

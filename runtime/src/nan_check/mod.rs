@@ -75,7 +75,8 @@ pub use checker::NanChecker;
 #[cfg(test)]
 pub(crate) use group_slots::buffers;
 pub use group_slots::{
-    group_slots, record_position, result_from_record, GroupShape, GroupSlot, WEIGHT_MAX_FACTOR,
+    group_slots, record_position, result_from_record, with_guard, GroupShape, GroupSlot,
+    WEIGHT_MAX_FACTOR,
 };
 pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};

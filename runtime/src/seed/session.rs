@@ -5,6 +5,7 @@
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
 use adamant_kernels::diagnostics::NO_INDEX;
+use adamant_kernels::guard::StepGuard;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
@@ -20,11 +21,13 @@ use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::graph::{Branch, StepGraph};
 use crate::groups::{GroupBuffer, ParamGroup};
+use crate::guard::GradientGuard;
 use crate::hyper::{validate_grad_clip, AdamHyper};
 use crate::nan_check::{
-    group_slots, result_from_record, GroupShape, GroupSlot, NanChecker, NanReport, SlotBindings,
+    group_slots, result_from_record, with_guard, GroupShape, GroupSlot, NanChecker, NanReport,
+    SlotBindings,
 };
-use crate::step::{QAbsRef, StepBound, StepSpec, StepStates};
+use crate::step::{GuardSpec, QAbsRef, StepBound, StepSpec, StepStates};
 
 /// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
 /// lr changes with [`TrainingSession::set_lr`]); eps, the weight decays and IQL's gradient clip
@@ -109,6 +112,9 @@ pub struct SessionReport {
     /// Each group's record, in [`TrainingGroups::all`]'s order (named by
     /// [`TrainingSession::group_names`]).
     pub states: Vec<StepState>,
+    /// Each group's step guard, in the same order: the last step's gradient norm and whether it
+    /// was skipped (a non-finite gradient), and how many steps were.
+    pub guards: Vec<StepGuard>,
     /// The NaN check of the last step: every group slot ([`crate::nan_check::group_slots`]),
     /// from the groups' diagnostics records of that step, and, for a session made with
     /// activations, every activation slot, from the checker kernel.
@@ -283,6 +289,8 @@ pub struct TrainingSession<'rt> {
     graph: Option<StepGraph<'rt>>,
     checker: Option<NanChecker<'rt>>,
     states: StepStates,
+    /// One per group (in record order), over its gradients: each step's guard pass.
+    guards: Vec<GradientGuard>,
     groups: TrainingGroups,
     grad_scale: DeviceScalar,
     /// Recorded after each step when there is no checker (the checker's own event marks the
@@ -386,6 +394,8 @@ impl<'rt> TrainingSession<'rt> {
                             weight_decay: hyper.weight_decay,
                         }),
                     }
+                    // Every group's step guards itself: a non-finite gradient skips its step.
+                    .and_then(|spec| spec.guarded(GuardSpec::SKIP_NON_FINITE))
                 })
                 .collect::<Result<Vec<_>>>()?;
         let shapes: Vec<GroupShape<'_>> = groups
@@ -398,6 +408,11 @@ impl<'rt> TrainingSession<'rt> {
             .collect();
         let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
+        let guards = groups
+            .every()
+            .into_iter()
+            .map(|g| GradientGuard::new(&[&g.grads]))
+            .collect::<Result<Vec<_>>>()?;
         let grad_scale = DeviceScalar::new(1.0)?;
         let grad_ptr = grad_scale.uniform_ptr();
         let uniforms = Uniforms {
@@ -432,6 +447,7 @@ impl<'rt> TrainingSession<'rt> {
             graph: None,
             checker,
             states,
+            guards,
             groups,
             grad_scale,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
@@ -548,13 +564,21 @@ impl<'rt> TrainingSession<'rt> {
         let TrainingSession {
             checker,
             states,
+            guards,
             groups,
             uniforms,
             rt,
             ..
         } = self;
-        let (rt, states, u) = (*rt, &*states, *uniforms);
-        let before: Branch<'_> = Box::new(move |s: &Stream| states.advance(rt, s));
+        let (rt, states, u, guards) = (*rt, &*states, *uniforms, &*guards);
+        // Each group's gradients judged (a non-finite one skips that group's step), then the
+        // advance.
+        let before: Branch<'_> = Box::new(move |s: &Stream| {
+            for (record, guard) in guards.iter().enumerate() {
+                guard.enqueue(rt, s, states, record)?;
+            }
+            states.advance(rt, s)
+        });
         // In `TrainingGroups::all`'s order, which is the records' order.
         let (
             [dqn_trunk, dqn_heads, iqn_online, iql, attention, tlob, curiosity, decision_transformer],
@@ -766,7 +790,7 @@ impl<'rt> TrainingSession<'rt> {
                 .iter()
                 .position(|g| g.name() == name)
                 .expect("group slots are derived from these groups");
-            (&records[i].tensors[0], groups[i].len())
+            (i, &records[i].tensors[0], groups[i].len())
         };
         let mut nan = checked.unwrap_or_else(|| NanReport {
             table: TABLE,
@@ -774,9 +798,11 @@ impl<'rt> TrainingSession<'rt> {
             q_abs_ref_eff,
             slots: Vec::new(),
         });
+        let guards = self.states.last_guards();
         for slot in &self.group_slots {
-            let (record, len) = record_of(&slot.group);
+            let (i, record, len) = record_of(&slot.group);
             let result = result_from_record(slot, record, len, q_abs_ref_eff);
+            let result = with_guard(result, slot, &guards[i]);
             match nan.slots.iter_mut().find(|s| s.index == slot.index) {
                 Some(kernel_result) => *kernel_result = result,
                 None => nan.slots.push(result),
@@ -804,6 +830,7 @@ impl<'rt> TrainingSession<'rt> {
         Ok(SessionReport {
             steps: self.steps,
             states,
+            guards,
             nan,
             pressure,
         })

@@ -120,7 +120,7 @@ mod group_slot_tests {
     //! The group slots of the seed's groups over this table ([`crate::nan_check::group_slots`]).
     use super::*;
     use crate::error::Error;
-    use crate::nan_check::{buffers, group_slots, result_from_record, GroupShape};
+    use crate::nan_check::{buffers, group_slots, result_from_record, with_guard, GroupShape};
     use adamant_kernels::diagnostics::{
         buffer_word as word, record_words, TensorRecord, BUF_FIRST, BUF_NON_FINITE, MAX_STORED,
     };
@@ -257,5 +257,51 @@ mod group_slot_tests {
         );
         let quiet = result_from_record(by_name("iqn_weight_max"), &record, 4096, 2.0);
         assert_eq!(quiet.flags, 0, "threshold 2e3 at q_abs_ref_eff 2");
+    }
+
+    #[test]
+    fn a_step_the_guard_skipped_shows_in_the_gradient_slot_only() {
+        use adamant_kernels::guard::{StepGuard, GUARD_SKIP_NON_FINITE, NO_NON_FINITE};
+        let slots = group_slots(TABLE, &seed()).unwrap();
+        let by_name = |n: &str| slots.iter().find(|s| s.name == n).unwrap();
+        let grads = slots
+            .iter()
+            .find(|s| s.group == "iqn_online" && s.buffer == crate::GroupBuffer::Grads)
+            .expect("the seed watches the IQN gradients");
+        // The skipped step's update read nothing: its record is empty.
+        let empty = TensorRecord::empty(4);
+        let skipped = StepGuard {
+            mode: GUARD_SKIP_NON_FINITE,
+            skip: 1,
+            first_non_finite: 1234,
+            ..StepGuard::default()
+        };
+        let quiet = result_from_record(grads, &empty, 4096, 1.0);
+        assert_eq!(quiet.flags, 0);
+        let tripped = with_guard(quiet, grads, &skipped);
+        assert_eq!(
+            (tripped.flags, tripped.first_bad),
+            (FLAG_NON_FINITE, Some(1234))
+        );
+        // The weights were not touched: their slot stays quiet.
+        let weights = by_name("iqn_weights");
+        let w = with_guard(
+            result_from_record(weights, &empty, 4096, 1.0),
+            weights,
+            &skipped,
+        );
+        assert_eq!(w.flags, 0);
+        // A guard that did not skip (or no guard) changes nothing.
+        for guard in [
+            StepGuard {
+                skip: 0,
+                first_non_finite: NO_NON_FINITE,
+                ..skipped
+            },
+            StepGuard::default(),
+        ] {
+            let r = with_guard(result_from_record(grads, &empty, 4096, 1.0), grads, &guard);
+            assert_eq!(r.flags, 0);
+        }
     }
 }

@@ -30,7 +30,7 @@ use crate::memory::{DeviceMemory, Keep};
 mod scalars;
 mod spec;
 
-pub use spec::{RecordKernel, StepBound, StepSpec};
+pub use spec::{GuardSpec, RecordKernel, StepBound, StepSpec};
 
 /// `StepRecord` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
@@ -87,6 +87,10 @@ struct Mirror {
     /// The record's own words as the host last wrote them (the `#[derived]` ones as they were
     /// made: the device computes them after).
     words: [u32; RECORD_SCALARS],
+    /// The record's guard mode (0: unguarded).
+    guard_mode: u32,
+    /// Whether a guard run was enqueued for the record since its last advance.
+    guard_pending: bool,
     /// The smallest bound the record can hold: the one it starts with. A fixed bound
     /// ([`StepBound::Policy`]) never changes, and one the device computes from `Q_ABS_REF`
     /// starts at [`BOUND_FACTOR`] and never goes below it (`q_abs_ref_eff` is at least 1).
@@ -103,6 +107,8 @@ impl Mirror {
             beta2: spec.beta2,
             kernel: spec.kernel.clone(),
             words,
+            guard_mode: spec.step_guard().map_or(0, |g| g.mode),
+            guard_pending: false,
             smallest_bound: bound,
             users: Vec::new(),
         }
@@ -183,6 +189,7 @@ impl StepStates {
             let words = spec.words();
             records.push(StepRecord {
                 state,
+                guard: spec.step_guard()?,
                 scalars: words,
             });
             mirror.push(Mirror::of(spec, words, bound));
@@ -313,8 +320,22 @@ impl StepStates {
             .iter()
             .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
             .collect::<Result<Vec<_>>>()?;
-        rt.retain(stream, || self.keeps())
-            .map_err(|e| e.in_kernel(kernel))?;
+        {
+            // A guarded record's step needs its guard run first (the device would skip it
+            // otherwise, flagged); refused here, before anything is enqueued.
+            let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(index) = mirror
+                .iter()
+                .position(|r| r.guard_mode != 0 && !r.guard_pending)
+            {
+                return Err(Error::Unguarded { index });
+            }
+            rt.retain(stream, || self.keeps())
+                .map_err(|e| e.in_kernel(kernel))?;
+            for record in mirror.iter_mut() {
+                record.guard_pending = false;
+            }
+        }
         self.advanced.store(true, Ordering::Release);
         let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
@@ -397,6 +418,33 @@ impl StepStates {
     /// [`Error::Cuda`] if the copy fails.
     pub fn read(&self) -> Result<Vec<StepState>> {
         Ok(self.read_records()?.into_iter().map(|r| r.state).collect())
+    }
+
+    /// Marks record `index` as guarded for its next advance (a guard run was enqueued for it).
+    /// Returns the record's address.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`]; [`Error::NotGuarded`] for a record made without a guard.
+    pub(crate) fn guard_enqueued(&self, index: usize) -> Result<u64> {
+        let address = self.record_ptr(index)?;
+        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        if mirror[index].guard_mode == 0 {
+            return Err(Error::NotGuarded { index });
+        }
+        mirror[index].guard_pending = true;
+        Ok(address)
+    }
+
+    /// Every record's guard as the last advance left it (its settings, the last step's norm,
+    /// clip coefficient and skip, and how many steps were skipped), from the advance's
+    /// page-locked copy: meaningful after waiting for an event recorded after that advance.
+    pub fn last_guards(&self) -> Vec<adamant_kernels::guard::StepGuard> {
+        self.advanced_host
+            .read()
+            .into_iter()
+            .map(|r| r.0.guard)
+            .collect()
     }
 
     /// Every whole record (the shared state and the kernel's own words) as the device holds it,

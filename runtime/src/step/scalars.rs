@@ -7,10 +7,11 @@
 use std::mem::offset_of;
 
 use adamant_kernels::abi::{ArgValue, Lifetime, OptimizerEntry, ParamType, RecordScalar};
+use adamant_kernels::guard::{StepGuard, GUARD_CLIP};
 use adamant_kernels::step::{StepRecord, StepState, SCALARS_OFFSET};
 use cust::stream::Stream;
 
-use super::spec::{check_value, word};
+use super::spec::{check_max_norm, check_value, word};
 use super::{check_field, refuse_capture, write_word, Mirror, StepStates};
 use crate::error::{Error, Result};
 use crate::hyper::AdamHyper;
@@ -36,10 +37,12 @@ impl StepStates {
     /// Sets scalar `name` of record `index` for the steps that follow on `stream`: one
     /// stream-ordered write of one word (no synchronisation), so the next advance and stepped
     /// launch on `stream`, replayed or eager, read it. `name` is a shared field (`lr`, `beta1`,
-    /// `beta2`; a beta feeds the bias corrections from the next advance on) or a `#[hyper]`
-    /// scalar of the kernel the record was made for ([`StepSpec::with_kernel`]).
+    /// `beta2`; a beta feeds the bias corrections from the next advance on), a `#[hyper]`
+    /// scalar of the kernel the record was made for ([`StepSpec::with_kernel`]), or `max_norm`,
+    /// the clipping threshold of a record guarded with one ([`StepSpec::guarded`]).
     ///
     /// [`StepSpec::with_kernel`]: crate::StepSpec::with_kernel
+    /// [`StepSpec::guarded`]: crate::StepSpec::guarded
     ///
     /// # Errors
     ///
@@ -158,6 +161,8 @@ enum Target {
     Beta2,
     /// Word `n` of the record's own scalars.
     Word(usize),
+    /// The guard's clipping threshold (the device holds it; the host keeps no copy).
+    MaxNorm,
 }
 
 impl Write {
@@ -169,6 +174,7 @@ impl Write {
             Target::Beta1 => record.beta1 = value,
             Target::Beta2 => record.beta2 = value,
             Target::Word(n) => record.words[n] = self.bits,
+            Target::MaxNorm => {}
         }
     }
 }
@@ -190,6 +196,9 @@ fn plan(record: &Mirror, index: usize, name: &str, value: ArgValue) -> Result<Wr
             target,
         });
     }
+    if name == "max_norm" {
+        return max_norm_write(record, index, value);
+    }
     let scalar = find(record, index, name)?;
     kind(record, index, scalar, value)?;
     check_value(record_kernel(record), &scalar, value)?;
@@ -200,6 +209,34 @@ fn plan(record: &Mirror, index: usize, name: &str, value: ArgValue) -> Result<Wr
         offset: SCALARS_OFFSET + slot * size_of::<u32>(),
         bits: word(value),
         target: Target::Word(slot),
+    })
+}
+
+/// The write of a clipping record's `max_norm` (its guard's threshold): finite and `> 0`.
+fn max_norm_write(record: &Mirror, index: usize, value: ArgValue) -> Result<Write> {
+    if record.guard_mode & GUARD_CLIP == 0 {
+        return Err(Error::UnknownScalar {
+            index,
+            kernel: made_for(record),
+            name: "max_norm".into(),
+            known: "no `max_norm`: the record does not clip (StepSpec::guarded with a max_norm)"
+                .into(),
+        });
+    }
+    let scalar = RecordScalar {
+        name: "max_norm",
+        ty: ParamType::F32,
+        lifetime: Lifetime::Step,
+    };
+    kind(record, index, scalar, value)?;
+    let ArgValue::F32(v) = value else {
+        unreachable!("`kind` refuses any other type")
+    };
+    check_max_norm(v)?;
+    Ok(Write {
+        offset: offset_of!(StepRecord, guard) + offset_of!(StepGuard, max_norm),
+        bits: v.to_bits(),
+        target: Target::MaxNorm,
     })
 }
 
@@ -435,6 +472,81 @@ mod tests {
             plan(&record, 0, "lr", ArgValue::U32(1)),
             Err(Error::ScalarKind { .. })
         ));
+    }
+
+    #[test]
+    fn a_clipping_records_max_norm_is_a_guard_word() {
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::FromQAbsRef,
+        )
+        .unwrap();
+        let clipping = spec
+            .clone()
+            .guarded(crate::GuardSpec {
+                skip_non_finite: true,
+                max_norm: Some(1.0),
+            })
+            .unwrap();
+        let record = Mirror::of(&clipping, clipping.words(), 100.0);
+        let write = plan(&record, 0, "max_norm", ArgValue::F32(0.5)).unwrap();
+        assert_eq!(write.offset, 64 + 4);
+        assert_eq!(write.bits, 0.5f32.to_bits());
+        for bad in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+            assert!(matches!(
+                plan(&record, 0, "max_norm", ArgValue::F32(bad)),
+                Err(Error::InvalidGuard {
+                    field: "max_norm",
+                    ..
+                })
+            ));
+        }
+        // A record that skips but does not clip has no threshold to set.
+        let skipping = spec.guarded(crate::GuardSpec::SKIP_NON_FINITE).unwrap();
+        let record = Mirror::of(&skipping, skipping.words(), 100.0);
+        assert!(matches!(
+            plan(&record, 0, "max_norm", ArgValue::F32(1.0)),
+            Err(Error::UnknownScalar { .. })
+        ));
+    }
+
+    #[test]
+    fn a_guard_must_do_something_with_a_usable_threshold() {
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::FromQAbsRef,
+        )
+        .unwrap();
+        for bad in [
+            Some(0.0f32),
+            Some(-2.0),
+            Some(f32::NAN),
+            Some(f32::INFINITY),
+        ] {
+            let guard = crate::GuardSpec {
+                skip_non_finite: true,
+                max_norm: bad,
+            };
+            assert!(matches!(
+                spec.clone().guarded(guard),
+                Err(Error::InvalidGuard {
+                    field: "max_norm",
+                    ..
+                })
+            ));
+        }
+        let nothing = crate::GuardSpec {
+            skip_non_finite: false,
+            max_norm: None,
+        };
+        assert!(matches!(
+            spec.clone().guarded(nothing),
+            Err(Error::InvalidGuard { field: "guard", .. })
+        ));
+        // A guarded record starts vouching for no step: its first advance needs a guard run.
+        let guarded = spec.guarded(crate::GuardSpec::SKIP_NON_FINITE).unwrap();
+        let g = guarded.step_guard().unwrap();
+        assert_eq!((g.mode, g.epoch, g.clip_coef), (1, 0, 1.0));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use adamant_kernels::abi::{ArgValue, KernelDescriptor, Lifetime, OptimizerEntry, RecordScalar};
+use adamant_kernels::guard::{StepGuard, GUARD_CLIP, GUARD_SKIP_NON_FINITE};
 use adamant_kernels::step::RECORD_SCALARS;
 
 use crate::clamp_policy::ClampPolicy;
@@ -43,6 +44,72 @@ pub struct StepSpec {
     /// ([`StepSpec::with_kernel`]); `None` for a record that only kernels reading `#[step]`
     /// fields alone may launch with.
     pub kernel: Option<RecordKernel>,
+    /// The step's own protection ([`StepSpec::guarded`]); `None` for an unguarded record.
+    pub guard: Option<GuardSpec>,
+}
+
+/// What a record's step guard does (`adamant_kernels::guard`): every step of a guarded record
+/// starts with a [`GradientGuard`](crate::GradientGuard) pass over its tensors' gradients.
+///
+/// Off by default in a bare [`StepSpec`]: the guard reads the gradients of the tensors that
+/// step with the record, which only the code that composes the step knows (it enqueues the
+/// guard with them). [`TrainingSession`](crate::TrainingSession), which owns the whole step, guards
+/// every group by default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GuardSpec {
+    /// Skip the whole step (nothing written, `t` not advanced, the skip counted) when any
+    /// gradient is NaN or infinite.
+    pub skip_non_finite: bool,
+    /// Scale the `#[grad]` inputs by `min(1, max_norm / (norm + 1e-6))`, `norm` the global
+    /// 2-norm of the gradients (`torch.nn.utils.clip_grad_norm_`); `None` for no clipping.
+    pub max_norm: Option<f32>,
+}
+
+impl GuardSpec {
+    /// Skip a step whose gradients are not all finite; no clipping.
+    pub const SKIP_NON_FINITE: GuardSpec = GuardSpec {
+        skip_non_finite: true,
+        max_norm: None,
+    };
+
+    /// The guard's mode bits, validated: a finite `max_norm > 0`, and something to do.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidGuard`].
+    pub(crate) fn mode(&self) -> Result<u32> {
+        let mut mode = 0;
+        if self.skip_non_finite {
+            mode |= GUARD_SKIP_NON_FINITE;
+        }
+        if let Some(max_norm) = self.max_norm {
+            check_max_norm(max_norm)?;
+            mode |= GUARD_CLIP;
+        }
+        if mode == 0 {
+            return Err(Error::InvalidGuard {
+                field: "guard",
+                value: 0.0,
+                requirement: "skip_non_finite or a max_norm (a guard that does nothing is no \
+                              guard: leave the record unguarded)"
+                    .into(),
+            });
+        }
+        Ok(mode)
+    }
+}
+
+/// A clipping threshold: finite and `> 0`.
+pub(crate) fn check_max_norm(max_norm: f32) -> Result<()> {
+    if max_norm.is_finite() && max_norm > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidGuard {
+            field: "max_norm",
+            value: max_norm as f64,
+            requirement: "finite and > 0".into(),
+        })
+    }
 }
 
 impl StepSpec {
@@ -67,6 +134,39 @@ impl StepSpec {
             steps_taken,
             bound,
             kernel: None,
+            guard: None,
+        })
+    }
+
+    /// The record, guarded: every step first runs a [`GradientGuard`](crate::GradientGuard)
+    /// over the gradients of the tensors that step with it, which skips a step with a
+    /// non-finite gradient and/or clips the gradients' global norm, on the device
+    /// ([`GuardSpec`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidGuard`] for a `max_norm` that is not finite and `> 0`, or a guard that
+    /// does nothing.
+    pub fn guarded(self, guard: GuardSpec) -> Result<StepSpec> {
+        guard.mode()?;
+        Ok(StepSpec {
+            guard: Some(guard),
+            ..self
+        })
+    }
+
+    /// The record's guard part as it starts.
+    pub(crate) fn step_guard(&self) -> Result<StepGuard> {
+        let Some(spec) = self.guard else {
+            return Ok(StepGuard::default());
+        };
+        Ok(StepGuard {
+            mode: spec.mode()?,
+            max_norm: spec.max_norm.unwrap_or(0.0),
+            clip_coef: 1.0,
+            // Before the first guard run: no step is vouched for.
+            epoch: self.steps_taken,
+            ..StepGuard::default()
         })
     }
 

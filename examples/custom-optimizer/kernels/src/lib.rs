@@ -16,7 +16,7 @@ use adamant_kernels::prelude::*;
 #[optimizer_kernel]
 pub fn lion_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[hyper]
     #[domain(ge = 0.0)]
@@ -42,7 +42,7 @@ pub fn lion_kernel(
 #[optimizer_kernel]
 pub fn sgd_momentum_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] momentum_buffer: &mut f32,
     #[hyper]
     #[domain(ge = 0.0)]
@@ -70,7 +70,7 @@ pub fn sgd_momentum_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn rmsprop_centered_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] square_avg: &mut f32,
     #[state] grad_avg: &mut f32,
     #[state] momentum_buffer: &mut f32,
@@ -111,7 +111,7 @@ pub fn rmsprop_centered_kernel(
 #[allow(clippy::too_many_arguments)]
 pub fn nadam_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[step]

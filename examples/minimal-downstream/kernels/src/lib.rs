@@ -9,7 +9,7 @@ use adamant_kernels::prelude::*;
 #[optimizer_kernel]
 pub fn minimal_sgd_kernel(
     #[param] p: f32,
-    #[input] g: f32,
+    #[grad] g: f32,
     #[hyper]
     #[domain(ge = 0.0)]
     lr: f32,

@@ -1,0 +1,357 @@
+//! The step's own protection, inside the graph: before a guarded record advances, one pass over
+//! the gradients of the tensors that step with it ([`grad_guard_kernel`]) sums their squares and
+//! finds whether any is NaN or infinite. Its last block writes the record's [`StepGuard`]:
+//!
+//! - **skip on a non-finite gradient** ([`GUARD_SKIP_NON_FINITE`]): the step is skipped. The
+//!   advance does not advance `t` (the bias corrections stay right), the kernel's schedule does
+//!   not run, and every stepped entry reading the record writes nothing (it sweeps no element,
+//!   publishing an empty diagnostics record), so every parameter and state buffer is left bit for
+//!   bit as it was. The skip is counted in the guard and flagged in the record's sticky flags.
+//! - **global-norm clipping** ([`GUARD_CLIP`]): every `#[grad]` input of the stepped entries is
+//!   multiplied by `min(1, max_norm / (norm + 1e-6))`, `norm` the 2-norm of every gradient of the
+//!   record's tensors (`torch.nn.utils.clip_grad_norm_`'s coefficient), computed on the device
+//!   with no host synchronisation.
+//!
+//! The sum is accumulated in f64 in a fixed order (each block's elements, then the blocks'
+//! partials in block order), so an eager step and its replay compute the same bits. A finite f32
+//! squared is finite in f64, so the sum is non-finite exactly when a gradient is.
+//!
+//! Each guard run stamps the step it guarded ([`StepGuard::epoch`]): a guarded record whose
+//! advance or update finds no guard for its step skips that step (flagged
+//! [`FLAG_UNGUARDED_STEP`]) rather than stepping with another step's verdict.
+//!
+//! The record layout and the pure parts ([`finish`], [`skips`]) are ungated: the host tests them
+//! against f64 references.
+use crate::kernel_entry;
+use crate::step::{StepRecord, StepState};
+
+/// [`StepGuard::mode`]: skip the step if any gradient is NaN or infinite.
+pub const GUARD_SKIP_NON_FINITE: u32 = 1 << 0;
+/// [`StepGuard::mode`]: scale the gradients by the global-norm clip coefficient.
+pub const GUARD_CLIP: u32 = 1 << 1;
+
+/// [`StepState::flags`]: a step was skipped for a non-finite gradient (sticky).
+pub const FLAG_SKIPPED_STEP: u32 = 1 << 1;
+/// [`StepState::flags`]: a guarded record found no guard run for its step, and skipped it
+/// (sticky).
+pub const FLAG_UNGUARDED_STEP: u32 = 1 << 2;
+
+/// `torch.nn.utils.clip_grad_norm_`'s epsilon: the coefficient is `max_norm / (norm + 1e-6)`.
+pub const CLIP_EPSILON: f32 = 1e-6;
+
+/// The guard part of a step-state record: the host's settings and the last guard run's verdict.
+/// 48 bytes.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepGuard {
+    /// [`GUARD_SKIP_NON_FINITE`] | [`GUARD_CLIP`], or 0 for an unguarded record (whose entries
+    /// and advance ignore everything below).
+    pub mode: u32,
+    /// The clipping threshold (finite and `> 0` when [`GUARD_CLIP`] is set): set by the host.
+    pub max_norm: f32,
+    /// The coefficient this step's `#[grad]` inputs are multiplied by (1 without clipping).
+    pub clip_coef: f32,
+    /// This step's global gradient norm (NaN or inf when a gradient is non-finite).
+    pub norm: f32,
+    /// 1 if this step is skipped (a non-finite gradient under [`GUARD_SKIP_NON_FINITE`]).
+    pub skip: u32,
+    /// The step the last guard run was for: the record's `step` plus one when it ran, which is
+    /// the record's `step` once the advance has taken it.
+    pub epoch: u32,
+    /// How many steps were skipped (non-finite or unguarded).
+    pub skipped_steps: u32,
+    /// The step number the last skipped step would have had.
+    pub last_skipped_step: u32,
+    /// The first non-finite gradient of the last guarded step: its element index counting the
+    /// guard's tensors one after another (the index in the tensor, for one tensor);
+    /// [`NO_NON_FINITE`] if every gradient was finite.
+    pub first_non_finite: u64,
+}
+
+/// [`StepGuard::first_non_finite`] of a step whose gradients were all finite.
+pub const NO_NON_FINITE: u64 = u64::MAX;
+
+/// The guard's verdict on a record, from the sum of squares of its tensors' gradients and the
+/// first non-finite one's index ([`NO_NON_FINITE`] for none): run by
+/// the last block of [`grad_guard_kernel`] (and by the host tests). Stamps the step it guards,
+/// sets the norm, and either marks the step skipped (counted and flagged) or sets the clip
+/// coefficient. An unguarded record (mode 0) is left alone.
+#[inline(always)]
+pub fn finish(record: &mut StepRecord, sum_of_squares: f64, first_non_finite: u64) {
+    let (guard, state) = (&mut record.guard, &mut record.state);
+    if guard.mode == 0 {
+        return;
+    }
+    let epoch = state.step.wrapping_add(1);
+    guard.epoch = epoch;
+    guard.first_non_finite = first_non_finite;
+    let norm = sqrt_f64(sum_of_squares) as f32;
+    guard.norm = norm;
+    // NaN and inf both fail `is_finite`; a finite f32 squared never overflows an f64 sum.
+    if guard.mode & GUARD_SKIP_NON_FINITE != 0 && !sum_of_squares.is_finite() {
+        guard.skip = 1;
+        guard.clip_coef = 1.0;
+        count_skip(guard, state, epoch, FLAG_SKIPPED_STEP);
+        return;
+    }
+    guard.skip = 0;
+    guard.clip_coef = if guard.mode & GUARD_CLIP != 0 {
+        let coef = guard.max_norm / (norm + CLIP_EPSILON);
+        // `coef < 1.0` is false for NaN: a NaN norm (clipping without the skip) leaves the
+        // gradients as they are, NaN included, as PyTorch's clamp to 1 would not hide them.
+        if coef < 1.0 {
+            coef
+        } else {
+            1.0
+        }
+    } else {
+        1.0
+    };
+}
+
+fn count_skip(guard: &mut StepGuard, state: &mut StepState, step: u32, flag: u32) {
+    guard.skipped_steps = guard.skipped_steps.saturating_add(1);
+    guard.last_skipped_step = step;
+    state.flags |= flag;
+}
+
+/// Whether the advance of a guarded record must not advance it: the guard skipped its step, or
+/// no guard ran for it (then counted and flagged here, since nothing else saw it).
+#[inline(always)]
+pub fn advance_skips(record: &mut StepRecord) -> bool {
+    let (guard, state) = (&mut record.guard, &mut record.state);
+    if guard.mode == 0 {
+        return false;
+    }
+    let step = state.step.wrapping_add(1);
+    if guard.epoch != step {
+        // The entries read the verdict: this step is skipped, whatever the last run said.
+        guard.skip = 1;
+        count_skip(guard, state, step, FLAG_UNGUARDED_STEP);
+        return true;
+    }
+    guard.skip != 0
+}
+
+/// Whether a stepped entry (or a schedule) reading `record` after its advance must leave
+/// everything as it was: a guarded record whose step was skipped, or whose advance did not take
+/// the step the guard ran for.
+#[inline(always)]
+pub fn skips(record: &StepRecord) -> bool {
+    let guard = &record.guard;
+    guard.mode != 0 && (guard.skip != 0 || guard.epoch != record.state.step)
+}
+
+/// The multiplier of a stepped entry's `#[grad]` inputs: the guard's clip coefficient, 1 for an
+/// unguarded record.
+#[inline(always)]
+pub fn grad_coef(record: &StepRecord) -> f32 {
+    if record.guard.mode != 0 {
+        record.guard.clip_coef
+    } else {
+        1.0
+    }
+}
+
+/// The f64 square root, correctly rounded (`sqrt.rn.f64` on the device).
+#[inline(always)]
+fn sqrt_f64(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::intrinsics::sqrtf64(x)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
+
+/// Threads per block of [`grad_guard_kernel`] (a power of two: its reduction halves it; its
+/// shared memory holds two `u64`s per thread).
+pub const GUARD_THREADS: u32 = 256;
+/// The most blocks [`grad_guard_kernel`] runs with: the length of its partial-sum array.
+pub const GUARD_MAX_BLOCKS: u32 = 264;
+
+/// One pass over the gradients of a guarded record's tensors: `grads` holds each tensor's
+/// gradient address and `offsets` the index of its first element counting the tensors one after
+/// another, `chunks` cuts them into work (as for the multi-tensor entries). Every block sums the
+/// squares of its chunks' elements in f64, finds its first non-finite element, and stores both
+/// (`partials`: two words per block); the block that arrives last combines the partials in
+/// block order, writes the record's guard ([`finish`]) and resets the arrival counter. Launched
+/// with at most [`GUARD_MAX_BLOCKS`] blocks of [`GUARD_THREADS`] threads and two `u64`s of
+/// dynamic shared memory per thread.
+///
+/// The record, the partials and the counter are declared as integer words (a
+/// `#[kernel_entry]` writes report words through its `#[output]`s); the runtime binds only
+/// its own here.
+#[kernel_entry]
+pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
+    #[index] grads: *const u64,
+    #[index] offsets: *const u64,
+    #[index] chunks: *const crate::multi::Chunk,
+    n_chunks: u32,
+    #[output] partials: *mut u64,
+    #[output] arrivals: *mut u32,
+    #[output] record: *mut u32,
+) {
+    use crate::builtins::{
+        atomic_add_u32_acq_rel, atomic_load_u64, block_dim, block_index, dynamic_shared,
+        fence_acq_rel, grid_dim, sync_threads, thread_index,
+    };
+    let tid = thread_index();
+    let mut sum = 0.0f64;
+    let mut first = NO_NON_FINITE;
+    let mut c = block_index();
+    while c < n_chunks {
+        let chunk = *chunks.add(c as usize);
+        let base = (*grads.add(chunk.tensor as usize) as *const f32).add(chunk.start as usize);
+        let mut i = tid;
+        while i < chunk.len {
+            let x = *base.add(i as usize);
+            if !x.is_finite() {
+                let at = *offsets.add(chunk.tensor as usize) + (chunk.start + i) as u64;
+                first = if at < first { at } else { first };
+            }
+            let x = x as f64;
+            sum += x * x;
+            i += block_dim();
+        }
+        c += grid_dim();
+    }
+    // The block's sum and first index, in a fixed tree order.
+    let shared = dynamic_shared::<u64>();
+    let (sums, firsts) = (shared, shared.add(block_dim() as usize));
+    *sums.add(tid as usize) = sum.to_bits();
+    *firsts.add(tid as usize) = first;
+    sync_threads();
+    let mut half = block_dim() / 2;
+    while half > 0 {
+        if tid < half {
+            let (a, b) = (tid as usize, (tid + half) as usize);
+            *sums.add(a) = (f64::from_bits(*sums.add(a)) + f64::from_bits(*sums.add(b))).to_bits();
+            if *firsts.add(b) < *firsts.add(a) {
+                *firsts.add(a) = *firsts.add(b);
+            }
+        }
+        sync_threads();
+        half /= 2;
+    }
+    if tid != 0 {
+        return;
+    }
+    let block = block_index() as usize;
+    *partials.add(2 * block) = *sums;
+    *partials.add(2 * block + 1) = *firsts;
+    fence_acq_rel();
+    let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
+    if arrived != grid_dim() {
+        return;
+    }
+    fence_acq_rel();
+    let (mut total, mut first) = (0.0f64, NO_NON_FINITE);
+    let mut b = 0;
+    while b < grid_dim() as usize {
+        total += f64::from_bits(atomic_load_u64(partials.add(2 * b)));
+        let at = atomic_load_u64(partials.add(2 * b + 1));
+        first = if at < first { at } else { first };
+        b += 1;
+    }
+    finish(&mut *(record as *mut StepRecord), total, first);
+    *arrivals = 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guarded(mode: u32, max_norm: f32, step: u32) -> StepRecord {
+        let mut record = StepRecord::default();
+        record.guard.mode = mode;
+        record.guard.max_norm = max_norm;
+        record.state.step = step;
+        record
+    }
+
+    #[test]
+    fn the_guard_is_48_bytes() {
+        assert_eq!(core::mem::size_of::<StepGuard>(), 48);
+    }
+
+    #[test]
+    fn a_finite_sum_sets_torchs_clip_coefficient() {
+        let both = GUARD_SKIP_NON_FINITE | GUARD_CLIP;
+        for (sum, max_norm) in [(16.0f64, 1.0f32), (16.0, 10.0), (0.0, 1.0), (1e-20, 0.5)] {
+            let mut r = guarded(both, max_norm, 7);
+            finish(&mut r, sum, NO_NON_FINITE);
+            let norm = sum.sqrt() as f32;
+            let want = (max_norm / (norm + 1e-6)).min(1.0);
+            assert_eq!(
+                (r.guard.norm, r.guard.clip_coef),
+                (norm, want),
+                "{sum} {max_norm}"
+            );
+            assert_eq!(
+                (r.guard.skip, r.guard.epoch, r.guard.skipped_steps),
+                (0, 8, 0)
+            );
+            // The f64 reference: clipped iff norm > max_norm (up to the epsilon).
+            let reference = (max_norm as f64 / (sum.sqrt() + 1e-6)).min(1.0);
+            assert!((r.guard.clip_coef as f64 - reference).abs() <= 2e-7 * reference);
+        }
+        // Without clipping the coefficient is 1 whatever the norm.
+        let mut r = guarded(GUARD_SKIP_NON_FINITE, 0.0, 3);
+        finish(&mut r, 1e30, NO_NON_FINITE);
+        assert_eq!(r.guard.clip_coef, 1.0);
+    }
+
+    #[test]
+    fn a_non_finite_gradient_skips_the_step_and_counts_it() {
+        for sum in [f64::NAN, f64::INFINITY] {
+            let mut r = guarded(GUARD_SKIP_NON_FINITE | GUARD_CLIP, 1.0, 499);
+            finish(&mut r, sum, 42);
+            assert_eq!(r.guard.skip, 1);
+            assert_eq!(r.guard.first_non_finite, 42);
+            assert_eq!((r.guard.skipped_steps, r.guard.last_skipped_step), (1, 500));
+            assert_eq!(r.state.flags & FLAG_SKIPPED_STEP, FLAG_SKIPPED_STEP);
+            // The advance does not take the step, and the entries see it skipped.
+            assert!(advance_skips(&mut r));
+            assert!(skips(&r));
+            assert_eq!(r.state.step, 499);
+        }
+        // Clipping alone (no skip): the NaN reaches the update, not hidden by a coefficient.
+        let mut r = guarded(GUARD_CLIP, 1.0, 0);
+        finish(&mut r, f64::NAN, 3);
+        assert_eq!((r.guard.skip, r.guard.clip_coef), (0, 1.0));
+    }
+
+    #[test]
+    fn a_step_without_its_guard_run_is_skipped_and_flagged() {
+        let mut r = guarded(GUARD_SKIP_NON_FINITE, 0.0, 10);
+        finish(&mut r, 1.0, NO_NON_FINITE);
+        assert!(!advance_skips(&mut r));
+        r.state.step += 1; // the advance took step 11
+        assert!(!skips(&r));
+        // Step 12 without a guard run: the advance refuses it, the entries skip.
+        assert!(advance_skips(&mut r));
+        assert_eq!(r.state.flags & FLAG_UNGUARDED_STEP, FLAG_UNGUARDED_STEP);
+        assert_eq!((r.guard.skipped_steps, r.guard.last_skipped_step), (1, 12));
+        assert_eq!(r.state.step, 11);
+        assert!(skips(&r), "the entries leave everything as it was");
+        // The next guard run clears the verdict for its own step.
+        finish(&mut r, 4.0, NO_NON_FINITE);
+        assert!(!advance_skips(&mut r));
+        r.state.step += 1;
+        assert!(!skips(&r));
+    }
+
+    #[test]
+    fn an_unguarded_record_is_untouched() {
+        let mut r = guarded(0, 0.0, 5);
+        r.guard.skip = 1; // whatever the guard words hold
+        finish(&mut r, f64::NAN, 3);
+        assert_eq!(r.guard.epoch, 0);
+        assert!(!advance_skips(&mut r));
+        assert!(!skips(&r));
+        assert_eq!(grad_coef(&r), 1.0);
+    }
+}
