@@ -26,11 +26,8 @@ fn nadams_schedule_matches_the_f64_schedule_for_ten_thousand_steps() {
     let mut product = 1.0f64;
     for t in 1..=10_000u32 {
         derived = nadam_kernel::Derived::next(t, &NADAM, &derived);
-        let (mu, mu_next, _) = (
-            reference::nadam_mu(t, beta1, psi),
-            reference::nadam_mu(t + 1, beta1, psi),
-            (),
-        );
+        let mu = reference::nadam_mu(t, beta1, psi);
+        let mu_next = reference::nadam_mu(t + 1, beta1, psi);
         product *= mu;
         // μ: a few roundings of values near β1.
         assert!(

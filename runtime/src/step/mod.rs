@@ -502,10 +502,7 @@ impl StepStates {
             return Err(Error::RecordKernel {
                 kernel: stepped.name,
                 index,
-                made_for: record
-                    .kernel
-                    .as_ref()
-                    .map_or_else(|| "no kernel".to_string(), |k| format!("`{}`", k.name())),
+                made_for: scalars::made_for(record),
             });
         }
         for (field, value) in [
