@@ -167,11 +167,14 @@ fn a_step_state_replaced_after_capture_stays_alive_for_the_graph() {
     }
     rt.synchronize().unwrap();
     let p = g.p.download().unwrap();
+    // Adam's first steps on a constant gradient move each weight by lr (0.1): 5 → 4.9, clamped
+    // to the recorded bound 1, then 0.9 and 0.8. With the replacement's bound the weights
+    // would be 4.7.
     assert!(
-        p.iter().all(|x| x.abs() <= 1.0),
-        "the replay clamped with the recorded record's bound"
+        p.iter().all(|x| (x - 0.8).abs() < 1e-5),
+        "the replay clamped with the recorded record's bound: {:?}",
+        &p[..4]
     );
-    assert!(p.iter().any(|x| x.abs() == 1.0));
     assert_eq!(
         cell.borrow().read().unwrap()[0].step,
         0,

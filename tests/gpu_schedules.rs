@@ -257,14 +257,24 @@ fn replays_equal_eager_steps(rt: &Adamant, kernel: Kernel) {
         (steps as u32, steps as u32)
     );
     assert_eq!(sr.read().unwrap()[0].step as usize, steps);
-    let changed = e[0].iter().zip(&u[0]).filter(|(x, y)| x != y).count();
+    // The change reached the replay: the run with it differs from the one without in most
+    // elements of some buffer. Not necessarily the weights: on this constant gradient centered
+    // RMSprop drives most weights to the clamp's bound in both runs, while its averages still
+    // show the new α.
+    let changed: Vec<usize> = e
+        .iter()
+        .zip(&u)
+        .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
+        .collect();
     assert!(
-        changed > N / 2,
-        "{kernel:?}: the change at step 500 reached the replay ({changed} weights differ)"
+        changed.iter().any(|&c| c > N / 2),
+        "{kernel:?}: the change at step {} did not reach the replay (elements that differ from \
+         the unchanged run, per buffer: {changed:?})",
+        steps / 2
     );
     println!(
         "schedules {kernel:?}: {steps} replays equal {steps} eager steps bit for bit over {N} \
-         elements; the mid-run change moved {changed} weights"
+         elements; the mid-run change moved {changed:?} elements per buffer (weights first)"
     );
 }
 

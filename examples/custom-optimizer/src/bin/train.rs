@@ -3,10 +3,14 @@
 //! steps. Every step is one replay of a graph (the record's advance, NAdam's schedule, the
 //! stepped update); the gradient is computed on the host in f64 from the device's weights and
 //! uploaded between replays, and at step 750 the learning rate and the weight decay change
-//! between replays (`StepStates::set_lr`, `set_scalar`). Writes each step's loss (before the
-//! update, f64 little-endian) to `DIR/nadam_loss.f64` and `DIR/rmsprop_loss.f64`, for
-//! `bench/custom_optimizer_train_torch.py`, which replays the same run with `torch.optim.NAdam`
-//! and `torch.optim.RMSprop(centered=True)`. Usage: `train DIR`.
+//! between replays (`StepStates::set_lr`, `set_scalar`). For each optimizer `NAME` (`nadam`,
+//! `rmsprop`) it writes, little-endian: `DIR/NAME_loss.f64`, each step's loss before the update;
+//! `DIR/NAME_grads.f32`, each step's gradient as uploaded (STEPS × PARAMS); and
+//! `DIR/NAME_params.f32`, the weights before the first step and after every step
+//! ((STEPS + 1) × PARAMS). `bench/custom_optimizer_train_torch.py` replays the run with
+//! `torch.optim.NAdam` and `torch.optim.RMSprop(centered=True)` twice: closed loop (torch's own
+//! gradients, losses compared) and open loop (fed these gradients, weights compared with ours
+//! and with an f64 reference). Usage: `train DIR`.
 use std::path::PathBuf;
 
 use adamant_runtime::cust::stream::Stream;
@@ -78,8 +82,18 @@ fn loss_and_grad(p: &[f32]) -> (f64, Vec<f32>) {
     (loss, g.into_iter().map(|v| v as f32).collect())
 }
 
+/// What one run leaves for the PyTorch comparison.
+struct Trace {
+    /// Each step's loss, before the update.
+    losses: Vec<f64>,
+    /// Each step's gradient, as uploaded: STEPS × PARAMS.
+    grads: Vec<f32>,
+    /// The weights before the first step and after every step: (STEPS + 1) × PARAMS.
+    params: Vec<f32>,
+}
+
 /// One optimizer's run: `launch` is its stepped update of `p`, `change` what happens at
-/// [`CHANGE_AT`]. Returns the losses.
+/// [`CHANGE_AT`].
 fn run(
     rt: &Adamant,
     states: &StepStates,
@@ -87,9 +101,11 @@ fn run(
     g: &mut DeviceArray,
     launch: &mut dyn FnMut(&Stream, &mut ParamBuffer, &DeviceArray) -> adamant_runtime::Result<()>,
     change: &dyn Fn(&StepStates) -> adamant_runtime::Result<()>,
-) -> Result<Vec<f64>> {
+) -> Result<Trace> {
     let mut losses = Vec::with_capacity(STEPS);
+    let mut grads = Vec::with_capacity(STEPS * PARAMS);
     let mut host = p.download()?;
+    let mut params = host.clone();
     let graph = {
         let (p, g) = (&mut *p, &*g);
         rt.capture(vec![Box::new(|s: &Stream| {
@@ -101,23 +117,46 @@ fn run(
         let (loss, grad) = loss_and_grad(&host);
         losses.push(loss);
         g.upload(&grad)?;
+        grads.extend_from_slice(&grad);
         if step == CHANGE_AT {
             change(states)?;
         }
         graph.launch(rt.stream())?;
         rt.synchronize()?;
         host = p.download()?;
+        params.extend_from_slice(&host);
     }
     anyhow::ensure!(
         host.iter().all(|x| x.is_finite() && x.abs() < BOUND / 2.0),
         "weights left the region this run stays in"
     );
-    Ok(losses)
+    Ok(Trace {
+        losses,
+        grads,
+        params,
+    })
 }
 
-fn write(dir: &std::path::Path, name: &str, losses: &[f64]) -> Result<()> {
-    let bytes: Vec<u8> = losses.iter().flat_map(|l| l.to_le_bytes()).collect();
-    std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {name}"))
+/// Writes `trace` as `DIR/NAME_loss.f64`, `DIR/NAME_grads.f32` and `DIR/NAME_params.f32`.
+fn write(dir: &std::path::Path, name: &str, trace: &Trace) -> Result<()> {
+    let files: [(String, Vec<u8>); 3] = [
+        (
+            format!("{name}_loss.f64"),
+            trace.losses.iter().flat_map(|l| l.to_le_bytes()).collect(),
+        ),
+        (
+            format!("{name}_grads.f32"),
+            trace.grads.iter().flat_map(|l| l.to_le_bytes()).collect(),
+        ),
+        (
+            format!("{name}_params.f32"),
+            trace.params.iter().flat_map(|l| l.to_le_bytes()).collect(),
+        ),
+    ];
+    for (file, bytes) in files {
+        std::fs::write(dir.join(&file), bytes).with_context(|| format!("writing {file}"))?;
+    }
+    Ok(())
 }
 
 fn main() -> Result<()> {
@@ -161,7 +200,7 @@ fn main() -> Result<()> {
             states.set_scalar(rt.stream(), 0, "weight_decay", 1e-3f32)
         },
     )?;
-    write(&dir, "nadam_loss.f64", &nadam)?;
+    write(&dir, "nadam", &nadam)?;
 
     // Centered RMSprop: lr 1e-3 → 5e-4 at step 750, α 0.99, weight decay 0 → 1e-3.
     let spec = StepSpec::adam(&AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?, policy)?
@@ -197,15 +236,15 @@ fn main() -> Result<()> {
             states.set_scalar(rt.stream(), 0, "weight_decay", 1e-3f32)
         },
     )?;
-    write(&dir, "rmsprop_loss.f64", &rmsprop)?;
+    write(&dir, "rmsprop", &rmsprop)?;
     println!(
         "train on {}: {STEPS} captured steps each; NAdam loss {:.6} -> {:.6}, centered RMSprop \
          loss {:.6} -> {:.6}",
         rt.device_name(),
-        nadam[0],
-        nadam[STEPS - 1],
-        rmsprop[0],
-        rmsprop[STEPS - 1]
+        nadam.losses[0],
+        nadam.losses[STEPS - 1],
+        rmsprop.losses[0],
+        rmsprop.losses[STEPS - 1]
     );
     Ok(())
 }
