@@ -290,6 +290,37 @@ def clamp_goal(g, rust):
           else (why_missing(rust, "clamp_cost", "on_us") or why_missing(rust, "clamp_cost", "off_us") or "not measured"))
 
 
+def guard_goals(g, rust, copy_bw, copy_note):
+    """Issue 23: the step's guard pass (non-finite skip, global-norm clipping) may cost at most
+    one read of the gradients at the copy bandwidth plus 2 µs over the unguarded step; on the RL
+    set at most 7 µs; at 2^28 the guarded step reaches 0.95× the copy bandwidth at 32 B/element."""
+    sizes = by_log2(get(rust, "adam_sizes"))
+    for log2 in (10, 20, 28):
+        e = sizes.get(log2) or {}
+        guarded, advanced, n = num(e, "graph_guarded_us"), num(e, "graph_advanced_us"), num(e, "elements")
+        extra = guarded - advanced if guarded and advanced else None
+        budget = 4 * n / (copy_bw * 1e3) + 2.0 if n and copy_bw else None
+        g.add(f"guard pass, one buffer (2^{log2}): guarded step − unguarded step", fus(extra),
+              f"{fus(budget)} (one gradient read + 2 µs)", "—", "≤ budget",
+              None if extra is None or budget is None else extra <= budget,
+              f"graph replays of guard + advance + update vs advance + update; {copy_note}"
+              if extra is not None else "not measured")
+    e = sizes.get(28) or {}
+    guarded, n = num(e, "graph_guarded_us"), num(e, "elements")
+    bw = 32 * n / (guarded * 1e3) if guarded and n else None
+    g.at_least("guarded step (2^28): bandwidth vs copy at 32 B/element", fbw(bw),
+               fbw(copy_bw), bw / copy_bw if bw and copy_bw else None, 0.95, copy_note,
+               "not measured")
+    s = get(rust, "session")
+    guard, advance, nbytes = num(s, "guard_rl_set_us"), num(s, "advance_us"), num(s, "guard_rl_set_bytes")
+    extra = guard - advance if guard and advance else None
+    g.add("guard pass, RL set (8 records, one launch): guard + advance − advance", fus(extra),
+          f"{fus(nbytes / (copy_bw * 1e3) + 2.0) if nbytes and copy_bw else '—'} (one gradient read + 2 µs)",
+          "—", "≤ 7 µs", None if extra is None else extra <= 7.0,
+          f"one-graph replays; {int(nbytes or 0):,} B of gradients" if extra is not None
+          else "not measured")
+
+
 def is_optimizer_entry(name):
     return any(name.startswith(k) for k in OPTIMIZER_KERNELS)
 
@@ -484,6 +515,7 @@ def main():
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
     check_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
+    guard_goals(g, rust, copy_bw, copy_note)
     register_goals(g, rust)
     sizes_goal(g, rust, torch)
     tally = g.tally()

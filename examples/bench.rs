@@ -710,6 +710,45 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         })])?;
         timer.median_us(false, |s| Ok(graph.launch(s)?))? / CHAIN as f64
     };
+    // The step's guard over the RL set's gradients: one pass judging the eight records, then
+    // the advance, against the advance alone above (issue 23's budget: one read of the
+    // gradients at the copy bandwidth plus 2 µs, at most 7 µs on the RL set).
+    let (guard_rl_set_us, guard_rl_set_bytes) = {
+        let sizes = GroupSizes::RL_SET;
+        let lens = [
+            sizes.dqn_trunk,
+            sizes.dqn_heads,
+            sizes.iqn_online,
+            sizes.iql,
+            sizes.attention,
+            sizes.tlob,
+            sizes.curiosity,
+            sizes.decision_transformer,
+        ];
+        let grads = lens
+            .iter()
+            .map(|&n| DeviceArray::filled(n, 1e-3))
+            .collect::<adamant::runtime::Result<Vec<_>>>()?;
+        let single: Vec<[&dyn adamant::runtime::ReadBuffer; 1]> = grads.iter().map(|g| [g as _]).collect();
+        let per_record: Vec<(usize, &[&dyn adamant::runtime::ReadBuffer])> =
+            single.iter().enumerate().map(|(r, g)| (r, &g[..])).collect();
+        let guard = GradientGuard::per_record(&per_record)?;
+        let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?.guarded(GuardSpec {
+            skip_non_finite: true,
+            max_norm: Some(1e3),
+        })?;
+        let guarded = StepStates::new(&vec![spec; 8], QAbsRef::Owned { initial: 1.0 })?;
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            guard.enqueue(rt, s, &guarded, 0)?;
+            guarded.advance(rt, s)
+        })])?;
+        let us = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        (us, 4 * lens.iter().sum::<usize>())
+    };
+    println!(
+        "guard (RL set, 8 records, one pass over {guard_rl_set_bytes} B of gradients) + advance: \
+         {guard_rl_set_us:.2} µs, against {advance_us:.2} µs for the advance alone"
+    );
     println!(
         "session (RL set, step advancing + 49-slot check, {nodes} nodes): replay {replay_us:.1} µs \
          device ({no_check_us:.1} µs without the check; the activation-only check alone \
@@ -724,7 +763,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
         "driver_launch_host_us": driver_launch_host_us,
-        "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
+        "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us,
+        "guard_rl_set_us": guard_rl_set_us, "guard_rl_set_bytes": guard_rl_set_bytes, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
 }
 

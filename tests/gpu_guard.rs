@@ -345,3 +345,102 @@ fn a_guarded_record_refuses_a_step_without_its_guard() {
     rt.synchronize().unwrap();
     assert_eq!(guarded.read().unwrap()[0].step, 1);
 }
+
+/// One guard pass judges several records, each by its own gradients only: record 0 (two
+/// tensors, one of an odd length) is clipped, record 1 holds an infinity in its second tensor
+/// and skips its step, record 2 (a gradient over a thousand chunks' worth of quanta) is below
+/// its `max_norm`. Each record's norm against an f64 sum from the formula, the first non-finite
+/// index counting its own tensors, and the pass's sums the same bits when run again.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn one_pass_judges_several_records_each_by_its_own_gradients() {
+    let rt = Adamant::new().expect("needs a CUDA GPU");
+    let h = hyper();
+    let spec = |max_norm: f32| {
+        StepSpec::adam(&h, StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }))
+            .and_then(|s| {
+                s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                    eps: h.eps,
+                    weight_decay: h.weight_decay,
+                })
+            })
+            .and_then(|s| {
+                s.guarded(GuardSpec {
+                    skip_non_finite: true,
+                    max_norm: Some(max_norm),
+                })
+            })
+            .unwrap()
+    };
+    // Record 3 is guarded and judged by no group here: the pass leaves it alone.
+    let states = StepStates::new(
+        &[spec(1.0), spec(1.0), spec(1e9), spec(1.0)],
+        QAbsRef::Owned { initial: 1.0 },
+    )
+    .unwrap();
+    let values = |n: usize, salt: usize| -> Vec<f32> { (0..n).map(|i| grad(i, salt)).collect() };
+    let sizes = [[4099usize, 70_001], [513, 9], [5_000_003, 0]];
+    let mut host: Vec<Vec<Vec<f32>>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(r, s)| s.iter().enumerate().map(|(t, &n)| values(n, 3 * r + t)).collect())
+        .collect();
+    host[1][1][5] = f32::INFINITY;
+    host[1][1][7] = f32::NAN;
+    let device: Vec<Vec<DeviceArray>> = host
+        .iter()
+        .map(|r| r.iter().map(|g| DeviceArray::from_host(g).unwrap()).collect())
+        .collect();
+    let dyns: Vec<Vec<&dyn adamant_runtime::ReadBuffer>> = device
+        .iter()
+        .map(|r| r.iter().map(|g| g as &dyn adamant_runtime::ReadBuffer).collect())
+        .collect();
+    let groups: Vec<(usize, &[&dyn adamant_runtime::ReadBuffer])> = dyns
+        .iter()
+        .enumerate()
+        .map(|(r, g)| (r, &g[..]))
+        .collect();
+    let guard = GradientGuard::per_record(&groups).unwrap();
+    let mut norms = Vec::new();
+    for _ in 0..2 {
+        guard.enqueue(&rt, rt.stream(), &states, 0).unwrap();
+        rt.synchronize().unwrap();
+        norms.push(
+            states
+                .read_records()
+                .unwrap()
+                .iter()
+                .map(|r| r.guard)
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(norms[0], norms[1], "the same sums, bit for bit");
+    let guards = &norms[0];
+    for (r, tensors) in host.iter().enumerate() {
+        let sum: f64 = tensors.iter().flatten().map(|&x| (x as f64) * (x as f64)).sum();
+        let g = guards[r];
+        if r == 1 {
+            assert_eq!(g.skip, 1, "record 1 holds an infinity");
+            assert_eq!(g.first_non_finite, 513 + 5, "counting its own tensors");
+            continue;
+        }
+        let norm = sum.sqrt();
+        assert!(
+            (g.norm as f64 - norm).abs() <= 1e-6 * norm,
+            "record {r}: norm {} vs f64 {norm}",
+            g.norm
+        );
+        let max_norm = [1.0f64, 1.0, 1e9][r];
+        let coef = (max_norm / (norm + 1e-6)).min(1.0);
+        assert!((g.clip_coef as f64 - coef).abs() <= 1e-6 * coef, "record {r}");
+        assert_eq!((g.skip, g.first_non_finite), (0, u64::MAX), "record {r}");
+        println!("max_error guard record {r}: norm {} vs f64 {norm:.9}", g.norm);
+    }
+    assert!(guards[0].clip_coef < 1.0 && guards[2].clip_coef == 1.0);
+    assert_eq!(guards[3].epoch, 0, "record 3 was not judged");
+    // Record 3 was not judged: the advance refuses the step rather than take it unguarded.
+    assert!(matches!(
+        states.advance(&rt, rt.stream()),
+        Err(Error::Unguarded { index: 3 })
+    ));
+}

@@ -237,3 +237,24 @@ fn rl_set_group_sizes_are_the_sums_of_the_benchmark_shapes() {
     };
     assert_eq!(GroupSizes::RL_SET, from_json);
 }
+
+/// A guard that would judge nothing, or one record twice, is refused before anything is
+/// allocated (so without a GPU too).
+#[test]
+fn a_guard_without_records_or_naming_one_twice_is_refused() {
+    use adamant::runtime::{Error, GradientGuard};
+    let none: [(usize, &[&dyn adamant::runtime::ReadBuffer]); 0] = [];
+    match GradientGuard::per_record(&none) {
+        Err(Error::GuardGroups { kernel, problem }) => {
+            assert_eq!(kernel, "grad_guard_kernel");
+            assert!(problem.contains("no record"), "{problem}");
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    match GradientGuard::per_record(&[(2, &[]), (0, &[]), (2, &[])]) {
+        Err(e @ Error::GuardGroups { .. }) => {
+            assert!(e.to_string().contains("record 2 is named twice"), "{e}");
+        }
+        other => panic!("{:?}", other.err()),
+    }
+}

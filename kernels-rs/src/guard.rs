@@ -166,68 +166,117 @@ fn sqrt_f64(x: f64) -> f64 {
     }
 }
 
-/// Threads per block of [`grad_guard_kernel`] (a power of two: its reduction halves it; its
-/// shared memory holds two `u64`s per thread).
+/// Threads per block of [`grad_guard_kernel`] (a power of two: its reductions halve it).
 pub const GUARD_THREADS: u32 = 256;
-/// The most blocks [`grad_guard_kernel`] runs with: the length of its partial-sum array.
-pub const GUARD_MAX_BLOCKS: u32 = 264;
+/// The most blocks [`grad_guard_kernel`] runs with. Eight blocks of [`GUARD_THREADS`] fill a
+/// multiprocessor, so 1024 is one wave on an H100 or H200 (132 multiprocessors).
+pub const GUARD_MAX_BLOCKS: u32 = 1024;
+/// Dynamic shared memory of [`grad_guard_kernel`], in `u64`s: each thread's sum and first index,
+/// and the word by which the block's thread 0 tells the others that the block arrived last.
+pub const GUARD_SHARED_WORDS: u32 = 2 * GUARD_THREADS + 1;
+/// The smallest chunk of the guard's chunk table, in elements: a multiple of four quads per
+/// thread (16-byte loads, four in flight), so a chunk of a 16-byte aligned gradient stays
+/// aligned. The runtime makes chunks larger (in multiples of this) when a guard's gradients
+/// would need more than [`GUARD_MAX_BLOCKS`] chunks: each block then reads one long chunk, with
+/// no table read between its loads.
+pub const GUARD_CHUNK_QUANTUM: usize = 4 * 4 * GUARD_THREADS as usize;
 
-/// One pass over the gradients of a guarded record's tensors: `grads` holds each tensor's
-/// gradient address and `offsets` the index of its first element counting the tensors one after
-/// another, `chunks` cuts them into work (as for the multi-tensor entries). Every block sums the
-/// squares of its chunks' elements in f64, finds its first non-finite element, and stores both
-/// (`partials`: two words per block); the block that arrives last combines the partials in
-/// block order, writes the record's guard ([`finish`]) and resets the arrival counter. Launched
-/// with at most [`GUARD_MAX_BLOCKS`] blocks of [`GUARD_THREADS`] threads and two `u64`s of
-/// dynamic shared memory per thread.
-///
-/// The record, the partials and the counter are declared as integer words (a
-/// `#[kernel_entry]` writes report words through its `#[output]`s); the runtime binds only
-/// its own here.
-#[kernel_entry]
-pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
-    #[index] grads: *const u64,
-    #[index] offsets: *const u64,
-    #[index] chunks: *const crate::multi::Chunk,
-    n_chunks: u32,
-    #[output] partials: *mut u64,
-    #[output] arrivals: *mut u32,
-    #[output] record: *mut u32,
-) {
-    use crate::builtins::{
-        atomic_add_u32_acq_rel, atomic_load_u64, block_dim, block_index, dynamic_shared,
-        fence_acq_rel, grid_dim, sync_threads, thread_index,
+/// One record a guard pass judges: the chunks of its tensors' gradients (`first_chunk` to
+/// `end_chunk`, exclusive, in the chunk table) and the record's index from the record the pass
+/// is given.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GuardGroup {
+    /// The first chunk of the record's gradients.
+    pub first_chunk: u32,
+    /// One past its last chunk.
+    pub end_chunk: u32,
+    /// The record, counted from the one the pass is given.
+    pub record: u32,
+    /// Zero (keeps the group 16 bytes).
+    pub reserved: u32,
+}
+
+/// `u32`s per [`GuardGroup`] (the runtime uploads the table as `u32`s).
+pub const GUARD_GROUP_WORDS: usize = 4;
+
+/// The exponent bits of an `f32`: all set for NaN and the infinities, and only for them.
+const EXPONENT: u32 = 0x7f80_0000;
+
+/// Whether any of `q`'s four values is NaN or infinite (integer tests, no branch per value).
+#[inline(always)]
+fn any_non_finite(q: crate::vector::F4) -> bool {
+    let [a, b, c, d] = q.0.map(|x| x.to_bits() & EXPONENT);
+    (a == EXPONENT) | (b == EXPONENT) | (c == EXPONENT) | (d == EXPONENT)
+}
+
+/// One thread's running verdict: its sum of squares (f64, in the order it reads) and its first
+/// non-finite element's index. Ungated: the host tests it against an f64 reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seen {
+    /// The sum of the squares seen so far.
+    pub sum: f64,
+    /// The smallest index of a non-finite value seen so far, or [`NO_NON_FINITE`].
+    pub first: u64,
+}
+
+impl Seen {
+    /// Nothing seen.
+    pub const EMPTY: Seen = Seen {
+        sum: 0.0,
+        first: NO_NON_FINITE,
     };
-    let tid = thread_index();
-    let mut sum = 0.0f64;
-    let mut first = NO_NON_FINITE;
-    let mut c = block_index();
-    while c < n_chunks {
-        let chunk = *chunks.add(c as usize);
-        let base = (*grads.add(chunk.tensor as usize) as *const f32).add(chunk.start as usize);
-        let mut i = tid;
-        while i < chunk.len {
-            let x = *base.add(i as usize);
-            if !x.is_finite() {
-                let at = *offsets.add(chunk.tensor as usize) + (chunk.start + i) as u64;
-                first = if at < first { at } else { first };
-            }
-            let x = x as f64;
-            sum += x * x;
-            i += block_dim();
+
+    /// One element, at index `at`.
+    #[inline(always)]
+    pub fn add(&mut self, x: f32, at: u64) {
+        if x.to_bits() & EXPONENT == EXPONENT && at < self.first {
+            self.first = at;
         }
-        c += grid_dim();
+        let x = x as f64;
+        self.sum += x * x;
     }
-    // The block's sum and first index, in a fixed tree order.
-    let shared = dynamic_shared::<u64>();
-    let (sums, firsts) = (shared, shared.add(block_dim() as usize));
-    *sums.add(tid as usize) = sum.to_bits();
-    *firsts.add(tid as usize) = first;
+
+    /// Four consecutive elements, the first at `at`. The index search runs only for a quad
+    /// that holds a non-finite value.
+    #[inline(always)]
+    pub fn add4(&mut self, q: crate::vector::F4, at: u64) {
+        if any_non_finite(q) {
+            let mut k = 0;
+            while k < 4 {
+                self.add(q.0[k], at + k as u64);
+                k += 1;
+            }
+            return;
+        }
+        self.add_finite(q);
+    }
+
+    /// Four values known to be finite: their squares, in order.
+    #[inline(always)]
+    pub fn add_finite(&mut self, q: crate::vector::F4) {
+        let [a, b, c, d] = q.0.map(|x| x as f64);
+        self.sum += a * a;
+        self.sum += b * b;
+        self.sum += c * c;
+        self.sum += d * d;
+    }
+}
+
+/// The block's sum (in a fixed tree order) and smallest first index, on thread 0 ([`Seen::EMPTY`]
+/// on the others). Every thread of the block must call it.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn block_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
+    use crate::builtins::{block_dim, sync_threads, thread_index};
+    let tid = thread_index() as usize;
+    *sums.add(tid) = seen.sum.to_bits();
+    *firsts.add(tid) = seen.first;
     sync_threads();
-    let mut half = block_dim() / 2;
+    let mut half = (block_dim() / 2) as usize;
     while half > 0 {
         if tid < half {
-            let (a, b) = (tid as usize, (tid + half) as usize);
+            let (a, b) = (tid, tid + half);
             *sums.add(a) = (f64::from_bits(*sums.add(a)) + f64::from_bits(*sums.add(b))).to_bits();
             if *firsts.add(b) < *firsts.add(a) {
                 *firsts.add(a) = *firsts.add(b);
@@ -236,28 +285,150 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
         sync_threads();
         half /= 2;
     }
-    if tid != 0 {
+    // Only thread 0 reads the result: the others may already be writing the next reduction's
+    // words (their own, never word 0) while it reads.
+    if tid == 0 {
+        Seen {
+            sum: f64::from_bits(*sums),
+            first: *firsts,
+        }
+    } else {
+        Seen::EMPTY
+    }
+}
+
+/// One pass over the gradients of one or more guarded records' tensors: `grads` holds each
+/// tensor's gradient address and `offsets` the index of its first element counting its record's
+/// tensors one after another; `chunks` cuts them into work (chunks of a multiple of
+/// [`GUARD_CHUNK_QUANTUM`] elements, one tensor each, the chunks of a record together) and
+/// `groups` says which chunks are whose. Every block sums the squares of each of its chunks'
+/// elements in f64 and finds its first non-finite element (`partials`: two words per chunk);
+/// the block that arrives last combines, record by record, its chunks' partials in a fixed
+/// order, writes the record's guard ([`finish`], `records` being the first record's address)
+/// and resets the arrival counter. Launched with at most [`GUARD_MAX_BLOCKS`] blocks of
+/// [`GUARD_THREADS`] threads and [`GUARD_SHARED_WORDS`] `u64`s of dynamic shared memory.
+///
+/// The order of every sum depends only on the tables and the block size, which the runtime
+/// fixes when it builds the guard: an eager step and its replay compute the same bits.
+///
+/// The records, the partials and the counter are declared as integer words (a
+/// `#[kernel_entry]` writes report words through its `#[output]`s); the runtime binds only
+/// its own here.
+#[kernel_entry]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
+    #[index] grads: *const u64,
+    #[index] offsets: *const u64,
+    #[index] chunks: *const crate::multi::Chunk,
+    n_chunks: u32,
+    #[index] groups: *const GuardGroup,
+    n_groups: u32,
+    #[output] partials: *mut u64,
+    #[output] arrivals: *mut u32,
+    #[output] records: *mut u32,
+) {
+    use crate::builtins::{
+        atomic_add_u32_acq_rel, atomic_load_u64, block_dim, block_index, dynamic_shared,
+        fence_acq_rel, grid_dim, sync_threads, thread_index,
+    };
+    use crate::vector::F4;
+    let tid = thread_index();
+    let threads = block_dim();
+    let shared = dynamic_shared::<u64>();
+    let (sums, firsts) = (shared, shared.add(threads as usize));
+    let last = shared.add(2 * threads as usize);
+    // `c` depends on the block index only: the loop, and the barriers in it, are block-uniform.
+    let mut c = block_index();
+    while c < n_chunks {
+        let chunk = *chunks.add(c as usize);
+        let data = (*grads.add(chunk.tensor as usize) as *const f32).add(chunk.start as usize);
+        let origin = *offsets.add(chunk.tensor as usize) + chunk.start as u64;
+        let len = chunk.len as usize;
+        let step = threads as usize;
+        let mut seen = Seen::EMPTY;
+        let mut i = tid as usize;
+        if (data as usize) % 16 == 0 {
+            // 16-byte loads, four in flight per thread: a pure stream, which scalar loads
+            // would leave short of the copy bandwidth.
+            let quads = data as *const F4;
+            let n_quads = len / 4;
+            let mut q = tid as usize;
+            while q + 3 * step < n_quads {
+                let a = *quads.add(q);
+                let b = *quads.add(q + step);
+                let c = *quads.add(q + 2 * step);
+                let d = *quads.add(q + 3 * step);
+                // One test for the sixteen values: no branch between the loads, which stay in
+                // flight together.
+                let bad = any_non_finite(a)
+                    | any_non_finite(b)
+                    | any_non_finite(c)
+                    | any_non_finite(d);
+                if bad {
+                    seen.add4(a, origin + 4 * q as u64);
+                    seen.add4(b, origin + 4 * (q + step) as u64);
+                    seen.add4(c, origin + 4 * (q + 2 * step) as u64);
+                    seen.add4(d, origin + 4 * (q + 3 * step) as u64);
+                } else {
+                    seen.add_finite(a);
+                    seen.add_finite(b);
+                    seen.add_finite(c);
+                    seen.add_finite(d);
+                }
+                q += 4 * step;
+            }
+            while q < n_quads {
+                seen.add4(*quads.add(q), origin + 4 * q as u64);
+                q += step;
+            }
+            // A gradient's last chunk may end inside a quad.
+            i = 4 * n_quads + tid as usize;
+        }
+        while i < len {
+            seen.add(*data.add(i), origin + i as u64);
+            i += step;
+        }
+        let chunk_seen = block_reduce(sums, firsts, seen);
+        if tid == 0 {
+            *partials.add(2 * c as usize) = chunk_seen.sum.to_bits();
+            *partials.add(2 * c as usize + 1) = chunk_seen.first;
+        }
+        c += grid_dim();
+    }
+    if tid == 0 {
+        fence_acq_rel();
+        let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
+        *last = (arrived == grid_dim()) as u64;
+    }
+    sync_threads();
+    // Block-uniform: every thread of the block read the same word after the barrier.
+    if *last == 0 {
         return;
     }
-    let block = block_index() as usize;
-    *partials.add(2 * block) = *sums;
-    *partials.add(2 * block + 1) = *firsts;
     fence_acq_rel();
-    let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
-    if arrived != grid_dim() {
-        return;
+    // The last block judges each record: thread t combines the record's chunks t, t + threads,
+    // ... in that order, then the block's fixed tree.
+    let mut g = 0;
+    while g < n_groups {
+        let group = *groups.add(g as usize);
+        let mut all = Seen::EMPTY;
+        let mut k = group.first_chunk + tid;
+        while k < group.end_chunk {
+            all.sum += f64::from_bits(atomic_load_u64(partials.add(2 * k as usize)));
+            let at = atomic_load_u64(partials.add(2 * k as usize + 1));
+            all.first = if at < all.first { at } else { all.first };
+            k += threads;
+        }
+        let total = block_reduce(sums, firsts, all);
+        if tid == 0 {
+            let record = (records as *mut StepRecord).add(group.record as usize);
+            finish(&mut *record, total.sum, total.first);
+        }
+        g += 1;
     }
-    fence_acq_rel();
-    let (mut total, mut first) = (0.0f64, NO_NON_FINITE);
-    let mut b = 0;
-    while b < grid_dim() as usize {
-        total += f64::from_bits(atomic_load_u64(partials.add(2 * b)));
-        let at = atomic_load_u64(partials.add(2 * b + 1));
-        first = if at < first { at } else { first };
-        b += 1;
+    if tid == 0 {
+        *arrivals = 0;
     }
-    finish(&mut *(record as *mut StepRecord), total, first);
-    *arrivals = 0;
 }
 
 #[cfg(test)]
@@ -270,6 +441,39 @@ mod tests {
         record.guard.max_norm = max_norm;
         record.state.step = step;
         record
+    }
+
+    /// The quad path (an integer test per quad, the index search only for a quad holding a
+    /// non-finite value) equals the element path and an f64 reference.
+    #[test]
+    fn quads_see_what_elements_see() {
+        use crate::vector::F4;
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        for bad_at in [None, Some(0usize), Some(3), Some(5), Some(13)] {
+            let mut xs: Vec<f32> = (0..16).map(|i| (i as f32 - 7.5) * 0.37).collect();
+            xs[9] = f32::MAX; // finite: counted, never "non-finite"
+            if let Some(at) = bad_at {
+                xs[at] = specials[at % 3];
+                xs[15] = f32::NAN; // a later one does not move the first
+            }
+            let (mut quads, mut elements) = (Seen::EMPTY, Seen::EMPTY);
+            for (q, four) in xs.chunks(4).enumerate() {
+                quads.add4(F4([four[0], four[1], four[2], four[3]]), 100 + 4 * q as u64);
+            }
+            for (i, &x) in xs.iter().enumerate() {
+                elements.add(x, 100 + i as u64);
+            }
+            let reference: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+            let first = bad_at.map_or(NO_NON_FINITE, |at| 100 + at as u64);
+            assert_eq!(quads.first, first, "{bad_at:?}");
+            assert_eq!(elements.first, first);
+            if bad_at.is_some() {
+                assert!(!quads.sum.is_finite() && !elements.sum.is_finite());
+            } else {
+                assert_eq!(quads.sum.to_bits(), elements.sum.to_bits());
+                assert!((quads.sum - reference).abs() <= 1e-12 * reference);
+            }
+        }
     }
 
     #[test]

@@ -570,6 +570,15 @@ pub enum Error {
         index: usize,
     },
 
+    /// A gradient guard's records that cannot be judged: none, or one named twice.
+    #[error("{kernel}: {problem} (nothing was allocated)")]
+    GuardGroups {
+        /// The guard's entry.
+        kernel: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// A gradient guard enqueued for a record made without one ([`StepSpec::guarded`](crate::StepSpec::guarded)).
     #[error(
         "step-state record {index} is not guarded (StepSpec::guarded): a guard run would \

@@ -7,17 +7,18 @@
 use std::sync::Arc;
 
 use adamant_kernels::abi::ArgValue;
-use adamant_kernels::guard::{grad_guard_kernel, GUARD_MAX_BLOCKS, GUARD_THREADS};
+use adamant_kernels::guard::{
+    grad_guard_kernel, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS,
+    GUARD_THREADS,
+};
 use cust::stream::Stream;
 
 use crate::buffers::{keep_of, ReadBuffer};
 use crate::device::Adamant;
-#[cfg(doc)]
-use crate::error::Error;
-use crate::error::{CudaContext, Result};
+use crate::error::{CudaContext, Error, Result};
 use crate::launch::arg_pointers;
 use crate::memory::{DeviceMemory, Keep};
-use crate::multi::push_chunks;
+use crate::multi::push_chunks_of;
 use crate::step::StepStates;
 
 /// The gradients of the tensors that step with one guarded record, and the device tables its
@@ -72,12 +73,19 @@ use crate::step::StepStates;
 pub struct GradientGuard {
     /// One gradient address per tensor.
     grads: Arc<DeviceMemory<u64>>,
-    /// Per tensor, the index of its first element counting the tensors one after another.
+    /// Per tensor, the index of its first element counting its record's tensors one after
+    /// another.
     offsets: Arc<DeviceMemory<u64>>,
     /// The chunk table (`CHUNK_WORDS` words per chunk), at least one word.
     chunks: Arc<DeviceMemory<u32>>,
     n_chunks: u32,
-    /// Two words per block: its f64 partial sum (bits) and its first non-finite index.
+    /// The groups table ([`GUARD_GROUP_WORDS`](adamant_kernels::guard::GUARD_GROUP_WORDS) words
+    /// per record judged).
+    groups: Arc<DeviceMemory<u32>>,
+    /// Per group, the record it judges, counted from the one [`GradientGuard::enqueue`] is
+    /// given.
+    records: Vec<usize>,
+    /// Two words per chunk: its f64 partial sum (bits) and its first non-finite index.
     partials: Arc<DeviceMemory<u64>>,
     /// The blocks' arrival counter, reset by the last one.
     arrivals: Arc<DeviceMemory<u32>>,
@@ -86,83 +94,139 @@ pub struct GradientGuard {
 }
 
 impl GradientGuard {
-    /// The guard of `gradients` (every gradient buffer of the tensors that step with one
-    /// record; empty ones count as no elements). Allocates and uploads its tables: setup.
+    /// The guard of one record's `gradients` (every gradient buffer of the tensors that step
+    /// with it; empty ones count as no elements), the record named when it is enqueued.
+    /// Allocates and uploads its tables: setup.
     ///
     /// # Errors
     ///
     /// [`Error::TooLarge`] for a gradient past `u32::MAX` elements; [`Error::OutOfMemory`] or
     /// [`Error::Cuda`] for the tables.
     pub fn new(gradients: &[&dyn ReadBuffer]) -> Result<GradientGuard> {
-        let kernel = grad_guard_kernel::DESCRIPTOR.name;
-        let mut chunks = Vec::new();
-        for (t, g) in gradients.iter().enumerate() {
-            push_chunks(&mut chunks, kernel, t, g.len())?;
-        }
-        let n_chunks = (chunks.len() / adamant_kernels::multi::CHUNK_WORDS) as u32;
-        let addresses: Vec<u64> = gradients.iter().map(|g| g.device_ptr()).collect();
-        let offsets: Vec<u64> = gradients
-            .iter()
-            .scan(0u64, |next, g| {
-                let first = *next;
-                *next += g.len() as u64;
-                Some(first)
-            })
-            .collect();
-        // A table of no chunk still needs an allocation to point at (never read).
-        if chunks.is_empty() {
-            chunks.push(0);
-        }
-        let grads = DeviceMemory::from_host(
-            if addresses.is_empty() {
-                &[0]
-            } else {
-                &addresses
-            },
-            "a gradient guard's gradient table",
-        )?;
-        Ok(GradientGuard {
-            grads,
-            offsets: DeviceMemory::from_host(
-                if offsets.is_empty() { &[0] } else { &offsets },
-                "a gradient guard's tensor offsets",
-            )?,
-            chunks: DeviceMemory::from_host(&chunks, "a gradient guard's chunk table")?,
-            n_chunks,
-            partials: DeviceMemory::from_host(
-                &vec![0u64; 2 * GUARD_MAX_BLOCKS as usize],
-                "a gradient guard's partial sums",
-            )?,
-            arrivals: DeviceMemory::from_host(&[0u32], "a gradient guard's arrival counter")?,
-            gradients: gradients.iter().map(|g| keep_of(*g)).collect(),
-        })
+        GradientGuard::per_record(&[(0, gradients)])
     }
 
-    /// Enqueues the guard pass over the gradients for record `index` of `states`, on `stream`:
-    /// the record's step is judged from the gradients as they are when the pass runs. Enqueue
-    /// it after the gradients are written and before the record's advance (which refuses a
-    /// guarded record without one).
+    /// One guard pass for several records: `groups` pairs each record (counted from the one
+    /// [`GradientGuard::enqueue`] is given) with the gradients of the tensors that step with
+    /// it. One launch judges every record, each by its own gradients only: a group of eight
+    /// records costs one pass over their gradients, not eight launches. Setup, as
+    /// [`GradientGuard::new`].
     ///
     /// # Errors
     ///
-    /// Before anything is enqueued: [`Error::StepIndex`], [`Error::NotGuarded`] for a record
-    /// made without a guard, [`Error::MissingKernel`], [`Error::Capture`] for a capture adamant
-    /// did not begin. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Error::GuardGroups`] for no group or a record named twice (two verdicts for one
+    /// record); as [`GradientGuard::new`].
+    pub fn per_record(groups: &[(usize, &[&dyn ReadBuffer])]) -> Result<GradientGuard> {
+        let kernel = grad_guard_kernel::DESCRIPTOR.name;
+        let records: Vec<usize> = groups.iter().map(|(r, _)| *r).collect();
+        if records.is_empty() {
+            return Err(Error::GuardGroups {
+                kernel,
+                problem: "no record to judge".into(),
+            });
+        }
+        if let Some(twice) = records
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| records[..i].contains(r).then_some(*r))
+        {
+            return Err(Error::GuardGroups {
+                kernel,
+                problem: format!("record {twice} is named twice (one verdict per record)"),
+            });
+        }
+        let total: usize = groups
+            .iter()
+            .flat_map(|(_, gs)| gs.iter().map(|g| g.len()))
+            .sum();
+        let chunk_elements = guard_chunk_elements(total);
+        let (mut chunks, mut table, mut addresses, mut offsets) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (record, gradients) in groups {
+            let first_chunk = chunks.len() / adamant_kernels::multi::CHUNK_WORDS;
+            let mut next = 0u64;
+            for g in gradients.iter() {
+                push_chunks_of(&mut chunks, kernel, addresses.len(), g.len(), chunk_elements)?;
+                addresses.push(g.device_ptr());
+                offsets.push(next);
+                next += g.len() as u64;
+            }
+            let end_chunk = chunks.len() / adamant_kernels::multi::CHUNK_WORDS;
+            let group = GuardGroup {
+                first_chunk: first_chunk as u32,
+                end_chunk: end_chunk as u32,
+                record: u32::try_from(*record).map_err(|_| Error::GuardGroups {
+                    kernel,
+                    problem: format!("record {record} is past u32::MAX"),
+                })?,
+                reserved: 0,
+            };
+            table.extend_from_slice(&[group.first_chunk, group.end_chunk, group.record, 0]);
+        }
+        let n_chunks = (chunks.len() / adamant_kernels::multi::CHUNK_WORDS) as u32;
+        // A table of nothing still needs an allocation to point at (never read).
+        let at_least_one = |v: &mut Vec<u64>| {
+            if v.is_empty() {
+                v.push(0);
+            }
+        };
+        at_least_one(&mut addresses);
+        at_least_one(&mut offsets);
+        if chunks.is_empty() {
+            chunks.push(0);
+        }
+        Ok(GradientGuard {
+            grads: DeviceMemory::from_host(&addresses, "a gradient guard's gradient table")?,
+            offsets: DeviceMemory::from_host(&offsets, "a gradient guard's tensor offsets")?,
+            chunks: DeviceMemory::from_host(&chunks, "a gradient guard's chunk table")?,
+            n_chunks,
+            groups: DeviceMemory::from_host(&table, "a gradient guard's record table")?,
+            records,
+            partials: DeviceMemory::from_host(
+                &vec![0u64; 2 * (n_chunks as usize).max(1)],
+                "a gradient guard's partial sums",
+            )?,
+            arrivals: DeviceMemory::from_host(&[0u32], "a gradient guard's arrival counter")?,
+            gradients: groups
+                .iter()
+                .flat_map(|(_, gs)| gs.iter().map(|g| keep_of(*g)))
+                .collect(),
+        })
+    }
+
+    /// Enqueues the guard pass over the gradients on `stream`: each group's gradients judge
+    /// record `first` + its record number of `states` (record `first` for a guard made by
+    /// [`GradientGuard::new`]), as the gradients are when the pass runs. Enqueue it after the
+    /// gradients are written and before the records' advance (which refuses a guarded record
+    /// without one).
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: [`Error::StepIndex`] for a record past the end,
+    /// [`Error::NotGuarded`] for a record made without a guard, [`Error::MissingKernel`],
+    /// [`Error::Capture`] for a capture adamant did not begin. [`Error::Cuda`] if the driver
+    /// refuses the launch.
     pub fn enqueue(
         &self,
         rt: &Adamant,
         stream: &Stream,
         states: &StepStates,
-        index: usize,
+        first: usize,
     ) -> Result<()> {
         let kernel = grad_guard_kernel::DESCRIPTOR.name;
         let function = rt.function(&grad_guard_kernel::DESCRIPTOR)?;
-        let record = states.guard_enqueued(index)?;
+        let judged: Vec<usize> = self
+            .records
+            .iter()
+            .map(|r| first.checked_add(*r).unwrap_or(usize::MAX))
+            .collect();
+        let records = states.guards_enqueued(first, &judged)?;
         rt.retain(stream, || {
             let mut keeps: Vec<Keep> = vec![
                 self.grads.clone(),
                 self.offsets.clone(),
                 self.chunks.clone(),
+                self.groups.clone(),
                 self.partials.clone(),
                 self.arrivals.clone(),
             ];
@@ -173,44 +237,60 @@ impl GradientGuard {
         .map_err(|e| e.in_kernel(kernel))?;
         let blocks = self.n_chunks.clamp(1, GUARD_MAX_BLOCKS);
         let mut values = guard_args(
-            self.grads.address(),
-            self.offsets.address(),
-            self.chunks.address(),
+            [
+                self.grads.address(),
+                self.offsets.address(),
+                self.chunks.address(),
+            ],
             self.n_chunks,
-            self.partials.address(),
-            self.arrivals.address(),
-            record,
+            self.groups.address(),
+            self.records.len() as u32,
+            [self.partials.address(), self.arrivals.address(), records],
         );
         let params = arg_pointers(&mut values);
-        let shared = 2 * GUARD_THREADS * size_of::<u64>() as u32;
-        // SAFETY: the entry's seven parameters (checked against its descriptor): our gradient
+        let shared = GUARD_SHARED_WORDS * size_of::<u64>() as u32;
+        // SAFETY: the entry's nine parameters (checked against its descriptor): our gradient
         // table (each address a live gradient buffer we keep, of the lengths the chunks cover)
-        // and its offsets, our chunk table of `n_chunks` chunks, our partials (two words for
-        // each of GUARD_MAX_BLOCKS ≥ `blocks`), our counter, and a record of `states` (checked
-        // index); two u64s of shared memory per thread.
+        // and its offsets, our chunk table of `n_chunks` chunks, our table of groups (each
+        // chunk range within it, each record number checked above to name a record of
+        // `states` counted from `records`), our partials (two words per chunk), our counter;
+        // the entry's shared memory.
         unsafe { stream.launch(function, blocks, GUARD_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} chunks)", self.n_chunks))
     }
 }
 
-/// `grad_guard_kernel`'s arguments in PTX order, checked against its descriptor.
+/// The guard's chunk size for `total` gradient elements: [`GUARD_CHUNK_QUANTUM`], or the
+/// multiple of it that cuts `total` into about [`GUARD_MAX_BLOCKS`] chunks, so that a large set
+/// gives each block one long chunk (no table read between its loads) and a small one still
+/// spreads over many blocks. Fixed for a guard, so its sums' order is too.
+fn guard_chunk_elements(total: usize) -> usize {
+    total
+        .div_ceil(GUARD_MAX_BLOCKS as usize)
+        .next_multiple_of(GUARD_CHUNK_QUANTUM)
+        .max(GUARD_CHUNK_QUANTUM)
+}
+
+/// `grad_guard_kernel`'s arguments in PTX order, checked against its descriptor: the gradient,
+/// offset and chunk tables, the chunk count, the groups table and its length, then the partials,
+/// the counter and the first record.
 fn guard_args(
-    grads: u64,
-    offsets: u64,
-    chunks: u64,
+    tables: [u64; 3],
     n_chunks: u32,
-    partials: u64,
-    arrivals: u64,
-    record: u64,
-) -> [ArgValue; 7] {
+    groups: u64,
+    n_groups: u32,
+    outputs: [u64; 3],
+) -> [ArgValue; 9] {
     let values = [
-        ArgValue::Ptr(grads),
-        ArgValue::Ptr(offsets),
-        ArgValue::Ptr(chunks),
+        ArgValue::Ptr(tables[0]),
+        ArgValue::Ptr(tables[1]),
+        ArgValue::Ptr(tables[2]),
         ArgValue::U32(n_chunks),
-        ArgValue::Ptr(partials),
-        ArgValue::Ptr(arrivals),
-        ArgValue::Ptr(record),
+        ArgValue::Ptr(groups),
+        ArgValue::U32(n_groups),
+        ArgValue::Ptr(outputs[0]),
+        ArgValue::Ptr(outputs[1]),
+        ArgValue::Ptr(outputs[2]),
     ];
     crate::launch::assert_args_match(&grad_guard_kernel::DESCRIPTOR, &values);
     values
@@ -221,6 +301,24 @@ mod tests {
     /// A change to the guard entry's signature not followed here fails on the CPU.
     #[test]
     fn guard_args_match_the_entry_signature() {
-        assert_eq!(super::guard_args(1, 2, 3, 4, 5, 6, 7).len(), 7);
+        assert_eq!(super::guard_args([1, 2, 3], 4, 5, 6, [7, 8, 9]).len(), 9);
+    }
+
+    /// Chunks are whole quanta (16-byte aligned starts, four loads in flight per thread), and a
+    /// single gradient never needs more chunks than the grid has blocks.
+    #[test]
+    fn chunks_are_quanta_and_fill_at_most_one_grid() {
+        use adamant_kernels::guard::{GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS};
+        for total in [0, 1, 4095, 4096, 4097, 1 << 20, (1 << 22) + 3, 1 << 28, 5_476_508] {
+            let chunk = super::guard_chunk_elements(total);
+            assert_eq!(chunk % GUARD_CHUNK_QUANTUM, 0, "{total}");
+            assert!(chunk >= GUARD_CHUNK_QUANTUM);
+            assert!(total.div_ceil(chunk) <= GUARD_MAX_BLOCKS as usize, "{total}");
+            // Not needlessly large: one quantum less would need more chunks than blocks.
+            if chunk > GUARD_CHUNK_QUANTUM {
+                let smaller = chunk - GUARD_CHUNK_QUANTUM;
+                assert!(total.div_ceil(smaller) > GUARD_MAX_BLOCKS as usize, "{total}");
+            }
+        }
     }
 }

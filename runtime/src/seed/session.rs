@@ -15,7 +15,7 @@ use cust::stream::Stream;
 
 use super::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
 use super::slot_table::TABLE;
-use crate::buffers::DeviceScalar;
+use crate::buffers::{DeviceScalar, ReadBuffer};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
@@ -289,8 +289,9 @@ pub struct TrainingSession<'rt> {
     graph: Option<StepGraph<'rt>>,
     checker: Option<NanChecker<'rt>>,
     states: StepStates,
-    /// One per group (in record order), over its gradients: each step's guard pass.
-    guards: Vec<GradientGuard>,
+    /// Every group's gradients, each judging its own record: each step's guard pass, one
+    /// launch.
+    guard: GradientGuard,
     groups: TrainingGroups,
     grad_scale: DeviceScalar,
     /// Recorded after each step when there is no checker (the checker's own event marks the
@@ -408,11 +409,14 @@ impl<'rt> TrainingSession<'rt> {
             .collect();
         let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
-        let guards = groups
-            .every()
-            .into_iter()
-            .map(|g| GradientGuard::new(&[&g.grads]))
-            .collect::<Result<Vec<_>>>()?;
+        let every = groups.every();
+        let grads: Vec<[&dyn ReadBuffer; 1]> = every.iter().map(|g| [&g.grads as _]).collect();
+        let per_record: Vec<(usize, &[&dyn ReadBuffer])> = grads
+            .iter()
+            .enumerate()
+            .map(|(record, g)| (record, &g[..]))
+            .collect();
+        let guard = GradientGuard::per_record(&per_record)?;
         let grad_scale = DeviceScalar::new(1.0)?;
         let grad_ptr = grad_scale.uniform_ptr();
         let uniforms = Uniforms {
@@ -447,7 +451,7 @@ impl<'rt> TrainingSession<'rt> {
             graph: None,
             checker,
             states,
-            guards,
+            guard,
             groups,
             grad_scale,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
@@ -564,19 +568,17 @@ impl<'rt> TrainingSession<'rt> {
         let TrainingSession {
             checker,
             states,
-            guards,
+            guard,
             groups,
             uniforms,
             rt,
             ..
         } = self;
-        let (rt, states, u, guards) = (*rt, &*states, *uniforms, &*guards);
-        // Each group's gradients judged (a non-finite one skips that group's step), then the
-        // advance.
+        let (rt, states, u, guard) = (*rt, &*states, *uniforms, &*guard);
+        // Every group's gradients judged in one pass (a non-finite one skips that group's
+        // step), then the advance.
         let before: Branch<'_> = Box::new(move |s: &Stream| {
-            for (record, guard) in guards.iter().enumerate() {
-                guard.enqueue(rt, s, states, record)?;
-            }
+            guard.enqueue(rt, s, states, 0)?;
             states.advance(rt, s)
         });
         // In `TrainingGroups::all`'s order, which is the records' order.

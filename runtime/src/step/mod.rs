@@ -420,19 +420,25 @@ impl StepStates {
         Ok(self.read_records()?.into_iter().map(|r| r.state).collect())
     }
 
-    /// Marks record `index` as guarded for its next advance (a guard run was enqueued for it).
-    /// Returns the record's address.
+    /// Marks records `judged` as guarded for their next advance (a guard run was enqueued for
+    /// them), all or none. Returns the address of record `first`, from which the guard counts.
     ///
     /// # Errors
     ///
-    /// [`Error::StepIndex`]; [`Error::NotGuarded`] for a record made without a guard.
-    pub(crate) fn guard_enqueued(&self, index: usize) -> Result<u64> {
-        let address = self.record_ptr(index)?;
+    /// [`Error::StepIndex`] for a record past the end; [`Error::NotGuarded`] for a record made
+    /// without a guard. Nothing is marked then.
+    pub(crate) fn guards_enqueued(&self, first: usize, judged: &[usize]) -> Result<u64> {
         let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-        if mirror[index].guard_mode == 0 {
-            return Err(Error::NotGuarded { index });
+        for &index in judged {
+            self.record_ptr(index)?;
+            if mirror[index].guard_mode == 0 {
+                return Err(Error::NotGuarded { index });
+            }
         }
-        mirror[index].guard_pending = true;
+        let address = self.record_ptr(first)?;
+        for &index in judged {
+            mirror[index].guard_pending = true;
+        }
         Ok(address)
     }
 
