@@ -383,23 +383,33 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
     let mut host: Vec<Vec<Vec<f32>>> = sizes
         .iter()
         .enumerate()
-        .map(|(r, s)| s.iter().enumerate().map(|(t, &n)| values(n, 3 * r + t)).collect())
+        .map(|(r, s)| {
+            s.iter()
+                .enumerate()
+                .map(|(t, &n)| values(n, 3 * r + t))
+                .collect()
+        })
         .collect();
     host[1][1][5] = f32::INFINITY;
     host[1][1][7] = f32::NAN;
     let device: Vec<Vec<DeviceArray>> = host
         .iter()
-        .map(|r| r.iter().map(|g| DeviceArray::from_host(g).unwrap()).collect())
+        .map(|r| {
+            r.iter()
+                .map(|g| DeviceArray::from_host(g).unwrap())
+                .collect()
+        })
         .collect();
     let dyns: Vec<Vec<&dyn adamant_runtime::ReadBuffer>> = device
         .iter()
-        .map(|r| r.iter().map(|g| g as &dyn adamant_runtime::ReadBuffer).collect())
+        .map(|r| {
+            r.iter()
+                .map(|g| g as &dyn adamant_runtime::ReadBuffer)
+                .collect()
+        })
         .collect();
-    let groups: Vec<(usize, &[&dyn adamant_runtime::ReadBuffer])> = dyns
-        .iter()
-        .enumerate()
-        .map(|(r, g)| (r, &g[..]))
-        .collect();
+    let groups: Vec<(usize, &[&dyn adamant_runtime::ReadBuffer])> =
+        dyns.iter().enumerate().map(|(r, g)| (r, &g[..])).collect();
     let guard = GradientGuard::per_record(&groups).unwrap();
     let mut norms = Vec::new();
     for _ in 0..2 {
@@ -417,7 +427,11 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
     assert_eq!(norms[0], norms[1], "the same sums, bit for bit");
     let guards = &norms[0];
     for (r, tensors) in host.iter().enumerate() {
-        let sum: f64 = tensors.iter().flatten().map(|&x| (x as f64) * (x as f64)).sum();
+        let sum: f64 = tensors
+            .iter()
+            .flatten()
+            .map(|&x| (x as f64) * (x as f64))
+            .sum();
         let g = guards[r];
         if r == 1 {
             assert_eq!(g.skip, 1, "record 1 holds an infinity");
@@ -432,9 +446,15 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
         );
         let max_norm = [1.0f64, 1.0, 1e9][r];
         let coef = (max_norm / (norm + 1e-6)).min(1.0);
-        assert!((g.clip_coef as f64 - coef).abs() <= 1e-6 * coef, "record {r}");
+        assert!(
+            (g.clip_coef as f64 - coef).abs() <= 1e-6 * coef,
+            "record {r}"
+        );
         assert_eq!((g.skip, g.first_non_finite), (0, u64::MAX), "record {r}");
-        println!("max_error guard record {r}: norm {} vs f64 {norm:.9}", g.norm);
+        println!(
+            "max_error guard record {r}: norm {} vs f64 {norm:.9}",
+            g.norm
+        );
     }
     assert!(guards[0].clip_coef < 1.0 && guards[2].clip_coef == 1.0);
     assert_eq!(guards[3].epoch, 0, "record 3 was not judged");

@@ -146,7 +146,13 @@ impl GradientGuard {
             let first_chunk = chunks.len() / adamant_kernels::multi::CHUNK_WORDS;
             let mut next = 0u64;
             for g in gradients.iter() {
-                push_chunks_of(&mut chunks, kernel, addresses.len(), g.len(), chunk_elements)?;
+                push_chunks_of(
+                    &mut chunks,
+                    kernel,
+                    addresses.len(),
+                    g.len(),
+                    chunk_elements,
+                )?;
                 addresses.push(g.device_ptr());
                 offsets.push(next);
                 next += g.len() as u64;
@@ -218,7 +224,7 @@ impl GradientGuard {
         let judged: Vec<usize> = self
             .records
             .iter()
-            .map(|r| first.checked_add(*r).unwrap_or(usize::MAX))
+            .map(|r| first.saturating_add(*r))
             .collect();
         let records = states.guards_enqueued(first, &judged)?;
         rt.retain(stream, || {
@@ -309,15 +315,31 @@ mod tests {
     #[test]
     fn chunks_are_quanta_and_fill_at_most_one_grid() {
         use adamant_kernels::guard::{GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS};
-        for total in [0, 1, 4095, 4096, 4097, 1 << 20, (1 << 22) + 3, 1 << 28, 5_476_508] {
+        for total in [
+            0,
+            1,
+            4095,
+            4096,
+            4097,
+            1 << 20,
+            (1 << 22) + 3,
+            1 << 28,
+            5_476_508,
+        ] {
             let chunk = super::guard_chunk_elements(total);
             assert_eq!(chunk % GUARD_CHUNK_QUANTUM, 0, "{total}");
             assert!(chunk >= GUARD_CHUNK_QUANTUM);
-            assert!(total.div_ceil(chunk) <= GUARD_MAX_BLOCKS as usize, "{total}");
+            assert!(
+                total.div_ceil(chunk) <= GUARD_MAX_BLOCKS as usize,
+                "{total}"
+            );
             // Not needlessly large: one quantum less would need more chunks than blocks.
             if chunk > GUARD_CHUNK_QUANTUM {
                 let smaller = chunk - GUARD_CHUNK_QUANTUM;
-                assert!(total.div_ceil(smaller) > GUARD_MAX_BLOCKS as usize, "{total}");
+                assert!(
+                    total.div_ceil(smaller) > GUARD_MAX_BLOCKS as usize,
+                    "{total}"
+                );
             }
         }
     }

@@ -46,7 +46,7 @@ pub(crate) fn push_chunks_of(
     len: usize,
     chunk_elements: usize,
 ) -> Result<()> {
-    debug_assert!(chunk_elements > 0 && chunk_elements % 4 == 0);
+    debug_assert!(chunk_elements > 0 && chunk_elements.is_multiple_of(4));
     if len > u32::MAX as usize {
         return Err(Error::TooLarge {
             kernel,
