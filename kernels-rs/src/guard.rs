@@ -168,9 +168,10 @@ fn sqrt_f64(x: f64) -> f64 {
 
 /// Threads per block of [`grad_guard_kernel`] (a power of two: its reductions halve it).
 pub const GUARD_THREADS: u32 = 256;
-/// The most blocks [`grad_guard_kernel`] runs with. Eight blocks of [`GUARD_THREADS`] fill a
-/// multiprocessor, so 1024 is one wave on an H100 or H200 (132 multiprocessors).
-pub const GUARD_MAX_BLOCKS: u32 = 1024;
+/// The most blocks [`grad_guard_kernel`] runs with. Its 61 registers per thread leave room for
+/// four blocks of [`GUARD_THREADS`] on a multiprocessor, so 512 is one wave on an H100 or H200
+/// (132 multiprocessors).
+pub const GUARD_MAX_BLOCKS: u32 = 512;
 /// Dynamic shared memory of [`grad_guard_kernel`], in `u64`s: each thread's sum and first index,
 /// and the word by which the block's thread 0 tells the others that the block arrived last.
 pub const GUARD_SHARED_WORDS: u32 = 2 * GUARD_THREADS + 1;
@@ -199,6 +200,26 @@ pub struct GuardGroup {
 
 /// `u32`s per [`GuardGroup`] (the runtime uploads the table as `u32`s).
 pub const GUARD_GROUP_WORDS: usize = 4;
+
+/// One chunk of a guard's work: `len` gradient values at device address `data`, the first of
+/// them element `origin` of its record's tensors counted one after another. The address is in
+/// the chunk itself, so a block reaches its data with one table read.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GuardChunk {
+    /// The chunk's first value (an `f32` address).
+    pub data: u64,
+    /// Its index among the record's gradient values.
+    pub origin: u64,
+    /// How many values.
+    pub len: u32,
+    /// Zero (keeps the chunk 24 bytes).
+    pub reserved: u32,
+}
+
+/// `u64`s per [`GuardChunk`] (the runtime uploads the table as `u64`s: `data`, `origin`, then
+/// `len` in the low half of the third word).
+pub const GUARD_CHUNK_WORDS: usize = 3;
 
 /// The exponent bits of an `f32`: all set for NaN and the infinities, and only for them.
 const EXPONENT: u32 = 0x7f80_0000;
@@ -297,14 +318,13 @@ unsafe fn block_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
     }
 }
 
-/// One pass over the gradients of one or more guarded records' tensors: `grads` holds each
-/// tensor's gradient address and `offsets` the index of its first element counting its record's
-/// tensors one after another; `chunks` cuts them into work (chunks of a multiple of
-/// [`GUARD_CHUNK_QUANTUM`] elements, one tensor each, the chunks of a record together) and
-/// `groups` says which chunks are whose. Every block sums the squares of each of its chunks'
-/// elements in f64 and finds its first non-finite element (`partials`: two words per chunk);
-/// the block that arrives last combines, record by record, its chunks' partials in a fixed
-/// order, writes the record's guard ([`finish`], `records` being the first record's address)
+/// One pass over the gradients of one or more guarded records' tensors: `chunks` cuts them
+/// into work ([`GuardChunk`]s of a multiple of [`GUARD_CHUNK_QUANTUM`] values, one tensor each,
+/// the chunks of a record together) and `groups` says which chunks are whose. Every block sums
+/// the squares of each of its chunks' values in f64 and finds its first non-finite one
+/// (`partials`: two words per chunk); the block that arrives last (the only one, for a grid of
+/// one block, which needs no counter) combines the partials, one record per warp in a fixed
+/// order, writes each record's guard ([`finish`], `records` being the first record's address)
 /// and resets the arrival counter. Launched with at most [`GUARD_MAX_BLOCKS`] blocks of
 /// [`GUARD_THREADS`] threads and [`GUARD_SHARED_WORDS`] `u64`s of dynamic shared memory.
 ///
@@ -315,11 +335,8 @@ unsafe fn block_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
 /// `#[kernel_entry]` writes report words through its `#[output]`s); the runtime binds only
 /// its own here.
 #[kernel_entry]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
-    #[index] grads: *const u64,
-    #[index] offsets: *const u64,
-    #[index] chunks: *const crate::multi::Chunk,
+    #[index] chunks: *const GuardChunk,
     n_chunks: u32,
     #[index] groups: *const GuardGroup,
     n_groups: u32,
@@ -329,7 +346,7 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
 ) {
     use crate::builtins::{
         atomic_add_u32_acq_rel, atomic_load_u64, block_dim, block_index, dynamic_shared,
-        fence_acq_rel, grid_dim, sync_threads, thread_index,
+        fence_acq_rel, grid_dim, lane_index, sync_threads, thread_index,
     };
     use crate::vector::F4;
     let tid = thread_index();
@@ -341,9 +358,8 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
     let mut c = block_index();
     while c < n_chunks {
         let chunk = *chunks.add(c as usize);
-        let data = (*grads.add(chunk.tensor as usize) as *const f32).add(chunk.start as usize);
-        let origin = *offsets.add(chunk.tensor as usize) + chunk.start as u64;
-        let len = chunk.len as usize;
+        let data = chunk.data as *const f32;
+        let (origin, len) = (chunk.origin, chunk.len as usize);
         let step = threads as usize;
         let mut seen = Seen::EMPTY;
         let mut i = tid as usize;
@@ -360,8 +376,10 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
                 let d = *quads.add(q + 3 * step);
                 // One test for the sixteen values: no branch between the loads, which stay in
                 // flight together.
-                let bad =
-                    any_non_finite(a) | any_non_finite(b) | any_non_finite(c) | any_non_finite(d);
+                let bad = any_non_finite(a)
+                    | any_non_finite(b)
+                    | any_non_finite(c)
+                    | any_non_finite(d);
                 if bad {
                     seen.add4(a, origin + 4 * q as u64);
                     seen.add4(b, origin + 4 * (q + step) as u64);
@@ -393,39 +411,87 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
         }
         c += grid_dim();
     }
-    if tid == 0 {
-        fence_acq_rel();
-        let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
-        *last = (arrived == grid_dim()) as u64;
-    }
-    sync_threads();
-    // Block-uniform: every thread of the block read the same word after the barrier.
-    if *last == 0 {
-        return;
-    }
-    fence_acq_rel();
-    // The last block judges each record: thread t combines the record's chunks t, t + threads,
-    // ... in that order, then the block's fixed tree.
-    let mut g = 0;
-    while g < n_groups {
-        let group = *groups.add(g as usize);
-        let mut all = Seen::EMPTY;
-        let mut k = group.first_chunk + tid;
-        while k < group.end_chunk {
-            all.sum += f64::from_bits(atomic_load_u64(partials.add(2 * k as usize)));
-            let at = atomic_load_u64(partials.add(2 * k as usize + 1));
-            all.first = if at < all.first { at } else { all.first };
-            k += threads;
-        }
-        let total = block_reduce(sums, firsts, all);
+    // A grid of one block is its own last block: its thread 0 wrote every partial, which the
+    // barrier below makes visible to the block, with no fence or counter.
+    if grid_dim() > 1 {
         if tid == 0 {
+            fence_acq_rel();
+            let arrived = atomic_add_u32_acq_rel(arrivals, 1) + 1;
+            *last = (arrived == grid_dim()) as u64;
+        }
+        sync_threads();
+        // Block-uniform: every thread of the block read the same word after the barrier.
+        if *last == 0 {
+            return;
+        }
+        fence_acq_rel();
+    } else {
+        sync_threads();
+    }
+    // The last block judges the records, one per warp at a time: lane l combines the record's
+    // chunks l, l + 32, ... in that order, then the warp's fixed tree. Every warp runs every
+    // round (the barriers stay block-uniform); a warp past the last record adds nothing.
+    let (warp, lane) = ((tid / 32) as usize, lane_index() as usize);
+    let warps = (threads / 32) as usize;
+    let mut round = 0;
+    while round < n_groups as usize {
+        let g = round + warp;
+        let mut all = Seen::EMPTY;
+        if g < n_groups as usize {
+            let group = *groups.add(g);
+            let mut k = group.first_chunk as usize + lane;
+            while k < group.end_chunk as usize {
+                all.sum += f64::from_bits(atomic_load_u64(partials.add(2 * k)));
+                let at = atomic_load_u64(partials.add(2 * k + 1));
+                all.first = if at < all.first { at } else { all.first };
+                k += 32;
+            }
+        }
+        let total = warp_reduce(sums, firsts, all);
+        if lane == 0 && g < n_groups as usize {
+            let group = *groups.add(g);
             let record = (records as *mut StepRecord).add(group.record as usize);
             finish(&mut *record, total.sum, total.first);
         }
-        g += 1;
+        round += warps;
     }
     if tid == 0 {
         *arrivals = 0;
+    }
+}
+
+/// Each warp's sum (in a fixed tree order) and smallest first index, on its lane 0
+/// ([`Seen::EMPTY`] on the others), through the warp's 32 words of `sums` and `firsts`. Every
+/// thread of the block must call it (its barriers are the block's).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn warp_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
+    use crate::builtins::{lane_index, sync_threads, thread_index};
+    let tid = thread_index() as usize;
+    let (base, lane) = (tid - lane_index() as usize, lane_index() as usize);
+    sync_threads(); // the words' last readers (the previous reduction) are done
+    *sums.add(tid) = seen.sum.to_bits();
+    *firsts.add(tid) = seen.first;
+    sync_threads();
+    let mut half = 16;
+    while half > 0 {
+        if lane < half {
+            let (a, b) = (base + lane, base + lane + half);
+            *sums.add(a) = (f64::from_bits(*sums.add(a)) + f64::from_bits(*sums.add(b))).to_bits();
+            if *firsts.add(b) < *firsts.add(a) {
+                *firsts.add(a) = *firsts.add(b);
+            }
+        }
+        sync_threads();
+        half /= 2;
+    }
+    if lane == 0 {
+        Seen {
+            sum: f64::from_bits(*sums.add(base)),
+            first: *firsts.add(base),
+        }
+    } else {
+        Seen::EMPTY
     }
 }
 
@@ -472,6 +538,14 @@ mod tests {
                 assert!((quads.sum - reference).abs() <= 1e-12 * reference);
             }
         }
+    }
+
+    /// The host uploads both tables as words: their layouts are the word counts it uses.
+    #[test]
+    fn the_tables_are_whole_words() {
+        assert_eq!(core::mem::size_of::<GuardChunk>(), 8 * GUARD_CHUNK_WORDS);
+        assert_eq!(core::mem::offset_of!(GuardChunk, len), 16);
+        assert_eq!(core::mem::size_of::<GuardGroup>(), 4 * GUARD_GROUP_WORDS);
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::guard::{
-    grad_guard_kernel, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS,
-    GUARD_THREADS,
+    grad_guard_kernel, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS, GUARD_MAX_BLOCKS,
+    GUARD_SHARED_WORDS, GUARD_THREADS,
 };
 use cust::stream::Stream;
 
@@ -18,7 +18,6 @@ use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::launch::arg_pointers;
 use crate::memory::{DeviceMemory, Keep};
-use crate::multi::push_chunks_of;
 use crate::step::StepStates;
 
 /// The gradients of the tensors that step with one guarded record, and the device tables its
@@ -71,13 +70,9 @@ use crate::step::StepStates;
 /// # }
 /// ```
 pub struct GradientGuard {
-    /// One gradient address per tensor.
-    grads: Arc<DeviceMemory<u64>>,
-    /// Per tensor, the index of its first element counting its record's tensors one after
-    /// another.
-    offsets: Arc<DeviceMemory<u64>>,
-    /// The chunk table (`CHUNK_WORDS` words per chunk), at least one word.
-    chunks: Arc<DeviceMemory<u32>>,
+    /// The chunk table ([`GUARD_CHUNK_WORDS`] words per chunk: its gradient address, the index
+    /// of its first value among its record's, its length), at least one word.
+    chunks: Arc<DeviceMemory<u64>>,
     n_chunks: u32,
     /// The groups table ([`GUARD_GROUP_WORDS`](adamant_kernels::guard::GUARD_GROUP_WORDS) words
     /// per record judged).
@@ -140,24 +135,30 @@ impl GradientGuard {
             .flat_map(|(_, gs)| gs.iter().map(|g| g.len()))
             .sum();
         let chunk_elements = guard_chunk_elements(total);
-        let (mut chunks, mut table, mut addresses, mut offsets) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut chunks, mut table) = (Vec::new(), Vec::new());
         for (record, gradients) in groups {
-            let first_chunk = chunks.len() / adamant_kernels::multi::CHUNK_WORDS;
-            let mut next = 0u64;
-            for g in gradients.iter() {
-                push_chunks_of(
-                    &mut chunks,
-                    kernel,
-                    addresses.len(),
-                    g.len(),
-                    chunk_elements,
-                )?;
-                addresses.push(g.device_ptr());
-                offsets.push(next);
-                next += g.len() as u64;
+            let first_chunk = chunks.len() / GUARD_CHUNK_WORDS;
+            let mut origin = 0u64;
+            for (t, g) in gradients.iter().enumerate() {
+                if g.len() > u32::MAX as usize {
+                    return Err(Error::TooLarge {
+                        kernel,
+                        what: format!("record {record}'s gradient {t}"),
+                        value: g.len(),
+                        limit: u32::MAX as usize,
+                    });
+                }
+                for start in (0..g.len()).step_by(chunk_elements) {
+                    let len = chunk_elements.min(g.len() - start);
+                    chunks.extend_from_slice(&[
+                        g.device_ptr() + 4 * start as u64,
+                        origin + start as u64,
+                        len as u64,
+                    ]);
+                }
+                origin += g.len() as u64;
             }
-            let end_chunk = chunks.len() / adamant_kernels::multi::CHUNK_WORDS;
+            let end_chunk = chunks.len() / GUARD_CHUNK_WORDS;
             let group = GuardGroup {
                 first_chunk: first_chunk as u32,
                 end_chunk: end_chunk as u32,
@@ -169,21 +170,12 @@ impl GradientGuard {
             };
             table.extend_from_slice(&[group.first_chunk, group.end_chunk, group.record, 0]);
         }
-        let n_chunks = (chunks.len() / adamant_kernels::multi::CHUNK_WORDS) as u32;
-        // A table of nothing still needs an allocation to point at (never read).
-        let at_least_one = |v: &mut Vec<u64>| {
-            if v.is_empty() {
-                v.push(0);
-            }
-        };
-        at_least_one(&mut addresses);
-        at_least_one(&mut offsets);
+        let n_chunks = (chunks.len() / GUARD_CHUNK_WORDS) as u32;
+        // A table of no chunk still needs an allocation to point at (never read).
         if chunks.is_empty() {
             chunks.push(0);
         }
         Ok(GradientGuard {
-            grads: DeviceMemory::from_host(&addresses, "a gradient guard's gradient table")?,
-            offsets: DeviceMemory::from_host(&offsets, "a gradient guard's tensor offsets")?,
             chunks: DeviceMemory::from_host(&chunks, "a gradient guard's chunk table")?,
             n_chunks,
             groups: DeviceMemory::from_host(&table, "a gradient guard's record table")?,
@@ -229,8 +221,6 @@ impl GradientGuard {
         let records = states.guards_enqueued(first, &judged)?;
         rt.retain(stream, || {
             let mut keeps: Vec<Keep> = vec![
-                self.grads.clone(),
-                self.offsets.clone(),
                 self.chunks.clone(),
                 self.groups.clone(),
                 self.partials.clone(),
@@ -243,11 +233,7 @@ impl GradientGuard {
         .map_err(|e| e.in_kernel(kernel))?;
         let blocks = self.n_chunks.clamp(1, GUARD_MAX_BLOCKS);
         let mut values = guard_args(
-            [
-                self.grads.address(),
-                self.offsets.address(),
-                self.chunks.address(),
-            ],
+            self.chunks.address(),
             self.n_chunks,
             self.groups.address(),
             self.records.len() as u32,
@@ -255,9 +241,9 @@ impl GradientGuard {
         );
         let params = arg_pointers(&mut values);
         let shared = GUARD_SHARED_WORDS * size_of::<u64>() as u32;
-        // SAFETY: the entry's nine parameters (checked against its descriptor): our gradient
-        // table (each address a live gradient buffer we keep, of the lengths the chunks cover)
-        // and its offsets, our chunk table of `n_chunks` chunks, our table of groups (each
+        // SAFETY: the entry's seven parameters (checked against its descriptor): our chunk
+        // table of `n_chunks` chunks (each address in a live gradient buffer we keep, with as
+        // many values after it as the chunk's length), our table of groups (each
         // chunk range within it, each record number checked above to name a record of
         // `states` counted from `records`), our partials (two words per chunk), our counter;
         // the entry's shared memory.
@@ -277,20 +263,18 @@ fn guard_chunk_elements(total: usize) -> usize {
         .max(GUARD_CHUNK_QUANTUM)
 }
 
-/// `grad_guard_kernel`'s arguments in PTX order, checked against its descriptor: the gradient,
-/// offset and chunk tables, the chunk count, the groups table and its length, then the partials,
-/// the counter and the first record.
+/// `grad_guard_kernel`'s arguments in PTX order, checked against its descriptor: the chunk
+/// table and its length, the groups table and its length, then the partials, the counter and
+/// the first record.
 fn guard_args(
-    tables: [u64; 3],
+    chunks: u64,
     n_chunks: u32,
     groups: u64,
     n_groups: u32,
     outputs: [u64; 3],
-) -> [ArgValue; 9] {
+) -> [ArgValue; 7] {
     let values = [
-        ArgValue::Ptr(tables[0]),
-        ArgValue::Ptr(tables[1]),
-        ArgValue::Ptr(tables[2]),
+        ArgValue::Ptr(chunks),
         ArgValue::U32(n_chunks),
         ArgValue::Ptr(groups),
         ArgValue::U32(n_groups),
@@ -307,7 +291,7 @@ mod tests {
     /// A change to the guard entry's signature not followed here fails on the CPU.
     #[test]
     fn guard_args_match_the_entry_signature() {
-        assert_eq!(super::guard_args([1, 2, 3], 4, 5, 6, [7, 8, 9]).len(), 9);
+        assert_eq!(super::guard_args(1, 2, 3, 4, [5, 6, 7]).len(), 7);
     }
 
     /// Chunks are whole quanta (16-byte aligned starts, four loads in flight per thread), and a

@@ -35,18 +35,6 @@ pub(crate) fn push_chunks(
     t: usize,
     len: usize,
 ) -> Result<()> {
-    push_chunks_of(chunks, kernel, t, len, CHUNK_ELEMENTS)
-}
-
-/// [`push_chunks`] with chunks of `chunk_elements` elements (a multiple of 4).
-pub(crate) fn push_chunks_of(
-    chunks: &mut Vec<u32>,
-    kernel: &'static str,
-    t: usize,
-    len: usize,
-    chunk_elements: usize,
-) -> Result<()> {
-    debug_assert!(chunk_elements > 0 && chunk_elements.is_multiple_of(4));
     if len > u32::MAX as usize {
         return Err(Error::TooLarge {
             kernel,
@@ -55,8 +43,8 @@ pub(crate) fn push_chunks_of(
             limit: u32::MAX as usize,
         });
     }
-    for start in (0..len).step_by(chunk_elements) {
-        let chunk_len = chunk_elements.min(len - start);
+    for start in (0..len).step_by(CHUNK_ELEMENTS) {
+        let chunk_len = CHUNK_ELEMENTS.min(len - start);
         chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
     }
     Ok(())
