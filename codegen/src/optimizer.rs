@@ -74,7 +74,7 @@ impl Flavor {
         let state = format_ident!("{}", STEP_STATE);
         let scalars = crate::record::loads(k, &state);
         quote! {
-            let #bound: f32 = ::core::ptr::read_volatile(&(*#state).state.bound);
+            let #bound: f32 = (*#state).state.bound;
             #scalars
         }
     }
@@ -88,9 +88,8 @@ impl Flavor {
         match self {
             Flavor::Plain => quote! { let __adamant_grad_coef: f32 = 1.0; },
             Flavor::Stepped => quote! {
-                let (__adamant_skipped, __adamant_grad_coef) =
-                    #kernels::guard::verdict(&*#state);
-                let #work = if __adamant_skipped { 0 } else { #work };
+                let __adamant_grad_coef: f32 = #kernels::guard::grad_coef(&*#state);
+                let #work = if #kernels::guard::skips(&*#state) { 0 } else { #work };
             },
         }
     }

@@ -74,10 +74,7 @@ fn init_value(a: &Arg, lit: &Lit) -> TokenStream {
 
 /// The loads a stepped entry makes of its scalars, once per thread, under their own names:
 /// `#[step]` fields from the shared part, the others from their words. `state` is the record
-/// pointer (`*const StepRecord`). Volatile, as the bound's and the guard's
-/// ([`Flavor::state_loads`](crate::optimizer::Flavor)): every load of the record is issued at
-/// the entry's start, together, instead of after the guard's test (one trip to L2 per block,
-/// not two).
+/// pointer (`*const StepRecord`).
 pub(crate) fn loads(k: &OptimizerFn, state: &Ident) -> TokenStream {
     let words: Vec<(usize, &Arg)> = k.record_words().collect();
     let loads = k.scalars().map(|a| {
@@ -86,7 +83,7 @@ pub(crate) fn loads(k: &OptimizerFn, state: &Ident) -> TokenStream {
         match a.lifetime {
             Some(Lifetime::Step) => {
                 let field = format_ident!("{}", a.ident.unraw().to_string());
-                quote! { let #ident: f32 = ::core::ptr::read_volatile(&(*#state).state.#field); }
+                quote! { let #ident: f32 = (*#state).state.#field; }
             }
             _ => {
                 let slot = words
@@ -94,10 +91,7 @@ pub(crate) fn loads(k: &OptimizerFn, state: &Ident) -> TokenStream {
                     .find(|(_, w)| w.ident == a.ident)
                     .map(|(slot, _)| *slot)
                     .expect("every #[hyper]/#[derived] scalar has a word");
-                let value = from_word(
-                    a,
-                    quote! { ::core::ptr::read_volatile(&(*#state).scalars[#slot]) },
-                );
+                let value = from_word(a, quote! { (*#state).scalars[#slot] });
                 quote! { let #ident: #ty = #value; }
             }
         }

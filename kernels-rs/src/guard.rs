@@ -133,44 +133,24 @@ pub fn advance_skips(record: &mut StepRecord) -> bool {
     guard.skip != 0
 }
 
-/// What a stepped entry (or a schedule) reading `record` after its advance needs of the guard:
-/// whether it must leave everything as it was (a guarded record whose step was skipped, or whose
-/// advance did not take the step the guard ran for), and the multiplier of its `#[grad]` inputs
-/// (the clip coefficient, 1 for an unguarded record).
-///
-/// Every word is read before any is tested, and the tests do not branch: each block of a
-/// stepped entry starts with these loads, and issued together they cost one trip to L2, where
-/// tests between them cost one trip each (measured: 9 µs on the RL set's step, whose blocks
-/// are short).
-#[inline(always)]
-pub fn verdict(record: &StepRecord) -> (bool, f32) {
-    // SAFETY: plain reads of a live record's words; volatile keeps each one a load of its own,
-    // issued before the tests below, instead of sunk behind a branch.
-    let (mode, skip, epoch, step, coef) = unsafe {
-        (
-            core::ptr::read_volatile(&record.guard.mode),
-            core::ptr::read_volatile(&record.guard.skip),
-            core::ptr::read_volatile(&record.guard.epoch),
-            core::ptr::read_volatile(&record.state.step),
-            core::ptr::read_volatile(&record.guard.clip_coef),
-        )
-    };
-    let guarded = mode != 0;
-    let skipped = guarded & ((skip != 0) | (epoch != step));
-    (skipped, if guarded { coef } else { 1.0 })
-}
-
 /// Whether a stepped entry (or a schedule) reading `record` after its advance must leave
-/// everything as it was ([`verdict`]).
+/// everything as it was: a guarded record whose step was skipped, or whose advance did not take
+/// the step the guard ran for.
 #[inline(always)]
 pub fn skips(record: &StepRecord) -> bool {
-    verdict(record).0
+    let guard = &record.guard;
+    guard.mode != 0 && (guard.skip != 0 || guard.epoch != record.state.step)
 }
 
-/// The multiplier of a stepped entry's `#[grad]` inputs ([`verdict`]).
+/// The multiplier of a stepped entry's `#[grad]` inputs: the guard's clip coefficient, 1 for an
+/// unguarded record.
 #[inline(always)]
 pub fn grad_coef(record: &StepRecord) -> f32 {
-    verdict(record).1
+    if record.guard.mode != 0 {
+        record.guard.clip_coef
+    } else {
+        1.0
+    }
 }
 
 /// The f64 square root, correctly rounded (`sqrt.rn.f64` on the device).
