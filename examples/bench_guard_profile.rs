@@ -15,14 +15,18 @@ const REPS: usize = 3;
 
 fn profile(rt: &Adamant, what: &str, grads: &[&DeviceArray]) -> Result<()> {
     let single: Vec<[&dyn ReadBuffer; 1]> = grads.iter().map(|g| [*g as _]).collect();
-    let per_record: Vec<(usize, &[&dyn ReadBuffer])> =
-        single.iter().enumerate().map(|(r, g)| (r, &g[..])).collect();
+    let per_record: Vec<(usize, &[&dyn ReadBuffer])> = single
+        .iter()
+        .enumerate()
+        .map(|(r, g)| (r, &g[..]))
+        .collect();
     let guard = GradientGuard::per_record(&per_record)?;
-    let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?
-        .guarded(GuardSpec {
+    let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?.guarded(
+        GuardSpec {
             skip_non_finite: true,
             max_norm: Some(1e3),
-        })?;
+        },
+    )?;
     let states = StepStates::new(&vec![spec; grads.len()], QAbsRef::Owned { initial: 1.0 })?;
     let (start, end) = (
         Event::new(EventFlags::DEFAULT)?,
@@ -67,7 +71,9 @@ fn main() -> Result<()> {
         s.decision_transformer,
     ]
     .map(|n| DeviceArray::filled(n, 1e-3));
-    let grads = grads.into_iter().collect::<adamant::runtime::Result<Vec<_>>>()?;
+    let grads = grads
+        .into_iter()
+        .collect::<adamant::runtime::Result<Vec<_>>>()?;
     profile(&rt, "RL set", &grads.iter().collect::<Vec<_>>())?;
     Ok(())
 }

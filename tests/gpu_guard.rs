@@ -426,14 +426,22 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
     }
     // The same verdicts, bit for bit (the skip counted once per run: no advance between).
     let verdict = |g: &adamant_kernels::guard::StepGuard| {
-        (g.norm.to_bits(), g.clip_coef.to_bits(), g.first_non_finite, g.skip)
+        (
+            g.norm.to_bits(),
+            g.clip_coef.to_bits(),
+            g.first_non_finite,
+            g.skip,
+        )
     };
     assert_eq!(
         norms[0].iter().map(verdict).collect::<Vec<_>>(),
         norms[1].iter().map(verdict).collect::<Vec<_>>(),
         "the same sums, bit for bit"
     );
-    assert_eq!((norms[0][1].skipped_steps, norms[1][1].skipped_steps), (1, 2));
+    assert_eq!(
+        (norms[0][1].skipped_steps, norms[1][1].skipped_steps),
+        (1, 2)
+    );
     let guards = &norms[0];
     for (r, tensors) in host.iter().enumerate() {
         let sum: f64 = tensors

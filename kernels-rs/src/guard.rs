@@ -376,10 +376,8 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
                 let d = *quads.add(q + 3 * step);
                 // One test for the sixteen values: no branch between the loads, which stay in
                 // flight together.
-                let bad = any_non_finite(a)
-                    | any_non_finite(b)
-                    | any_non_finite(c)
-                    | any_non_finite(d);
+                let bad =
+                    any_non_finite(a) | any_non_finite(b) | any_non_finite(c) | any_non_finite(d);
                 if bad {
                     seen.add4(a, origin + 4 * q as u64);
                     seen.add4(b, origin + 4 * (q + step) as u64);
