@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 # The nightly whose NVPTX backend we build with (see build/src/toolchain.rs for the pinned commit).
 rustup component add rust-src --toolchain nightly >/dev/null
+# The default toolchain's linters, which CI runs before the tests.
+rustup component add rustfmt clippy >/dev/null
 
 # cust links -lcuda. Debian's real driver library lives in the non-free component.
 if [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so ]; then

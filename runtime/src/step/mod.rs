@@ -148,7 +148,7 @@ impl StepStates {
     /// # Errors
     ///
     /// Before anything is allocated: [`Error::InvalidHyper`] for an lr or beta out of the Adam
-    /// kernels' domains, the policy's errors ([`ClampPolicy::bound`]), and for a
+    /// kernels' domains, the policy's errors ([`ClampPolicy::bound`](crate::ClampPolicy::bound)), and for a
     /// [`QAbsRef::Slot`] past the end of its buffer [`Error::StepIndex`]. [`Error::OutOfMemory`]
     /// or [`Error::Cuda`] for the upload.
     pub fn new(specs: &[StepSpec], q_abs_ref: QAbsRef<'_>) -> Result<Self> {
