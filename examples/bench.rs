@@ -714,17 +714,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     // the advance, against the advance alone above (issue 23's budget: one read of the
     // gradients at the copy bandwidth plus 2 µs, at most 7 µs on the RL set).
     let (guard_rl_set_us, guard_rl_set_bytes) = {
-        let sizes = GroupSizes::RL_SET;
-        let lens = [
-            sizes.dqn_trunk,
-            sizes.dqn_heads,
-            sizes.iqn_online,
-            sizes.iql,
-            sizes.attention,
-            sizes.tlob,
-            sizes.curiosity,
-            sizes.decision_transformer,
-        ];
+        let lens = GroupSizes::RL_SET.in_order();
         let grads = lens
             .iter()
             .map(|&n| DeviceArray::filled(n, 1e-3))

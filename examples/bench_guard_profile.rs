@@ -59,18 +59,9 @@ fn main() -> Result<()> {
         let g = DeviceArray::filled(1 << log2, 1e-3)?;
         profile(&rt, &format!("2^{log2}"), &[&g])?;
     }
-    let s = GroupSizes::RL_SET;
-    let grads = [
-        s.dqn_trunk,
-        s.dqn_heads,
-        s.iqn_online,
-        s.iql,
-        s.attention,
-        s.tlob,
-        s.curiosity,
-        s.decision_transformer,
-    ]
-    .map(|n| DeviceArray::filled(n, 1e-3));
+    let grads = GroupSizes::RL_SET
+        .in_order()
+        .map(|n| DeviceArray::filled(n, 1e-3));
     let grads = grads
         .into_iter()
         .collect::<adamant::runtime::Result<Vec<_>>>()?;

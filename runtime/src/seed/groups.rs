@@ -68,6 +68,20 @@ impl GroupSizes {
         curiosity: 663_817,
         decision_transformer: 233_481,
     };
+
+    /// The sizes in record order ([`SEED_GROUPS`]' order, `TrainingGroups::all`'s).
+    pub fn in_order(&self) -> [usize; SESSION_GROUPS] {
+        [
+            self.dqn_trunk,
+            self.dqn_heads,
+            self.iqn_online,
+            self.iql,
+            self.attention,
+            self.tlob,
+            self.curiosity,
+            self.decision_transformer,
+        ]
+    }
 }
 
 /// Every parameter group of the seed's training step, on one GPU, each named as its field
