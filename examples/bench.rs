@@ -719,14 +719,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
             .iter()
             .map(|&n| DeviceArray::filled(n, 1e-3))
             .collect::<adamant::runtime::Result<Vec<_>>>()?;
-        let single: Vec<[&dyn adamant::runtime::ReadBuffer; 1]> =
-            grads.iter().map(|g| [g as _]).collect();
-        let per_record: Vec<(usize, &[&dyn adamant::runtime::ReadBuffer])> = single
-            .iter()
-            .enumerate()
-            .map(|(r, g)| (r, &g[..]))
-            .collect();
-        let guard = GradientGuard::per_record(&per_record)?;
+        let dyns: Vec<&dyn adamant::runtime::ReadBuffer> = grads.iter().map(|g| g as _).collect();
+        let guard = GradientGuard::one_per_record(&dyns)?;
         let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?.guarded(GuardSpec {
             skip_non_finite: true,
             max_norm: Some(1e3),

@@ -14,13 +14,8 @@ use anyhow::Result;
 const REPS: usize = 3;
 
 fn profile(rt: &Adamant, what: &str, grads: &[&DeviceArray]) -> Result<()> {
-    let single: Vec<[&dyn ReadBuffer; 1]> = grads.iter().map(|g| [*g as _]).collect();
-    let per_record: Vec<(usize, &[&dyn ReadBuffer])> = single
-        .iter()
-        .enumerate()
-        .map(|(r, g)| (r, &g[..]))
-        .collect();
-    let guard = GradientGuard::per_record(&per_record)?;
+    let dyns: Vec<&dyn ReadBuffer> = grads.iter().map(|g| *g as _).collect();
+    let guard = GradientGuard::one_per_record(&dyns)?;
     let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?.guarded(
         GuardSpec {
             skip_non_finite: true,

@@ -251,6 +251,12 @@ fn a_guard_without_records_or_naming_one_twice_is_refused() {
         }
         other => panic!("{:?}", other.err()),
     }
+    match GradientGuard::one_per_record(&[]) {
+        Err(Error::GuardGroups { problem, .. }) => {
+            assert!(problem.contains("no record"), "{problem}")
+        }
+        other => panic!("{:?}", other.err()),
+    }
     match GradientGuard::per_record(&[(2, &[]), (0, &[]), (2, &[])]) {
         Err(e @ Error::GuardGroups { .. }) => {
             assert!(e.to_string().contains("record 2 is named twice"), "{e}");

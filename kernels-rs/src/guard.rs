@@ -201,6 +201,13 @@ pub struct GuardGroup {
 /// `u32`s per [`GuardGroup`] (the runtime uploads the table as `u32`s).
 pub const GUARD_GROUP_WORDS: usize = 4;
 
+impl GuardGroup {
+    /// The group as the words the runtime uploads: its memory, word by word.
+    pub fn words(&self) -> [u32; GUARD_GROUP_WORDS] {
+        [self.first_chunk, self.end_chunk, self.record, self.reserved]
+    }
+}
+
 /// One chunk of a guard's work: `len` gradient values at device address `data`, the first of
 /// them element `origin` of its record's tensors counted one after another. The address is in
 /// the chunk itself, so a block reaches its data with one table read.
@@ -217,9 +224,20 @@ pub struct GuardChunk {
     pub reserved: u32,
 }
 
-/// `u64`s per [`GuardChunk`] (the runtime uploads the table as `u64`s: `data`, `origin`, then
-/// `len` in the low half of the third word).
+/// `u64`s per [`GuardChunk`] (the runtime uploads the table as `u64`s, [`GuardChunk::words`]).
 pub const GUARD_CHUNK_WORDS: usize = 3;
+
+impl GuardChunk {
+    /// The chunk as the words the runtime uploads: its memory, word by word (`len` in the low
+    /// half of the third word, both sides being little-endian).
+    pub fn words(&self) -> [u64; GUARD_CHUNK_WORDS] {
+        [
+            self.data,
+            self.origin,
+            u64::from(self.len) | (u64::from(self.reserved) << 32),
+        ]
+    }
+}
 
 /// The exponent bits of an `f32`: all set for NaN and the infinities, and only for them.
 const EXPONENT: u32 = 0x7f80_0000;
@@ -538,12 +556,28 @@ mod tests {
         }
     }
 
-    /// The host uploads both tables as words: their layouts are the word counts it uses.
+    /// The host uploads both tables as `words()`: they are the structs' memory, word by word,
+    /// so the device reads what the host meant.
     #[test]
-    fn the_tables_are_whole_words() {
-        assert_eq!(core::mem::size_of::<GuardChunk>(), 8 * GUARD_CHUNK_WORDS);
-        assert_eq!(core::mem::offset_of!(GuardChunk, len), 16);
-        assert_eq!(core::mem::size_of::<GuardGroup>(), 4 * GUARD_GROUP_WORDS);
+    fn the_tables_words_are_their_memory() {
+        let chunk = GuardChunk {
+            data: 0x1122_3344_5566_7788,
+            origin: 0x99,
+            len: 0xdead_beef,
+            reserved: 7,
+        };
+        // SAFETY: both are plain data of the same size (checked by the transmute).
+        let memory: [u64; GUARD_CHUNK_WORDS] = unsafe { core::mem::transmute(chunk) };
+        assert_eq!(chunk.words(), memory);
+        let group = GuardGroup {
+            first_chunk: 3,
+            end_chunk: 9,
+            record: 2,
+            reserved: 5,
+        };
+        // SAFETY: as above.
+        let memory: [u32; GUARD_GROUP_WORDS] = unsafe { core::mem::transmute(group) };
+        assert_eq!(group.words(), memory);
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use adamant_kernels::abi::ArgValue;
 use adamant_kernels::guard::{
-    grad_guard_kernel, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS, GUARD_MAX_BLOCKS,
-    GUARD_SHARED_WORDS, GUARD_THREADS,
+    grad_guard_kernel, GuardChunk, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS,
+    GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS, GUARD_THREADS,
 };
 use cust::stream::Stream;
 
@@ -101,6 +101,22 @@ impl GradientGuard {
         GradientGuard::per_record(&[(0, gradients)])
     }
 
+    /// One guard pass for several records of one tensor each: record `i` (counted from the one
+    /// [`GradientGuard::enqueue`] is given) is judged by `gradients[i]`, as
+    /// [`GradientGuard::per_record`] with one gradient per record.
+    ///
+    /// # Errors
+    ///
+    /// As [`GradientGuard::per_record`].
+    pub fn one_per_record(gradients: &[&dyn ReadBuffer]) -> Result<GradientGuard> {
+        let groups: Vec<(usize, &[&dyn ReadBuffer])> = gradients
+            .iter()
+            .enumerate()
+            .map(|(record, g)| (record, std::slice::from_ref(g)))
+            .collect();
+        GradientGuard::per_record(&groups)
+    }
+
     /// One guard pass for several records: `groups` pairs each record (counted from the one
     /// [`GradientGuard::enqueue`] is given) with the gradients of the tensors that step with
     /// it. One launch judges every record, each by its own gradients only: a group of eight
@@ -149,12 +165,14 @@ impl GradientGuard {
                     });
                 }
                 for start in (0..g.len()).step_by(chunk_elements) {
-                    let len = chunk_elements.min(g.len() - start);
-                    chunks.extend_from_slice(&[
-                        g.device_ptr() + 4 * start as u64,
-                        origin + start as u64,
-                        len as u64,
-                    ]);
+                    let chunk = GuardChunk {
+                        data: g.device_ptr() + 4 * start as u64,
+                        origin: origin + start as u64,
+                        // At most the gradient's length, checked above.
+                        len: chunk_elements.min(g.len() - start) as u32,
+                        reserved: 0,
+                    };
+                    chunks.extend_from_slice(&chunk.words());
                 }
                 origin += g.len() as u64;
             }
@@ -168,7 +186,7 @@ impl GradientGuard {
                 })?,
                 reserved: 0,
             };
-            table.extend_from_slice(&[group.first_chunk, group.end_chunk, group.record, 0]);
+            table.extend_from_slice(&group.words());
         }
         let n_chunks = (chunks.len() / GUARD_CHUNK_WORDS) as u32;
         // A table of no chunk still needs an allocation to point at (never read).

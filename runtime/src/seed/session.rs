@@ -410,13 +410,8 @@ impl<'rt> TrainingSession<'rt> {
         let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
         let every = groups.every();
-        let grads: Vec<[&dyn ReadBuffer; 1]> = every.iter().map(|g| [&g.grads as _]).collect();
-        let per_record: Vec<(usize, &[&dyn ReadBuffer])> = grads
-            .iter()
-            .enumerate()
-            .map(|(record, g)| (record, &g[..]))
-            .collect();
-        let guard = GradientGuard::per_record(&per_record)?;
+        let grads: Vec<&dyn ReadBuffer> = every.iter().map(|g| &g.grads as _).collect();
+        let guard = GradientGuard::one_per_record(&grads)?;
         let grad_scale = DeviceScalar::new(1.0)?;
         let grad_ptr = grad_scale.uniform_ptr();
         let uniforms = Uniforms {
