@@ -373,11 +373,9 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
             .unwrap()
     };
     // Record 3 is guarded and judged by no group here: the pass leaves it alone.
-    let states = StepStates::new(
-        &[spec(1.0), spec(1.0), spec(1e9), spec(1.0)],
-        QAbsRef::Owned { initial: 1.0 },
-    )
-    .unwrap();
+    let max_norms = [1.0f32, 1.0, 1e9, 1.0];
+    let specs: Vec<StepSpec> = max_norms.iter().map(|&m| spec(m)).collect();
+    let states = StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 }).unwrap();
     let values = |n: usize, salt: usize| -> Vec<f32> { (0..n).map(|i| grad(i, salt)).collect() };
     let sizes = [[4099usize, 70_001], [513, 9], [5_000_003, 0]];
     let mut host: Vec<Vec<Vec<f32>>> = sizes
@@ -461,7 +459,7 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
             "record {r}: norm {} vs f64 {norm}",
             g.norm
         );
-        let max_norm = [1.0f64, 1.0, 1e9][r];
+        let max_norm = max_norms[r] as f64;
         let coef = (max_norm / (norm + 1e-6)).min(1.0);
         assert!(
             (g.clip_coef as f64 - coef).abs() <= 1e-6 * coef,
