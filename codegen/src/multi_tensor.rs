@@ -50,8 +50,8 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
     let uniform_loads = uniform_loads(k);
     let uniforms = uniform_idents(k);
     let last = flavor.last_arg(kernels);
-    let state_loads = flavor.state_loads(k);
-    let guard = flavor.guard(kernels, &n_chunks);
+    let state_loads = flavor.state_loads(k, kernels, true);
+    let guard = flavor.guard();
     let records = format_ident!("{}", RECORDS);
     let records_arg = records_arg(kernels);
     let n = buffer_count(k);
@@ -105,7 +105,11 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
                 let __adamant_bound: f32 = #tensor_bound(#bound, *#scales.add(__adamant_tensor));
                 __adamant_sweep(
                     #(#buffer_idents,)*
-                    __adamant_chunk.len as usize,
+                    // A skipped step sweeps no element of any chunk. The chunk's other words
+                    // are still used, so its load is issued before the verdict is known and the
+                    // two trips to memory overlap (a test that left the loop would let the
+                    // compiler move the load after it).
+                    if __adamant_skip { 0 } else { __adamant_chunk.len as usize },
                     #kernels::builtins::thread_index() as usize,
                     #kernels::builtins::block_dim() as usize,
                     #(#uniforms,)*

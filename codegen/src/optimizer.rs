@@ -65,31 +65,47 @@ impl Flavor {
     }
 
     /// For the stepped entries, the loads of the bound and of every scalar from the record, once
-    /// per thread, under the names the sweep is called with.
-    pub(crate) fn state_loads(self, k: &OptimizerFn) -> TokenStream {
+    /// per thread, under the names the sweep is called with, and the guard's verdict
+    /// (`adamant_kernels::guard::verdict` for a single-tensor entry, `verdict_in_one_trip` for
+    /// a multi-tensor one, whose many short blocks each pay the record's trips).
+    pub(crate) fn state_loads(
+        self,
+        k: &OptimizerFn,
+        kernels: &KernelsCrate,
+        multi: bool,
+    ) -> TokenStream {
         if self == Flavor::Plain {
             return quote! {};
         }
         let bound = format_ident!("{}", BOUND);
         let state = format_ident!("{}", STEP_STATE);
         let scalars = crate::record::loads(k, &state);
+        let verdict = if multi {
+            quote!(verdict_in_one_trip)
+        } else {
+            quote!(verdict)
+        };
         quote! {
             let #bound: f32 = (*#state).state.bound;
             #scalars
+            let __adamant_verdict = #kernels::guard::#verdict(&*#state);
         }
     }
 
-    /// The step guard's part of an entry (`adamant_kernels::guard`): the multiplier of the
-    /// `#[grad]` inputs (the record's clip coefficient; 1 in a plain entry), and for a stepped
-    /// entry the skip: a skipped step sweeps no element (`work`, the length or the chunk count,
-    /// becomes 0), so it stores nothing and publishes an empty diagnostics record.
-    pub(crate) fn guard(self, kernels: &KernelsCrate, work: &Ident) -> TokenStream {
-        let state = format_ident!("{}", STEP_STATE);
+    /// The step guard's part of an entry (`adamant_kernels::guard`): `__adamant_grad_coef`, the
+    /// multiplier of the `#[grad]` inputs (the record's clip coefficient; 1 in a plain entry),
+    /// and `__adamant_skip` (false in a plain entry). A skipped step sweeps no element, so it
+    /// stores nothing and publishes an empty diagnostics record: the single-tensor entry's length
+    /// becomes 0, and so does every chunk's length in the multi-tensor entry.
+    pub(crate) fn guard(self) -> TokenStream {
         match self {
-            Flavor::Plain => quote! { let __adamant_grad_coef: f32 = 1.0; },
+            Flavor::Plain => quote! {
+                let __adamant_grad_coef: f32 = 1.0;
+                let __adamant_skip = false;
+            },
             Flavor::Stepped => quote! {
-                let __adamant_grad_coef: f32 = #kernels::guard::grad_coef(&*#state);
-                let #work = if #kernels::guard::skips(&*#state) { 0 } else { #work };
+                let __adamant_grad_coef: f32 = __adamant_verdict.grad_coef;
+                let __adamant_skip = __adamant_verdict.skip;
             },
         }
     }
@@ -659,8 +675,8 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
     let uniform_loads = uniform_loads(k);
     let records_arg = records_arg(kernels);
     let last = flavor.last_arg(kernels);
-    let state_loads = flavor.state_loads(k);
-    let guard = flavor.guard(kernels, &len);
+    let state_loads = flavor.state_loads(k, kernels, false);
+    let guard = flavor.guard();
     let buffer_idents = k.buffers().map(|a| &a.ident);
     let uniforms = uniform_idents(k);
     let n = buffer_count(k);
@@ -677,6 +693,7 @@ fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Toke
         ) {
             #state_loads
             #guard
+            let #len = if __adamant_skip { 0 } else { #len };
             #(#uniform_loads)*
             let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<#n>(__adamant_shared);

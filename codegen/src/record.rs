@@ -347,7 +347,7 @@ pub(crate) fn schedule_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenSt
                 let r = *indices.add(i) as usize;
                 let record = &mut *(states as *mut #record).add(r);
                 // A skipped step (the guard's) did not advance: its derived values stay.
-                if #kernels::guard::skips(record) {
+                if #kernels::guard::verdict(record).skip {
                     return;
                 }
                 let hyper = #kernel::Hyper::from_words(&record.scalars);

@@ -20,7 +20,7 @@
 //! advance or update finds no guard for its step skips that step (flagged
 //! [`FLAG_UNGUARDED_STEP`]) rather than stepping with another step's verdict.
 //!
-//! The record layout and the pure parts ([`finish`], [`skips`]) are ungated: the host tests them
+//! The record layout and the pure parts ([`finish`], [`verdict`]) are ungated: the host tests them
 //! against f64 references.
 use crate::kernel_entry;
 use crate::step::{StepRecord, StepState};
@@ -47,17 +47,19 @@ pub struct StepGuard {
     /// [`GUARD_SKIP_NON_FINITE`] | [`GUARD_CLIP`], or 0 for an unguarded record (whose entries
     /// and advance ignore everything below).
     pub mode: u32,
-    /// The clipping threshold (finite and `> 0` when [`GUARD_CLIP`] is set): set by the host.
-    pub max_norm: f32,
     /// The coefficient this step's `#[grad]` inputs are multiplied by (1 without clipping).
     pub clip_coef: f32,
-    /// This step's global gradient norm (NaN or inf when a gradient is non-finite).
-    pub norm: f32,
     /// 1 if this step is skipped (a non-finite gradient under [`GUARD_SKIP_NON_FINITE`]).
     pub skip: u32,
     /// The step the last guard run was for: the record's `step` plus one when it ran, which is
     /// the record's `step` once the advance has taken it.
     pub epoch: u32,
+    // The four words above are everything a stepped entry reads of the guard ([`verdict`]):
+    // they share one 16-byte group, so the entry fetches them in one vector load.
+    /// The clipping threshold (finite and `> 0` when [`GUARD_CLIP`] is set): set by the host.
+    pub max_norm: f32,
+    /// This step's global gradient norm (NaN or inf when a gradient is non-finite).
+    pub norm: f32,
     /// How many steps were skipped (non-finite or unguarded).
     pub skipped_steps: u32,
     /// The step number the last skipped step would have had.
@@ -133,23 +135,47 @@ pub fn advance_skips(record: &mut StepRecord) -> bool {
     guard.skip != 0
 }
 
-/// Whether a stepped entry (or a schedule) reading `record` after its advance must leave
-/// everything as it was: a guarded record whose step was skipped, or whose advance did not take
-/// the step the guard ran for.
-#[inline(always)]
-pub fn skips(record: &StepRecord) -> bool {
-    let guard = &record.guard;
-    guard.mode != 0 && (guard.skip != 0 || guard.epoch != record.state.step)
+/// What a stepped entry (or a schedule) does with `record` after its advance ([`verdict`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// Leave everything as it was: a guarded record whose step was skipped, or whose advance
+    /// did not take the step the guard ran for.
+    pub skip: bool,
+    /// The multiplier of the `#[grad]` inputs: the guard's clip coefficient, 1 for an
+    /// unguarded record.
+    pub grad_coef: f32,
 }
 
-/// The multiplier of a stepped entry's `#[grad]` inputs: the guard's clip coefficient, 1 for an
-/// unguarded record.
+/// The guard's verdict on `record`, read word after word as the test needs them (the mode,
+/// then the skip, then the epoch against the step): the fewest live registers, at the price of
+/// dependent trips to memory. The single-tensor stepped entries take it: their data loads wait
+/// for the verdict whatever its form, and with [`verdict_in_one_trip`] ptxas gives them 3 to 5
+/// more registers (`curiosity_adam_step_stepped` then needs 68, past the 64 of full
+/// occupancy). The schedules take it too (one thread per record).
 #[inline(always)]
-pub fn grad_coef(record: &StepRecord) -> f32 {
-    if record.guard.mode != 0 {
-        record.guard.clip_coef
-    } else {
-        1.0
+pub fn verdict(record: &StepRecord) -> Verdict {
+    let g = &record.guard;
+    Verdict {
+        skip: g.mode != 0 && (g.skip != 0 || g.epoch != record.state.step),
+        grad_coef: if g.mode != 0 { g.clip_coef } else { 1.0 },
+    }
+}
+
+/// [`verdict`], with every word read unconditionally and combined without a branch: the
+/// guard's first 16 bytes and the step number are independent loads, issued together with the
+/// record's other loads and the block's first chunk, so a block pays one trip to memory for
+/// them rather than a chain of three. The multi-tensor stepped entries take it: a set of many
+/// small tensors is many short blocks, each paying the record's trips before its first chunk
+/// (the chain cost the RL set's six launches about 9 µs on an H100).
+#[inline(always)]
+pub fn verdict_in_one_trip(record: &StepRecord) -> Verdict {
+    let g = &record.guard;
+    let (mode, clip_coef, skip, epoch) = (g.mode, g.clip_coef, g.skip, g.epoch);
+    let step = record.state.step;
+    let guarded = mode != 0;
+    Verdict {
+        skip: guarded & ((skip != 0) | (epoch != step)),
+        grad_coef: if guarded { clip_coef } else { 1.0 },
     }
 }
 
@@ -623,7 +649,7 @@ mod tests {
             assert_eq!(r.state.flags & FLAG_SKIPPED_STEP, FLAG_SKIPPED_STEP);
             // The advance does not take the step, and the entries see it skipped.
             assert!(advance_skips(&mut r));
-            assert!(skips(&r));
+            assert!(verdict(&r).skip);
             assert_eq!(r.state.step, 499);
         }
         // Clipping alone (no skip): the NaN reaches the update, not hidden by a coefficient.
@@ -638,18 +664,18 @@ mod tests {
         finish(&mut r, 1.0, NO_NON_FINITE);
         assert!(!advance_skips(&mut r));
         r.state.step += 1; // the advance took step 11
-        assert!(!skips(&r));
+        assert!(!verdict(&r).skip);
         // Step 12 without a guard run: the advance refuses it, the entries skip.
         assert!(advance_skips(&mut r));
         assert_eq!(r.state.flags & FLAG_UNGUARDED_STEP, FLAG_UNGUARDED_STEP);
         assert_eq!((r.guard.skipped_steps, r.guard.last_skipped_step), (1, 12));
         assert_eq!(r.state.step, 11);
-        assert!(skips(&r), "the entries leave everything as it was");
+        assert!(verdict(&r).skip, "the entries leave everything as it was");
         // The next guard run clears the verdict for its own step.
         finish(&mut r, 4.0, NO_NON_FINITE);
         assert!(!advance_skips(&mut r));
         r.state.step += 1;
-        assert!(!skips(&r));
+        assert!(!verdict(&r).skip);
     }
 
     #[test]
@@ -659,7 +685,46 @@ mod tests {
         finish(&mut r, f64::NAN, 3);
         assert_eq!(r.guard.epoch, 0);
         assert!(!advance_skips(&mut r));
-        assert!(!skips(&r));
-        assert_eq!(grad_coef(&r), 1.0);
+        assert!(!verdict(&r).skip);
+        assert_eq!(verdict(&r).grad_coef, 1.0);
+    }
+
+    #[test]
+    fn the_verdict_is_the_guards_rule_for_every_combination() {
+        // The rule as the first version wrote it, with branches.
+        let rule = |r: &StepRecord| {
+            r.guard.mode != 0 && (r.guard.skip != 0 || r.guard.epoch != r.state.step)
+        };
+        for mode in [0, GUARD_SKIP_NON_FINITE, GUARD_CLIP, GUARD_SKIP_NON_FINITE | GUARD_CLIP] {
+            for skip in [0, 1, 7] {
+                for epoch in [4, 5, 6] {
+                    let mut r = guarded(mode, 1.0, 5);
+                    (r.guard.skip, r.guard.epoch, r.guard.clip_coef) = (skip, epoch, 0.25);
+                    for v in [verdict(&r), verdict_in_one_trip(&r)] {
+                        assert_eq!(v.skip, rule(&r), "mode {mode} skip {skip} epoch {epoch}");
+                        let coef = if mode == 0 { 1.0 } else { 0.25 };
+                        assert_eq!(v.grad_coef, coef, "mode {mode}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_words_an_entry_reads_share_one_16_byte_group() {
+        use core::mem::offset_of;
+        let guard = offset_of!(StepRecord, guard);
+        assert_eq!(guard % 16, 0);
+        for word in [
+            offset_of!(StepGuard, mode),
+            offset_of!(StepGuard, clip_coef),
+            offset_of!(StepGuard, skip),
+            offset_of!(StepGuard, epoch),
+        ] {
+            assert!(word < 16, "{word}");
+        }
+        // The step number shares the group of the betas the Adam entries read.
+        let step = offset_of!(StepRecord, state) + offset_of!(StepState, step);
+        assert_eq!(step / 16, (offset_of!(StepRecord, state) + offset_of!(StepState, beta1)) / 16);
     }
 }
