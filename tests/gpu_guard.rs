@@ -137,9 +137,10 @@ fn a_nan_gradient_skips_its_step_inside_the_graph_and_nothing_changes() {
     );
     let graph = {
         let (guard, states, records, group) = (&guard_r, &sr, &rr, &mut replayed);
+        // The replay advances in the guard's own launch; the eager run below with a separate
+        // advance: the two must agree bit for bit.
         rt.capture(vec![Box::new(|s: &Stream| {
-            guard.enqueue(&rt, s, states, 0)?;
-            states.advance(&rt, s)?;
+            guard.enqueue_and_advance(&rt, s, states)?;
             group.launch(&rt, s, states, records)
         })])
         .unwrap()
@@ -339,11 +340,53 @@ fn a_guarded_record_refuses_a_step_without_its_guard() {
         guard.enqueue(&rt, rt.stream(), &guarded, 3),
         Err(Error::StepIndex { index: 3, .. })
     ));
-    // With its guard, the step goes.
+    // The fused pass refuses the same way, before anything is enqueued.
+    assert!(matches!(
+        guard.enqueue_and_advance(&rt, rt.stream(), &unguarded),
+        Err(Error::NotGuarded { index: 0 })
+    ));
+    let two = GradientGuard::per_record(&[(1, &[&g])]).unwrap();
+    assert!(matches!(
+        two.enqueue_and_advance(&rt, rt.stream(), &guarded),
+        Err(Error::StepIndex { index: 1, .. })
+    ));
+    // A guard judging record 0 only, over two guarded records: record 1 has no guard run.
+    let pair = {
+        let h = hyper();
+        let spec = StepSpec::adam(&h, StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }))
+            .and_then(|s| {
+                s.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                    eps: h.eps,
+                    weight_decay: h.weight_decay,
+                })
+            })
+            .and_then(|s| s.guarded(GuardSpec::SKIP_NON_FINITE))
+            .unwrap();
+        StepStates::new(&[spec.clone(), spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+    };
+    assert!(matches!(
+        guard.enqueue_and_advance(&rt, rt.stream(), &pair),
+        Err(Error::Unguarded { index: 1 })
+    ));
+    rt.synchronize().unwrap();
+    assert_eq!(
+        pair.read().unwrap().iter().map(|r| r.step).collect::<Vec<_>>(),
+        [0, 0],
+        "a refused fused pass enqueued nothing"
+    );
+    // Record 1's own guard enqueued first, then the fused pass of record 0: both step.
+    two.enqueue(&rt, rt.stream(), &pair, 0).unwrap();
+    guard.enqueue_and_advance(&rt, rt.stream(), &pair).unwrap();
+    // With its guard, the step goes, separately or fused.
     guard.enqueue(&rt, rt.stream(), &guarded, 0).unwrap();
     guarded.advance(&rt, rt.stream()).unwrap();
+    guard.enqueue_and_advance(&rt, rt.stream(), &guarded).unwrap();
     rt.synchronize().unwrap();
-    assert_eq!(guarded.read().unwrap()[0].step, 1);
+    assert_eq!(guarded.read().unwrap()[0].step, 2);
+    assert_eq!(
+        pair.read().unwrap().iter().map(|r| r.step).collect::<Vec<_>>(),
+        [1, 1]
+    );
 }
 
 /// One guard pass judges several records, each by its own gradients only: record 0 (two

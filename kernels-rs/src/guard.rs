@@ -372,6 +372,11 @@ unsafe fn block_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
 /// and resets the arrival counter. Launched with at most [`GUARD_MAX_BLOCKS`] blocks of
 /// [`GUARD_THREADS`] threads and [`GUARD_SHARED_WORDS`] `u64`s of dynamic shared memory.
 ///
+/// With `n_advance > 0` the last block then advances the first `n_advance` records from
+/// `records` itself, as [`crate::step::step_advance_kernel`] would (publishing each to
+/// `mirror`): a guarded step needs no advance node of its own, and the advance sees the
+/// verdicts just written, in the same block, after a barrier.
+///
 /// The order of every sum depends only on the tables and the block size, which the runtime
 /// fixes when it builds the guard: an eager step and its replay compute the same bits.
 ///
@@ -379,6 +384,7 @@ unsafe fn block_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
 /// `#[kernel_entry]` writes report words through its `#[output]`s); the runtime binds only
 /// its own here.
 #[kernel_entry]
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
     #[index] chunks: *const GuardChunk,
     n_chunks: u32,
@@ -387,6 +393,8 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
     #[output] partials: *mut u64,
     #[output] arrivals: *mut u32,
     #[output] records: *mut u32,
+    n_advance: u32,
+    #[output] mirror: *mut u32,
 ) {
     use crate::builtins::{
         atomic_add_u32_acq_rel, atomic_load_u64, block_dim, block_index, dynamic_shared,
@@ -499,6 +507,15 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
     }
     if tid == 0 {
         *arrivals = 0;
+    }
+    if n_advance > 0 {
+        // The verdicts above were written by other threads of this block.
+        sync_threads();
+        let mut i = tid as usize;
+        while i < n_advance as usize {
+            crate::step::advance_record(records, mirror, i);
+            i += threads as usize;
+        }
     }
 }
 

@@ -171,20 +171,33 @@ pub unsafe extern "gpu-kernel" fn step_advance_kernel(
 ) {
     let i = crate::builtins::global_thread_index();
     if i < n_states as usize {
-        let record = &mut *(states as *mut StepRecord).add(i);
-        // A guarded record whose step is skipped (a non-finite gradient, or no guard run for
-        // it) keeps its step number, bias corrections and bound.
-        if !crate::guard::advance_skips(record) {
-            let state = &mut record.state;
-            let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
-                *(state.q_abs_ref as *const f32)
-            } else {
-                f32::NAN
-            };
-            advance(state, q_abs_ref);
-        }
-        publish(&mut *(mirror as *mut StepRecord).add(i), record);
+        advance_record(states, mirror, i);
     }
+}
+
+/// Advances record `i` of the array at `states` and publishes it to the same place of
+/// `mirror`: [`step_advance_kernel`]'s work for one record, and the advance that the guard's
+/// last block does for a fused step ([`crate::guard::grad_guard_kernel`]).
+///
+/// # Safety
+///
+/// `states` and `mirror` hold at least `i + 1` records; no other thread touches record `i`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))] // the host has no entry bodies
+pub(crate) unsafe fn advance_record(states: *mut u32, mirror: *mut u32, i: usize) {
+    let record = &mut *(states as *mut StepRecord).add(i);
+    // A guarded record whose step is skipped (a non-finite gradient, or no guard run for
+    // it) keeps its step number, bias corrections and bound.
+    if !crate::guard::advance_skips(record) {
+        let state = &mut record.state;
+        let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
+            *(state.q_abs_ref as *const f32)
+        } else {
+            f32::NAN
+        };
+        advance(state, q_abs_ref);
+    }
+    publish(&mut *(mirror as *mut StepRecord).add(i), record);
 }
 
 /// Copies `record` to `to`, part by part. `mirror` is host memory: every store is a PCIe write,

@@ -1,6 +1,8 @@
 //! The host side of the step's own protection (`adamant_kernels::guard`): a [`GradientGuard`]
 //! holds the device tables of one set of gradients (the tensors that step with one guarded
-//! record) and enqueues the pass that judges them, before the record's advance. Recorded into
+//! record) and enqueues the pass that judges them, before the record's advance (or with it:
+//! [`GradientGuard::enqueue_and_advance`] has the pass's last block advance the records, one
+//! launch for both). Recorded into
 //! a graph, every replay judges its own step's gradients: a non-finite gradient skips the step
 //! (nothing written, `t` kept, the skip counted in the record), and with clipping the stepped
 //! entries scale their `#[grad]` inputs by the global-norm coefficient. No host synchronisation.
@@ -11,6 +13,7 @@ use adamant_kernels::guard::{
     grad_guard_kernel, GuardChunk, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS,
     GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS, GUARD_THREADS,
 };
+use cust::function::Function;
 use cust::stream::Stream;
 
 use crate::buffers::{keep_of, ReadBuffer};
@@ -51,8 +54,8 @@ use crate::step::StepStates;
 /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
 /// let guard = GradientGuard::new(&[&g])?;
 /// let mut step = |g: &DeviceArray| -> adamant_runtime::Result<()> {
-///     guard.enqueue(&rt, rt.stream(), &states, 0)?; // judge this step's gradients
-///     states.advance(&rt, rt.stream())?;              // t += 1 unless skipped
+///     // Judge this step's gradients, then t += 1 unless skipped: one launch.
+///     guard.enqueue_and_advance(&rt, rt.stream(), &states)?;
 ///     let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
 ///     let k = iqn_adam_kernel::StepScalars {};
 ///     rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &k, &states, 0, &records)?;
@@ -238,33 +241,84 @@ impl GradientGuard {
             .collect();
         let records = states.guards_enqueued(first, &judged)?;
         rt.retain(stream, || {
-            let mut keeps: Vec<Keep> = vec![
-                self.chunks.clone(),
-                self.groups.clone(),
-                self.partials.clone(),
-                self.arrivals.clone(),
-            ];
-            keeps.extend(self.gradients.iter().cloned());
+            let mut keeps = self.keeps();
             keeps.extend(states.keeps());
             keeps
         })
         .map_err(|e| e.in_kernel(kernel))?;
+        self.launch(function, stream, records, None)
+    }
+
+    /// The guard pass and the advance of every record of `states`, in one launch: what
+    /// [`GradientGuard::enqueue`] with `first = 0` followed by [`StepStates::advance`] do, with
+    /// the advance done by the pass's last block once it has judged the records. A captured
+    /// step has one node fewer, and the advance no dependent launch of its own (about 2 µs of
+    /// a graph's critical path on an H100). The kernels' schedules, if any, follow as
+    /// [`StepStates::advance`] enqueues them.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is enqueued: those of [`GradientGuard::enqueue`] and
+    /// [`StepStates::advance`] ([`Error::Unguarded`] for a guarded record this guard does not
+    /// judge and no guard was enqueued for). [`Error::Cuda`] if the driver refuses a launch.
+    pub fn enqueue_and_advance(
+        &self,
+        rt: &Adamant,
+        stream: &Stream,
+        states: &StepStates,
+    ) -> Result<()> {
+        let kernel = grad_guard_kernel::DESCRIPTOR.name;
+        let function = rt.function(&grad_guard_kernel::DESCRIPTOR)?;
+        let judged: Vec<usize> = self.records.iter().map(|&r| r as usize).collect();
+        let schedules = states.begin_advance(rt, stream, kernel, &judged, || self.keeps())?;
+        let (records, mirror) = states.advance_targets();
+        self.launch(function, stream, records, Some((states.len() as u32, mirror)))?;
+        states.launch_schedules(stream, schedules)
+    }
+
+    /// What a capture of the pass keeps alive: the tables, partials and counter, and a share
+    /// of every gradient.
+    fn keeps(&self) -> Vec<Keep> {
+        let mut keeps: Vec<Keep> = vec![
+            self.chunks.clone(),
+            self.groups.clone(),
+            self.partials.clone(),
+            self.arrivals.clone(),
+        ];
+        keeps.extend(self.gradients.iter().cloned());
+        keeps
+    }
+
+    /// Launches the pass judging the records from `records`, and with `advance` (a record
+    /// count and the page-locked copy's address) advancing that many records from `records`.
+    fn launch(
+        &self,
+        function: &Function<'_>,
+        stream: &Stream,
+        records: u64,
+        advance: Option<(u32, u64)>,
+    ) -> Result<()> {
+        let kernel = grad_guard_kernel::DESCRIPTOR.name;
         let blocks = self.n_chunks.clamp(1, GUARD_MAX_BLOCKS);
+        let (n_advance, mirror) = advance.unwrap_or((0, 0));
         let mut values = guard_args(
             self.chunks.address(),
             self.n_chunks,
             self.groups.address(),
             self.records.len() as u32,
             [self.partials.address(), self.arrivals.address(), records],
+            n_advance,
+            mirror,
         );
         let params = arg_pointers(&mut values);
         let shared = GUARD_SHARED_WORDS * size_of::<u64>() as u32;
-        // SAFETY: the entry's seven parameters (checked against its descriptor): our chunk
+        // SAFETY: the entry's nine parameters (checked against its descriptor): our chunk
         // table of `n_chunks` chunks (each address in a live gradient buffer we keep, with as
         // many values after it as the chunk's length), our table of groups (each
-        // chunk range within it, each record number checked above to name a record of
-        // `states` counted from `records`), our partials (two words per chunk), our counter;
-        // the entry's shared memory.
+        // chunk range within it, each record number checked by the caller to name a record of
+        // the states counted from `records`), our partials (two words per chunk), our counter;
+        // with an advance, the states' `n_advance` records from `records` and their mapped
+        // copy of the same length (`StepStates::advance_targets`); the entry's shared memory.
         unsafe { stream.launch(function, blocks, GUARD_THREADS, shared, &params) }
             .during_with(|| format!("launching {kernel} ({} chunks)", self.n_chunks))
     }
@@ -283,14 +337,16 @@ fn guard_chunk_elements(total: usize) -> usize {
 
 /// `grad_guard_kernel`'s arguments in PTX order, checked against its descriptor: the chunk
 /// table and its length, the groups table and its length, then the partials, the counter and
-/// the first record.
+/// the first record, then how many records to advance (0: none) and their page-locked copy.
 fn guard_args(
     chunks: u64,
     n_chunks: u32,
     groups: u64,
     n_groups: u32,
     outputs: [u64; 3],
-) -> [ArgValue; 7] {
+    n_advance: u32,
+    mirror: u64,
+) -> [ArgValue; 9] {
     let values = [
         ArgValue::Ptr(chunks),
         ArgValue::U32(n_chunks),
@@ -299,6 +355,8 @@ fn guard_args(
         ArgValue::Ptr(outputs[0]),
         ArgValue::Ptr(outputs[1]),
         ArgValue::Ptr(outputs[2]),
+        ArgValue::U32(n_advance),
+        ArgValue::Ptr(mirror),
     ];
     crate::launch::assert_args_match(&grad_guard_kernel::DESCRIPTOR, &values);
     values
@@ -309,7 +367,7 @@ mod tests {
     /// A change to the guard entry's signature not followed here fails on the CPU.
     #[test]
     fn guard_args_match_the_entry_signature() {
-        assert_eq!(super::guard_args(1, 2, 3, 4, [5, 6, 7]).len(), 7);
+        assert_eq!(super::guard_args(1, 2, 3, 4, [5, 6, 7], 8, 9).len(), 9);
     }
 
     /// Chunks are whole quanta (16-byte aligned starts, four loads in flight per thread), and a

@@ -571,11 +571,9 @@ impl<'rt> TrainingSession<'rt> {
         } = self;
         let (rt, states, u, guard) = (*rt, &*states, *uniforms, &*guard);
         // Every group's gradients judged in one pass (a non-finite one skips that group's
-        // step), then the advance.
-        let before: Branch<'_> = Box::new(move |s: &Stream| {
-            guard.enqueue(rt, s, states, 0)?;
-            states.advance(rt, s)
-        });
+        // step), whose last block then advances the records.
+        let before: Branch<'_> =
+            Box::new(move |s: &Stream| guard.enqueue_and_advance(rt, s, states));
         // In `TrainingGroups::all`'s order, which is the records' order.
         let (
             [dqn_trunk, dqn_heads, iqn_online, iql, attention, tlob, curiosity, decision_transformer],

@@ -312,31 +312,8 @@ impl StepStates {
             self.advanced.store(true, Ordering::Release);
             return Ok(());
         }
-        // Every entry is looked up before anything is enqueued: a missing schedule must not
-        // leave the records advanced without their derived values.
         let function = rt.function(&step_advance_kernel::DESCRIPTOR)?;
-        let schedules = self
-            .schedules
-            .iter()
-            .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
-            .collect::<Result<Vec<_>>>()?;
-        {
-            // A guarded record's step needs its guard run first (the device would skip it
-            // otherwise, flagged); refused here, before anything is enqueued.
-            let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(index) = mirror
-                .iter()
-                .position(|r| r.guard_mode != 0 && !r.guard_pending)
-            {
-                return Err(Error::Unguarded { index });
-            }
-            rt.retain(stream, || self.keeps())
-                .map_err(|e| e.in_kernel(kernel))?;
-            for record in mirror.iter_mut() {
-                record.guard_pending = false;
-            }
-        }
-        self.advanced.store(true, Ordering::Release);
+        let schedules = self.begin_advance(rt, stream, kernel, &[], Vec::new)?;
         let mut values = advance_args(self.records.address(), n, self.advanced_host.device_ptr());
         let params = arg_pointers(&mut values);
         const THREADS: u32 = 32;
@@ -345,6 +322,66 @@ impl StepStates {
         // the same length.
         unsafe { stream.launch(function, n.div_ceil(THREADS), THREADS, 0, &params) }
             .during_with(|| format!("launching {kernel} ({n} records)"))?;
+        self.launch_schedules(stream, schedules)
+    }
+
+    /// Everything an advance checks and records before its launch, shared by
+    /// [`StepStates::advance`] and the guard's fused advance
+    /// ([`GradientGuard::enqueue_and_advance`](crate::GradientGuard::enqueue_and_advance)), whose
+    /// launch judges the records `judged` first. Nothing is enqueued and no host state changes
+    /// unless every check passes: every schedule entry is loaded (a missing one must not leave
+    /// the records advanced without their derived values), every guarded record has its guard
+    /// run (enqueued before, or `judged` here), and `stream`'s capture (if any) keeps the
+    /// records and `keeps`. Returns the schedules to launch after the advance.
+    pub(crate) fn begin_advance<'f>(
+        &self,
+        rt: &'f Adamant,
+        stream: &Stream,
+        kernel: &'static str,
+        judged: &[usize],
+        keeps: impl FnOnce() -> Vec<Keep>,
+    ) -> Result<Vec<PendingSchedule<'_, 'f>>> {
+        let schedules = self
+            .schedules
+            .iter()
+            .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        for &index in judged {
+            self.record_ptr(index)?;
+            if mirror[index].guard_mode == 0 {
+                return Err(Error::NotGuarded { index });
+            }
+        }
+        // A guarded record's step needs its guard run first (the device would skip it
+        // otherwise, flagged); refused here, before anything is enqueued.
+        if let Some(index) = mirror
+            .iter()
+            .enumerate()
+            .position(|(i, r)| r.guard_mode != 0 && !r.guard_pending && !judged.contains(&i))
+        {
+            return Err(Error::Unguarded { index });
+        }
+        rt.retain(stream, || {
+            let mut all = self.keeps();
+            all.extend(keeps());
+            all
+        })
+        .map_err(|e| e.in_kernel(kernel))?;
+        for record in mirror.iter_mut() {
+            record.guard_pending = false;
+        }
+        self.advanced.store(true, Ordering::Release);
+        Ok(schedules)
+    }
+
+    /// Enqueues the schedules [`StepStates::begin_advance`] returned, after the advance.
+    pub(crate) fn launch_schedules(
+        &self,
+        stream: &Stream,
+        schedules: Vec<PendingSchedule<'_, '_>>,
+    ) -> Result<()> {
+        const THREADS: u32 = 32;
         for (descriptor, function, table) in schedules {
             let count = table.len() as u32;
             let mut values = schedule_args(
@@ -362,6 +399,11 @@ impl StepStates {
                 .during_with(|| format!("launching {} ({count} records)", descriptor.name))?;
         }
         Ok(())
+    }
+
+    /// The records' array and its page-locked copy (device addresses), for a fused advance.
+    pub(crate) fn advance_targets(&self) -> (u64, u64) {
+        (self.records.address(), self.advanced_host.device_ptr())
     }
 
     /// The learning rate record `index` was last given (by its spec or [`StepStates::set_lr`]).
@@ -568,6 +610,13 @@ fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()
 
 /// A schedule entry and the indices of the records it advances (on the device).
 type ScheduleTable = (&'static KernelDescriptor, Arc<DeviceMemory<u32>>);
+
+/// A schedule entry loaded for an advance in progress: its descriptor, function and table.
+pub(crate) type PendingSchedule<'s, 'f> = (
+    &'static KernelDescriptor,
+    &'f cust::function::Function<'f>,
+    &'s Arc<DeviceMemory<u32>>,
+);
 
 /// The schedule tables of `records`: per schedule entry among their kernels, the indices of the
 /// records made for it, uploaded. Setup only.

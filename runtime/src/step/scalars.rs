@@ -490,7 +490,7 @@ mod tests {
             .unwrap();
         let record = Mirror::of(&clipping, clipping.words(), 100.0);
         let write = plan(&record, 0, "max_norm", ArgValue::F32(0.5)).unwrap();
-        assert_eq!(write.offset, 64 + 4);
+        assert_eq!(write.offset, 64 + 16);
         assert_eq!(write.bits, 0.5f32.to_bits());
         for bad in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
             assert!(matches!(
