@@ -431,7 +431,13 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         iqn: adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay)?,
         iql: adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0)?,
         attn: adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay)?,
-        cur: adam_scalars!(curiosity_adam_step, AdamHyper { weight_decay: 0.0, ..h })?,
+        cur: adam_scalars!(
+            curiosity_adam_step,
+            AdamHyper {
+                weight_decay: 0.0,
+                ..h
+            }
+        )?,
         isv,
         dt_policy,
     };

@@ -370,7 +370,11 @@ fn a_guarded_record_refuses_a_step_without_its_guard() {
     ));
     rt.synchronize().unwrap();
     assert_eq!(
-        pair.read().unwrap().iter().map(|r| r.step).collect::<Vec<_>>(),
+        pair.read()
+            .unwrap()
+            .iter()
+            .map(|r| r.step)
+            .collect::<Vec<_>>(),
         [0, 0],
         "a refused fused pass enqueued nothing"
     );
@@ -380,11 +384,17 @@ fn a_guarded_record_refuses_a_step_without_its_guard() {
     // With its guard, the step goes, separately or fused.
     guard.enqueue(&rt, rt.stream(), &guarded, 0).unwrap();
     guarded.advance(&rt, rt.stream()).unwrap();
-    guard.enqueue_and_advance(&rt, rt.stream(), &guarded).unwrap();
+    guard
+        .enqueue_and_advance(&rt, rt.stream(), &guarded)
+        .unwrap();
     rt.synchronize().unwrap();
     assert_eq!(guarded.read().unwrap()[0].step, 2);
     assert_eq!(
-        pair.read().unwrap().iter().map(|r| r.step).collect::<Vec<_>>(),
+        pair.read()
+            .unwrap()
+            .iter()
+            .map(|r| r.step)
+            .collect::<Vec<_>>(),
         [1, 1]
     );
 }

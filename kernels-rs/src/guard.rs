@@ -712,7 +712,12 @@ mod tests {
         let rule = |r: &StepRecord| {
             r.guard.mode != 0 && (r.guard.skip != 0 || r.guard.epoch != r.state.step)
         };
-        for mode in [0, GUARD_SKIP_NON_FINITE, GUARD_CLIP, GUARD_SKIP_NON_FINITE | GUARD_CLIP] {
+        for mode in [
+            0,
+            GUARD_SKIP_NON_FINITE,
+            GUARD_CLIP,
+            GUARD_SKIP_NON_FINITE | GUARD_CLIP,
+        ] {
             for skip in [0, 1, 7] {
                 for epoch in [4, 5, 6] {
                     let mut r = guarded(mode, 1.0, 5);
@@ -742,6 +747,9 @@ mod tests {
         }
         // The step number shares the group of the betas the Adam entries read.
         let step = offset_of!(StepRecord, state) + offset_of!(StepState, step);
-        assert_eq!(step / 16, (offset_of!(StepRecord, state) + offset_of!(StepState, beta1)) / 16);
+        assert_eq!(
+            step / 16,
+            (offset_of!(StepRecord, state) + offset_of!(StepState, beta1)) / 16
+        );
     }
 }

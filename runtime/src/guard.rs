@@ -269,10 +269,14 @@ impl GradientGuard {
     ) -> Result<()> {
         let kernel = grad_guard_kernel::DESCRIPTOR.name;
         let function = rt.function(&grad_guard_kernel::DESCRIPTOR)?;
-        let judged: Vec<usize> = self.records.iter().map(|&r| r as usize).collect();
-        let schedules = states.begin_advance(rt, stream, kernel, &judged, || self.keeps())?;
+        let schedules = states.begin_advance(rt, stream, kernel, &self.records, || self.keeps())?;
         let (records, mirror) = states.advance_targets();
-        self.launch(function, stream, records, Some((states.len() as u32, mirror)))?;
+        self.launch(
+            function,
+            stream,
+            records,
+            Some((states.len() as u32, mirror)),
+        )?;
         states.launch_schedules(stream, schedules)
     }
 
