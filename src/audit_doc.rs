@@ -4,15 +4,14 @@
 //! and "Mech 9" kernel list had to be updated by hand with every new slot or kernel.
 //!
 //! It lives in this crate, beside the CLI and the test that use it, rather than in the runtime:
-//! it is documentation built from the runtime's public slot table and the kernel registry, and a
+//! it is documentation built from adamant-rl's public slot table and the kernel registry, and a
 //! program that only launches kernels does not need it.
 use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
 use adamant_kernels::step::BOUND_OFFSET;
-use adamant_runtime::nan_check::{
-    group_slots, Check, Source, CHUNK_ELEMENTS, FUSED_RANGE, SEED_TABLE,
-};
+use adamant_rl::{FUSED_RANGE, SEED_GROUPS, SEED_TABLE};
+use adamant_runtime::nan_check::{group_slots, Check, Source, CHUNK_ELEMENTS};
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
 pub const REGENERATE: &str = "ADAMANT_BLESS=1 cargo test --test audit_doc";
@@ -27,7 +26,7 @@ pub const SLOT_TABLE_HEADERS: [&str; 6] = [
     "data from (TrainingSession)",
 ];
 
-/// Where a slot's result comes from in a [`adamant_runtime::TrainingSession`]'s report.
+/// Where a slot's result comes from in a [`adamant_rl::TrainingSession`]'s report.
 fn data_from(source: Source) -> String {
     match source {
         Source::Group { buffer, .. } => format!(
@@ -71,7 +70,7 @@ pub fn slot_table_rows() -> Vec<[String; 6]> {
 /// The slots a session of the seed's eight groups derives beyond the table
 /// (`nan_check::group_slots`): the weight maxima of the groups the table gives none.
 pub fn derived_slot_rows() -> Vec<[String; 6]> {
-    group_slots(SEED_TABLE, &adamant_runtime::SEED_GROUPS)
+    group_slots(SEED_TABLE, &SEED_GROUPS)
         .expect("the table's groups")
         .into_iter()
         .filter(|s| !s.in_table)
@@ -169,7 +168,7 @@ pub fn audit_markdown() -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "Generated from `runtime/src/seed/slot_table.rs` (the seed's slot table, `nan_check::SEED_TABLE`) and the kernel \
+        "Generated from `crates/adamant-rl/src/slot_table.rs` (the seed's slot table, `adamant_rl::SEED_TABLE`) and the kernel \
          descriptors that `#[optimizer_kernel]` and `#[kernel_entry]` register. It replaces the \
          seed's hand-edited \"Mech 5\" slot table and \"Mech 9\" kernel list."
     );

@@ -1,9 +1,10 @@
 //! adamant: GPU optimizer kernels written in Rust, compiled to PTX, with the weight clamp stamped
-//! into every one by a proc-macro. This crate re-exports the host runtime and the device crate's
-//! host-side items, and the build side (PTX reader, audit, ptxas), and owns the workspace's tests
-//! and examples.
+//! into every one by a proc-macro. This crate re-exports the host runtime, the device crate's
+//! host-side items, the build side (PTX reader, audit, ptxas) and the seed's RL training step
+//! built on the runtime (`rl`), and owns the workspace's tests and examples.
 pub use adamant_build as build;
 pub use adamant_kernels as kernels;
+pub use adamant_rl as rl;
 pub use adamant_runtime as runtime;
 pub mod audit_doc;
 pub mod nan_check_reference;

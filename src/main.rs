@@ -253,9 +253,9 @@ fn extra_tables(_report: &AuditReport, _ptx: &str) -> Vec<Table> {
 /// The NaN checker's slot table, from the same rows as `docs/audit.md`.
 fn nan_check_slots_table() -> Table {
     use adamant::audit_doc;
-    use adamant_runtime::nan_check::{FUSED_RANGE, SLOT_COUNT};
+    use adamant_rl::{FUSED_RANGE, SLOT_COUNT};
     let title = format!(
-        "NaN-check slots ({SLOT_COUNT}, runtime/src/seed/slot_table.rs; nan_check_kernel checks \
+        "NaN-check slots ({SLOT_COUNT}, crates/adamant-rl/src/slot_table.rs; nan_check_kernel checks \
          any contiguous range in one launch, the seed's fused range is {}..={})",
         FUSED_RANGE.start(),
         FUSED_RANGE.end()

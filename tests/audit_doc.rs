@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use adamant::audit_doc::{audit_markdown, REGENERATE};
-use adamant_runtime::nan_check::{SLOTS, SLOT_COUNT};
+use adamant_rl::{SLOTS, SLOT_COUNT};
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/audit.md");
 
@@ -25,7 +25,7 @@ fn docs_audit_md_is_generated_from_the_code() {
             .unwrap_or(on_disk.lines().count().min(generated.lines().count()) + 1);
         panic!(
             "docs/audit.md is stale (first difference at line {first_difference}{}). It is \
-             generated from runtime/src/seed/slot_table.rs and the kernel descriptors; regenerate \
+             generated from crates/adamant-rl/src/slot_table.rs and the kernel descriptors; regenerate \
              it with `{REGENERATE}` and commit the result.",
             if Path::new(DOC).exists() {
                 ""

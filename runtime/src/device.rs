@@ -44,7 +44,10 @@ use crate::module::AuditedModule;
 ///   pass it as a [`ForeignStream`](crate::ForeignStream).
 ///
 /// ```
-/// use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup};
+/// use adamant_kernels::optimizers::iqn_adam_kernel;
+/// use adamant_runtime::{
+///     adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup, ReadBuffer,
+/// };
 ///
 /// # fn main() -> adamant_runtime::Result<()> {
 /// let rt = match Adamant::new() {
@@ -55,13 +58,24 @@ use crate::module::AuditedModule;
 /// };
 /// println!("{} with {} SMs", rt.device_name(), rt.multiprocessors());
 ///
-/// // The IQN head's parameters (gradients and moments start at zero), then a step's gradients.
+/// // A model's parameters (gradients and moments start at zero), then a step's gradients.
 /// let mut iqn = ParamGroup::new("iqn_online", &vec![0.01; 4096])?;
 /// iqn.upload(GroupBuffer::Grads, &vec![1e-3; 4096])?;
 ///
-/// // One Adam step at t = 1, clamped to 100 × max(Q_ABS_REF, 1.0) = 100.
+/// // One Adam step of `iqn_adam_kernel` at t = 1, clamped to 100 × max(Q_ABS_REF, 1.0) = 100.
 /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
-/// let info = rt.iqn_adam(rt.stream(), &mut iqn, &hyper, ClampPolicy::from_isv(1.0))?;
+/// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+/// let group = iqn.parts_mut();
+/// let buffers = iqn_adam_kernel::Buffers {
+///     p: group.params,
+///     g: group.grads.input(),
+///     m: group.m,
+///     v: group.v,
+/// };
+/// let policy = ClampPolicy::from_isv(1.0);
+/// let info = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
+///     rt.stream(), &buffers, &scalars, policy, group.records,
+/// )?;
 /// assert_eq!((info.kernel, info.elements, info.bound), ("iqn_adam_kernel", 4096, 100.0));
 ///
 /// rt.synchronize()?; // launches are asynchronous
@@ -200,8 +214,8 @@ impl Adamant {
     }
 
     /// The runtime's stream: the one to pass to the launchers and the NaN checker when you have
-    /// no stream of your own, and the one a [`TrainingSession`](crate::TrainingSession) uses. It is a
-    /// blocking stream: it orders with the legacy default stream that cust's synchronous copies
+    /// no stream of your own (an application's training step, such as adamant-rl's, runs on it).
+    /// It is a blocking stream: it orders with the legacy default stream that cust's synchronous copies
     /// use, so a [`ParamGroup::upload`](crate::ParamGroup::upload) lands before a later launch
     /// reads it. Pass it, or a stream of your own, to [`Adamant::launch_optimizer`] and
     /// [`Adamant::launch_multi`].

@@ -722,8 +722,8 @@ pub enum Error {
         bindings: &'static str,
     },
 
-    /// Slot bindings of one table where another table's are needed (a
-    /// [`TrainingSession`](crate::TrainingSession) checks the seed's table).
+    /// Slot bindings of one table where another table's are needed (an application's training
+    /// step that checks its own table, say).
     #[error(
         "nan check: {what} needs bindings of slot table `{expected}`, but these are for table \
          `{table}` (nothing was launched)"

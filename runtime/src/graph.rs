@@ -118,7 +118,7 @@ impl Adamant {
     /// ([`Adamant::launch_stepped`]) after a [`StepStates::advance`](crate::StepStates::advance):
     /// it reads every scalar from device memory that every replay advances. Its plain launch
     /// is refused in a capture ([`Error::Capture`]); a kernel of `#[hyper]` scalars alone (the
-    /// soft update) may be recorded plain. Or use a [`TrainingSession`](crate::TrainingSession).
+    /// soft update) may be recorded plain.
     ///
     /// ```
     /// use adamant_kernels::optimizers::iqn_adam_kernel;
@@ -197,8 +197,8 @@ impl Adamant {
     /// As [`Adamant::capture`], with a `before` and an `after` on the runtime's stream: `before`
     /// runs first (a [`StepStates::advance`](crate::StepStates::advance), say), then the
     /// branches, which may overlap one another, then `after` once all of them are done (the NaN
-    /// check of what they wrote). A [`TrainingSession`](crate::TrainingSession) records its step
-    /// this way.
+    /// check of what they wrote). An application's training step (adamant-rl's session, say)
+    /// records its step this way.
     ///
     /// # Errors
     ///

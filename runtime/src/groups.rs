@@ -34,11 +34,11 @@ impl GroupBuffer {
 }
 
 /// One model's parameters with their gradients and optimizer state on the GPU: `params`,
-/// `grads`, `m`, `v` (and `v_max` for AMSGrad), all `f32` and all of one length, which the
-/// typed launchers ([`Adamant::iqn_adam`](crate::Adamant::iqn_adam) and the others) step in
-/// place. The name identifies the group in errors and binds its buffers to the NaN checker's
-/// slots ([`SlotBindings::bind_group`](crate::SlotBindings::bind_group)). The buffers are freed
-/// when the group is dropped. See [`Adamant`](crate::Adamant) for an example.
+/// `grads`, `m`, `v` (and `v_max` for AMSGrad), all `f32` and all of one length, which an
+/// optimizer launch steps in place ([`ParamGroup::parts_mut`] lends it all of them at once). The
+/// name identifies the group in errors and binds its buffers to the NaN checker's slots
+/// ([`SlotBindings::bind_group`](crate::SlotBindings::bind_group)). The buffers are freed when
+/// the group is dropped. See [`Adamant`](crate::Adamant) for an example.
 pub struct ParamGroup {
     name: String,
     pub(crate) params: ParamBuffer,
@@ -49,6 +49,55 @@ pub struct ParamGroup {
     /// The diagnostics records of the group's launches: one tensor of 4 buffers (`p`, `g`, `m`,
     /// `v`), or 5 with AMSGrad's `v_max`.
     pub(crate) records: Records,
+}
+
+/// Every buffer of a [`ParamGroup`] and its records, borrowed at once
+/// ([`ParamGroup::parts_mut`]): what a launch of a kernel that steps the whole group takes
+/// (its `#[param]`, the gradients as an `#[input]`, the moments as `#[state]`s, and the
+/// [`Records`] the launch writes), which [`ParamGroup::params_mut`] and
+/// [`ParamGroup::state_mut`], one buffer at a time, cannot give together.
+///
+/// ```
+/// use adamant_kernels::optimizers::attn_adam_kernel;
+/// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, ParamGroup, ReadBuffer};
+///
+/// # fn main() -> adamant_runtime::Result<()> {
+/// # let rt = match adamant_runtime::Adamant::new() {
+/// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+/// #     other => other?,
+/// # };
+/// let mut group = ParamGroup::new("net", &vec![0.1; 1024])?;
+/// let hyper = AdamHyper::pytorch_defaults(1)?;
+/// let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+/// let parts = group.parts_mut();
+/// let buffers = attn_adam_kernel::Buffers {
+///     p: parts.params,
+///     g: parts.grads.input(),
+///     m: parts.m,
+///     v: parts.v,
+/// };
+/// let policy = ClampPolicy::from_isv(1.0);
+/// rt.launch_optimizer::<attn_adam_kernel::Entry>(
+///     rt.stream(), &buffers, &scalars, policy, parts.records,
+/// )?;
+/// # rt.synchronize()?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct GroupParts<'g> {
+    /// The parameters (a launch's `#[param]`).
+    pub params: &'g mut ParamBuffer,
+    /// The gradients, read only (a launch's `#[input]`: [`ReadBuffer::input`]).
+    pub grads: &'g DeviceArray,
+    /// Adam's first moment.
+    pub m: &'g mut DeviceArray,
+    /// Adam's second moment.
+    pub v: &'g mut DeviceArray,
+    /// AMSGrad's `v_max`, if the group keeps it ([`ParamGroup::new_amsgrad`]).
+    pub v_max: Option<&'g mut DeviceArray>,
+    /// The group's diagnostics records, which [`ParamGroup::records`] reads: one tensor of the
+    /// group's buffers in the order `p`, `g`, `m`, `v` (then `v_max`).
+    pub records: &'g Records,
 }
 
 /// Records for the launches of a group's kernels: one tensor of the buffers of the kernel that
@@ -102,8 +151,8 @@ impl ParamGroup {
         })
     }
 
-    /// As [`ParamGroup::new`], and also AMSGrad's `v_max` (zeroed), which
-    /// [`Adamant::curiosity_adam`](crate::Adamant::curiosity_adam) needs.
+    /// As [`ParamGroup::new`], and also AMSGrad's `v_max` (zeroed), which an AMSGrad kernel
+    /// (`curiosity_adam_step`) needs.
     ///
     /// # Errors
     ///
@@ -173,6 +222,19 @@ impl ParamGroup {
     /// The parameters, for a launch of your own that updates them (its `#[param]`).
     pub fn params_mut(&mut self) -> &mut ParamBuffer {
         &mut self.params
+    }
+
+    /// Every buffer and the records at once, for a launch that steps the whole group (see
+    /// [`GroupParts`]).
+    pub fn parts_mut(&mut self) -> GroupParts<'_> {
+        GroupParts {
+            params: &mut self.params,
+            grads: &self.grads,
+            m: &mut self.m,
+            v: &mut self.v,
+            v_max: self.v_max.as_mut(),
+            records: &self.records,
+        }
     }
 
     /// A buffer other than the parameters, to write (a `#[state]` of a launch of your own), or

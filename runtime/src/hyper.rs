@@ -123,16 +123,6 @@ impl AdamHyper {
     }
 }
 
-/// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0 (the kernel's
-/// declared domain).
-pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
-    check_domain(
-        &adamant_kernels::optimizers::iql_adam_kernel::DESCRIPTOR,
-        "grad_clip",
-        grad_clip,
-    )
-}
-
 /// The `#[domain]` that `kernel` declares for its scalar `field`, if it has one.
 pub(crate) fn scalar_domain(kernel: &KernelDescriptor, field: &str) -> Option<Domain> {
     kernel.params.iter().find_map(|p| match p.role {

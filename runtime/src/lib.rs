@@ -8,13 +8,9 @@
 //! - [`Adamant`]: one GPU with the module loaded and every kernel entry resolved. It loads other
 //!   kernel crates' modules only as [`AuditedModule`]s ([`include_module!`],
 //!   [`Adamant::add_module`]), verified against the build's audit certificate. It launches
-//!   - one parameter group per call through the typed launchers ([`Adamant::iqn_adam`],
-//!     [`Adamant::dqn_adam_update`], [`Adamant::iql_adam`], [`Adamant::attn_adam`],
-//!     [`Adamant::curiosity_adam`]) and a target network's soft update
-//!     ([`Adamant::soft_update`]);
 //!   - any `#[optimizer_kernel]` entry on device buffers of the caller's
-//!     ([`Adamant::launch_optimizer`]), or on a whole set of tensors in one launch
-//!     ([`Adamant::launch_multi`] with a [`TensorSet`]);
+//!     ([`Adamant::launch_optimizer`]; a [`ParamGroup`]'s with [`ParamGroup::parts_mut`]), or on
+//!     a whole set of tensors in one launch ([`Adamant::launch_multi`] with a [`TensorSet`]);
 //!   - a recorded CUDA graph of such launches ([`Adamant::capture`], [`StepGraph::launch`]).
 //!   - stepped launches ([`Adamant::launch_stepped`], [`Adamant::launch_multi_stepped`]) that read
 //!     the bound, lr, betas and bias corrections from device [`StepStates`] records, which a
@@ -28,15 +24,10 @@
 //!   ([`SlotTable`], declared with [`slot_table!`]).
 //! - [`Error`]: what went wrong, naming the kernel, buffer or value. Invalid inputs are refused
 //!   before anything is enqueued.
-//! - The seed's training step, built on the API above and kept apart from it (in
-//!   `runtime/src/seed/`; the rest of the runtime's code names none of its groups or slots):
-//!   - [`TrainingSession`]: the step owned whole (groups, records, `grad_scale`, the 49-slot
-//!     check and its graph), run eagerly or replayed, with host writes between steps;
-//!   - [`TrainingGroups`], [`GroupSizes`], [`StepConfig`]: its eight parameter groups stepped
-//!     with their kernels by one call ([`DT_CLAMP_DISABLED`]: why the decision transformer's
-//!     clamp is off);
-//!   - the 49-slot table of the NaN check ([`nan_check::SEED_TABLE`], one table of the generic
-//!     checker).
+//!
+//! An application's training step is built on this API alone: the seed's (its parameter groups,
+//! typed launchers, training session and 49-slot NaN-check table) is the `adamant-rl` crate,
+//! re-exported by `adamant` as `adamant::rl`. The runtime names none of its groups or slots.
 //!
 //! # Without a GPU
 //!
@@ -68,7 +59,6 @@ mod module;
 mod multi;
 pub mod nan_check;
 mod records;
-mod seed;
 mod step;
 
 pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer};
@@ -76,7 +66,7 @@ pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{Error, Result};
 pub use graph::{Branch, StepGraph};
-pub use groups::{GroupBuffer, ParamGroup};
+pub use groups::{GroupBuffer, GroupParts, ParamGroup};
 pub use guard::GradientGuard;
 pub use hyper::AdamHyper;
 pub use interop::{DeviceRegion, ForeignStream, Raw};
@@ -85,10 +75,6 @@ pub use module::AuditedModule;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
 pub use records::{LaunchRecords, Records};
-pub use seed::{
-    ClampPressure, ClampPressureLog, GroupSizes, SessionConfig, SessionReport, StepConfig,
-    TrainingGroups, TrainingSession, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
-};
 pub use step::{GuardSpec, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers

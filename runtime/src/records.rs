@@ -29,11 +29,10 @@ unsafe impl DeviceCopy for DeviceHeader {}
 ///
 /// One `Records` serves one launch at a time: two launches in flight with the same records (on
 /// two streams, or two branches of a graph) would share one arrival counter. A [`ParamGroup`]
-/// and a [`TensorSet`] own theirs; a [`TrainingSession`] keeps one per group.
+/// and a [`TensorSet`] own theirs.
 ///
 /// [`ParamGroup`]: crate::ParamGroup
 /// [`TensorSet`]: crate::TensorSet
-/// [`TrainingSession`]: crate::TrainingSession
 pub struct Records {
     header: Arc<DeviceMemory<DeviceHeader>>,
     /// The header points into it; a graph keeps it with the header.

@@ -2,13 +2,12 @@
 //! optimizer kernel, and one call that steps them all with the right kernel and clamp policy.
 use cust::stream::Stream;
 
-use super::session::SessionConfig;
-use crate::clamp_policy::ClampPolicy;
-use crate::device::Adamant;
-use crate::error::Result;
-use crate::groups::ParamGroup;
-use crate::launch::LaunchInfo;
-use crate::nan_check::{GroupShape, SlotBindings};
+use adamant_runtime::nan_check::{GroupShape, SlotBindings};
+use adamant_runtime::{Adamant, ClampPolicy, DeviceScalar, Error, LaunchInfo, ParamGroup, Result};
+
+use crate::launchers::SeedLaunchers;
+use crate::session::SessionConfig;
+use crate::slot_table::TABLE;
 
 /// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).
 pub const DT_CLAMP_DISABLED: &str =
@@ -109,8 +108,8 @@ pub struct TrainingGroups {
     /// Further groups of the step (a new model), empty at first: each is stepped by
     /// `attn_adam_kernel` (AdamW with the attention hyperparameters), or by `curiosity_adam_step`
     /// with the curiosity ones if it keeps AMSGrad's `v_max`, with the bound from `Q_ABS_REF`.
-    /// No slot of the table names them: a [`crate::TrainingSession`] derives theirs
-    /// ([`crate::nan_check::group_slots`]).
+    /// No slot of the table names them: a [`TrainingSession`](crate::TrainingSession) derives
+    /// theirs ([`group_slots`](adamant_runtime::nan_check::group_slots)).
     pub extra: Vec<ParamGroup>,
 }
 
@@ -122,7 +121,7 @@ pub struct StepConfig<'a> {
     /// Each group's hyperparameters (the same set a [`SessionConfig`] gives a session).
     pub hyper: SessionConfig,
     /// The global-norm clip coefficient for the DQN gradients, on the device (None = 1.0).
-    pub dqn_grad_scale: Option<&'a crate::buffers::DeviceScalar>,
+    pub dqn_grad_scale: Option<&'a DeviceScalar>,
 }
 
 impl TrainingGroups {
@@ -226,8 +225,8 @@ impl TrainingGroups {
     ///
     /// # Errors
     ///
-    /// Those of the typed launchers ([`Adamant::dqn_adam_update`] and the others); a validation
-    /// error is raised before the first launch.
+    /// Those of the typed launchers ([`SeedLaunchers::dqn_adam_update`] and the others); a
+    /// validation error is raised before the first launch.
     pub fn step_all(
         &mut self,
         rt: &Adamant,
@@ -258,22 +257,21 @@ impl TrainingGroups {
         }
         Ok(infos)
     }
-}
 
-impl SlotBindings {
     /// Binds the seed's eight groups ([`TrainingGroups::all`], with
-    /// [`SlotBindings::bind_groups`]) in bindings of the seed's table
-    /// ([`SEED_TABLE`](crate::nan_check::SEED_TABLE)): after this, only the activation slots
-    /// remain to bind.
+    /// [`SlotBindings::bind_groups`]) in `bindings` of the seed's table
+    /// ([`SEED_TABLE`](crate::SEED_TABLE)): after this, only the activation slots remain to
+    /// bind.
     ///
     /// # Errors
     ///
-    /// [`Error::WrongSlotTable`](crate::Error::WrongSlotTable) for bindings of another table
-    /// (nothing is bound); as [`SlotBindings::bind_group`], for the first group that fails.
+    /// [`Error::WrongSlotTable`] for bindings of another table (nothing is bound); as
+    /// [`SlotBindings::bind_group`], for the first group that fails.
     ///
     /// ```
-    /// use adamant_runtime::nan_check::{slot, NanChecker, SlotBindings, FUSED_RANGE, SEED_TABLE};
-    /// use adamant_runtime::{DeviceArray, GroupSizes, TrainingGroups};
+    /// use adamant_rl::{slot, GroupSizes, TrainingGroups, FUSED_RANGE, SEED_TABLE};
+    /// use adamant_runtime::nan_check::{NanChecker, SlotBindings};
+    /// use adamant_runtime::DeviceArray;
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let adamant = match adamant_runtime::Adamant::new() {
@@ -286,7 +284,7 @@ impl SlotBindings {
     ///
     /// let mut bindings = SlotBindings::new(SEED_TABLE);
     /// // Every parameter-group slot, by group name (slot 48 `iqn_weight_max` -> iqn_online params).
-    /// bindings.bind_training_groups(&groups)?;
+    /// groups.bind_slots(&mut bindings)?;
     /// // Activations, one line each.
     /// bindings.bind(slot::iqn_trunk_grad_out, &grad_out)?;
     /// // ... the range's other activation slots (here all watch the same stand-in buffer).
@@ -303,14 +301,14 @@ impl SlotBindings {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn bind_training_groups(&mut self, groups: &TrainingGroups) -> Result<()> {
-        if self.table() != super::slot_table::TABLE {
-            return Err(crate::Error::WrongSlotTable {
-                what: "SlotBindings::bind_training_groups",
-                expected: super::slot_table::TABLE.name(),
-                table: self.table().name(),
+    pub fn bind_slots(&self, bindings: &mut SlotBindings) -> Result<()> {
+        if bindings.table() != TABLE {
+            return Err(Error::WrongSlotTable {
+                what: "TrainingGroups::bind_slots",
+                expected: TABLE.name(),
+                table: bindings.table().name(),
             });
         }
-        self.bind_groups(groups.all())
+        bindings.bind_groups(self.all())
     }
 }

@@ -3,37 +3,38 @@
 //! kernel's buffers). Each fills the kernel's own generated `Buffers` and
 //! `Scalars` structs (from `kernels-rs`), so a kernel whose arguments change breaks its launcher
 //! at compile time, and validates every hyperparameter before anything is enqueued.
-use adamant_kernels::abi::UniformPtr;
+use adamant_kernels::abi::{ParamRole, UniformPtr};
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_kernels::soft_update::soft_update_kernel;
 use cust::stream::Stream;
 
-use crate::adam_scalars;
-use crate::buffers::{DeviceScalar, ParamBuffer, ReadBuffer};
-use crate::clamp_policy::ClampPolicy;
-use crate::device::Adamant;
-use crate::error::{Error, Result};
-use crate::groups::ParamGroup;
-use crate::hyper::{validate_grad_clip, AdamHyper};
-use crate::launch::LaunchInfo;
-use crate::records::Records;
+use adamant_runtime::{
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceScalar, Error, LaunchInfo, ParamBuffer,
+    ParamGroup, ReadBuffer, Records, Result,
+};
 
-/// The group's buffers as the kernel's `Buffers` (`p`, `g`, `m`, `v`, plus any extra state).
+/// The group's buffers ([`ParamGroup::parts_mut`]) as the kernel's `Buffers` (`p`, `g`, `m`,
+/// `v`, plus any extra state).
 macro_rules! group_buffers {
-    ($kernel:ident, $group:expr $(, $field:ident : $value:expr)*) => {
+    ($kernel:ident, $parts:expr $(, $field:ident : $value:expr)*) => {
         $kernel::Buffers {
-            p: &mut $group.params,
-            g: $group.grads.input(),
-            m: &mut $group.m,
-            v: &mut $group.v,
+            p: $parts.params,
+            g: $parts.grads.input(),
+            m: $parts.m,
+            v: $parts.v,
             $($field: $value,)*
         }
     };
 }
 
-impl Adamant {
+/// The seed's typed launchers, as methods of [`Adamant`] (`use adamant_rl::SeedLaunchers;`, then
+/// `rt.iqn_adam(..)`): one per optimizer kernel of its training step, on a [`ParamGroup`], and
+/// the target network's soft update. Each fills the kernel's own generated `Buffers` and
+/// `Scalars` and launches it with [`Adamant::launch_optimizer`]. Sealed: implemented for
+/// [`Adamant`] only.
+pub trait SeedLaunchers: sealed::Sealed {
     /// One step of `dqn_adam_update_kernel` on `group`, on `stream`: AdamW
     /// (decoupled weight decay `p *= 1 − lr·wd`) for the DQN trunk or heads, then the clamp.
     /// The gradient is multiplied by `*grad_scale` first: the global-norm clip coefficient,
@@ -42,6 +43,7 @@ impl Adamant {
     /// checker sees.
     ///
     /// ```
+    /// use adamant_rl::SeedLaunchers;
     /// use adamant_runtime::{AdamHyper, ClampPolicy, DeviceScalar, GroupBuffer, ParamGroup};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -72,33 +74,21 @@ impl Adamant {
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
     /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
-    pub fn dqn_adam_update(
+    fn dqn_adam_update(
         &self,
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         grad_scale: Option<&DeviceScalar>,
         policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        named(hyper.validate(), "dqn_adam_update_kernel")?;
-        let grad_scale = grad_scale.map_or(UniformPtr::NULL, DeviceScalar::uniform_ptr);
-        let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
-            weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
-        let buffers = group_buffers!(dqn_adam_update_kernel, group);
-        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            &group.records,
-        )
-    }
+    ) -> Result<LaunchInfo>;
 
     /// One step of `iqn_adam_kernel` on `group`, on `stream`: Adam with L2 decay
     /// (`g += wd·p`) on the IQN head's own (online) parameters, then the clamp: the update whose
-    /// missing clamp let the seed's IQN weights drift to NaN. See [`Adamant`] for a whole step.
+    /// missing clamp let the seed's IQN weights drift to NaN.
     ///
     /// ```
+    /// use adamant_rl::SeedLaunchers;
     /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup};
     ///
     /// # fn main() -> adamant_runtime::Result<()> {
@@ -123,30 +113,20 @@ impl Adamant {
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
     /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
-    pub fn iqn_adam(
+    fn iqn_adam(
         &self,
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        named(hyper.validate(), "iqn_adam_kernel")?;
-        let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
-        let buffers = group_buffers!(iqn_adam_kernel, group);
-        self.launch_optimizer::<iqn_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            &group.records,
-        )
-    }
+    ) -> Result<LaunchInfo>;
 
     /// One step of `iql_adam_kernel` on `group`, on `stream`, for IQL's value and
     /// policy networks: each gradient element clipped to `±grad_clip` (0 = off), then Adam with
     /// L2 decay, then the clamp.
     ///
     /// ```
+    /// use adamant_rl::SeedLaunchers;
     /// use adamant_runtime::{AdamHyper, ClampPolicy, Error, GroupBuffer, ParamGroup};
     ///
     /// # fn main() -> adamant_runtime::Result<()> {
@@ -163,38 +143,26 @@ impl Adamant {
     /// // The moment saw the clipped gradient: m = (1 − β1) × 1.0.
     /// assert!((iql.download(GroupBuffer::M)?[0] - 0.1).abs() < 1e-6);
     ///
-    /// // A negative clip is refused before anything is enqueued.
+    /// // A negative clip is refused before anything is enqueued, the error naming the kernel.
     /// let refused = rt.iql_adam(rt.stream(), &mut iql, &hyper, -1.0, policy);
-    /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "grad_clip", .. })));
+    /// assert!(matches!(refused, Err(Error::InKernel { kernel: "iql_adam_kernel", source })
+    ///     if matches!(*source, Error::InvalidHyper { field: "grad_clip", .. })));
     /// # Ok(())
     /// # }
     /// ```
     ///
     /// # Errors
     ///
-    /// As [`Adamant::iqn_adam`], and [`Error::InvalidHyper`] for a `grad_clip` that is negative
+    /// As [`SeedLaunchers::iqn_adam`], and [`Error::InvalidHyper`] for a `grad_clip` that is negative
     /// or not finite.
-    pub fn iql_adam(
+    fn iql_adam(
         &self,
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         grad_clip: f32,
         policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        named(hyper.validate(), "iql_adam_kernel")?;
-        named(validate_grad_clip(grad_clip), "iql_adam_kernel")?;
-        let scalars = adam_scalars!(iql_adam_kernel, hyper,
-            weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
-        let buffers = group_buffers!(iql_adam_kernel, group);
-        self.launch_optimizer::<iql_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            &group.records,
-        )
-    }
+    ) -> Result<LaunchInfo>;
 
     /// One step of `attn_adam_kernel` on `group`, on `stream`: AdamW (decoupled
     /// weight decay) for the attention models (GpuAttention, GpuTlob) and the decision
@@ -202,7 +170,8 @@ impl Adamant {
     /// reason ([`DT_CLAMP_DISABLED`](crate::DT_CLAMP_DISABLED)).
     ///
     /// ```
-    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup, DT_CLAMP_DISABLED};
+    /// use adamant_rl::{SeedLaunchers, DT_CLAMP_DISABLED};
+    /// use adamant_runtime::{AdamHyper, ClampPolicy, GroupBuffer, ParamGroup};
     ///
     /// # fn main() -> adamant_runtime::Result<()> {
     /// # let rt = match adamant_runtime::Adamant::new() {
@@ -225,24 +194,13 @@ impl Adamant {
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
     /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
-    pub fn attn_adam(
+    fn attn_adam(
         &self,
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        named(hyper.validate(), "attn_adam_kernel")?;
-        let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
-        let buffers = group_buffers!(attn_adam_kernel, group);
-        self.launch_optimizer::<attn_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            &group.records,
-        )
-    }
+    ) -> Result<LaunchInfo>;
 
     /// One step of `curiosity_adam_step` on `group`, on `stream`, for the curiosity
     /// module's forward model: AMSGrad (the denominator uses the running maximum `v_max` of `v`),
@@ -251,6 +209,7 @@ impl Adamant {
     /// term, and a non-zero one would be silently ignored.
     ///
     /// ```
+    /// use adamant_rl::SeedLaunchers;
     /// use adamant_runtime::{AdamHyper, ClampPolicy, Error, ParamGroup};
     ///
     /// # fn main() -> adamant_runtime::Result<()> {
@@ -269,7 +228,8 @@ impl Adamant {
     /// assert!(matches!(refused, Err(Error::MissingBuffer { buffer: "v_max", .. })));
     /// let decayed = AdamHyper { weight_decay: 0.01, ..hyper };
     /// let refused = rt.curiosity_adam(rt.stream(), &mut curiosity, &decayed, policy);
-    /// assert!(matches!(refused, Err(Error::InvalidHyper { field: "weight_decay", .. })));
+    /// assert!(matches!(refused, Err(Error::InKernel { source, .. })
+    ///     if matches!(*source, Error::InvalidHyper { field: "weight_decay", .. })));
     /// # rt.synchronize()?;
     /// # Ok(())
     /// # }
@@ -277,55 +237,16 @@ impl Adamant {
     ///
     /// # Errors
     ///
-    /// As [`Adamant::iqn_adam`]; [`Error::InvalidHyper`] for a non-zero `weight_decay` and
+    /// As [`SeedLaunchers::iqn_adam`]; [`Error::InvalidHyper`] for a non-zero `weight_decay` and
     /// [`Error::MissingBuffer`] for a group without `v_max`.
-    pub fn curiosity_adam(
+    fn curiosity_adam(
         &self,
         stream: &Stream,
         group: &mut ParamGroup,
         hyper: &AdamHyper,
         policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        named(validate_curiosity_hyper(hyper), "curiosity_adam_step")?;
-        let scalars = adam_scalars!(curiosity_adam_step, hyper)?;
-        let missing = Error::MissingBuffer {
-            kernel: "curiosity_adam_step",
-            group: group.name().to_string(),
-            buffer: "v_max",
-        };
-        let v_max = group.v_max.as_mut().ok_or(missing)?;
-        let buffers = group_buffers!(curiosity_adam_step, group, v_max: v_max);
-        self.launch_optimizer::<curiosity_adam_step::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            &group.records,
-        )
-    }
-}
+    ) -> Result<LaunchInfo>;
 
-/// `curiosity_adam_step` has no decay term: a non-zero `weight_decay` would be silently ignored,
-/// so it is refused.
-/// A typed launcher's own check (a hyperparameter's, before the launch), its error naming the
-/// kernel as the launch's errors do.
-fn named(checked: Result<()>, kernel: &'static str) -> Result<()> {
-    checked.map_err(|e| e.in_kernel(kernel))
-}
-
-pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
-    hyper.validate()?;
-    if hyper.weight_decay != 0.0 {
-        return Err(Error::InvalidHyper {
-            field: "weight_decay",
-            value: hyper.weight_decay as f64,
-            requirement: "0 for curiosity_adam_step (it applies no decay)".into(),
-        });
-    }
-    Ok(())
-}
-
-impl Adamant {
     /// One launch of `soft_update_kernel`, on `stream`: the target network's soft
     /// (Polyak) update `target ← τ·online + (1 − τ)·target`, then the clamp (it writes a
     /// parameter buffer, so it is an optimizer kernel like the Adam ones). `tau` must be in
@@ -335,6 +256,7 @@ impl Adamant {
     ///
     /// ```
     /// use adamant_kernels::soft_update::soft_update_kernel;
+    /// use adamant_rl::SeedLaunchers;
     /// use adamant_runtime::{ClampPolicy, Error, ParamBuffer, Records};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -363,7 +285,134 @@ impl Adamant {
     /// Before anything is enqueued: [`Error::InvalidScalar`] for `tau`,
     /// [`Error::LengthMismatch`], [`Error::Overlap`], and the policy's errors.
     /// [`Error::Cuda`] if the driver refuses the launch.
-    pub fn soft_update(
+    fn soft_update(
+        &self,
+        stream: &Stream,
+        target: &mut ParamBuffer,
+        online: &dyn ReadBuffer,
+        tau: f32,
+        policy: ClampPolicy,
+        records: &Records,
+    ) -> Result<LaunchInfo>;
+}
+
+mod sealed {
+    /// Keeps [`SeedLaunchers`](super::SeedLaunchers) to the runtime.
+    pub trait Sealed {}
+    impl Sealed for adamant_runtime::Adamant {}
+}
+
+impl SeedLaunchers for Adamant {
+    fn dqn_adam_update(
+        &self,
+        stream: &Stream,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        grad_scale: Option<&DeviceScalar>,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        named(hyper.validate(), "dqn_adam_update_kernel")?;
+        let grad_scale = grad_scale.map_or(UniformPtr::NULL, DeviceScalar::uniform_ptr);
+        let scalars = adam_scalars!(dqn_adam_update_kernel, hyper,
+            weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
+        let parts = group.parts_mut();
+        let buffers = group_buffers!(dqn_adam_update_kernel, parts);
+        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            parts.records,
+        )
+    }
+
+    fn iqn_adam(
+        &self,
+        stream: &Stream,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        named(hyper.validate(), "iqn_adam_kernel")?;
+        let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+        let parts = group.parts_mut();
+        let buffers = group_buffers!(iqn_adam_kernel, parts);
+        self.launch_optimizer::<iqn_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            parts.records,
+        )
+    }
+
+    fn iql_adam(
+        &self,
+        stream: &Stream,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        grad_clip: f32,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        named(hyper.validate(), "iql_adam_kernel")?;
+        named(validate_grad_clip(grad_clip), "iql_adam_kernel")?;
+        let scalars = adam_scalars!(iql_adam_kernel, hyper,
+            weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
+        let parts = group.parts_mut();
+        let buffers = group_buffers!(iql_adam_kernel, parts);
+        self.launch_optimizer::<iql_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            parts.records,
+        )
+    }
+
+    fn attn_adam(
+        &self,
+        stream: &Stream,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        named(hyper.validate(), "attn_adam_kernel")?;
+        let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
+        let parts = group.parts_mut();
+        let buffers = group_buffers!(attn_adam_kernel, parts);
+        self.launch_optimizer::<attn_adam_kernel::Entry>(
+            stream,
+            &buffers,
+            &scalars,
+            policy,
+            parts.records,
+        )
+    }
+
+    fn curiosity_adam(
+        &self,
+        stream: &Stream,
+        group: &mut ParamGroup,
+        hyper: &AdamHyper,
+        policy: ClampPolicy,
+    ) -> Result<LaunchInfo> {
+        named(validate_curiosity_hyper(hyper), "curiosity_adam_step")?;
+        let scalars = adam_scalars!(curiosity_adam_step, hyper)?;
+        let missing = Error::MissingBuffer {
+            kernel: "curiosity_adam_step",
+            group: group.name().to_string(),
+            buffer: "v_max",
+        };
+        let parts = group.parts_mut();
+        let v_max = parts.v_max.ok_or(missing)?;
+        let buffers = group_buffers!(curiosity_adam_step, parts, v_max: v_max);
+        let records = parts.records;
+        self.launch_optimizer::<curiosity_adam_step::Entry>(
+            stream, &buffers, &scalars, policy, records,
+        )
+    }
+
+    fn soft_update(
         &self,
         stream: &Stream,
         target: &mut ParamBuffer,
@@ -383,15 +432,60 @@ impl Adamant {
     }
 }
 
+/// A typed launcher's own check (a hyperparameter's, before the launch), its error inside an
+/// [`Error::InKernel`] naming the kernel, as the launch's errors do.
+fn named(checked: Result<()>, kernel: &'static str) -> Result<()> {
+    checked.map_err(|e| Error::InKernel {
+        kernel,
+        source: Box::new(e),
+    })
+}
+
+/// IQL's element-wise gradient clip: `0.0` is off, otherwise finite and > 0 (the domain
+/// `iql_adam_kernel` declares for its scalar `grad_clip`).
+pub(crate) fn validate_grad_clip(grad_clip: f32) -> Result<()> {
+    let domain = iql_adam_kernel::DESCRIPTOR
+        .params
+        .iter()
+        .find_map(|p| match p.role {
+            ParamRole::Scalar { domain } if p.name == "grad_clip" => Some(domain),
+            _ => None,
+        })
+        .expect("iql_adam_kernel declares a scalar `grad_clip`");
+    if domain.contains(grad_clip as f64) {
+        Ok(())
+    } else {
+        Err(Error::InvalidHyper {
+            field: "grad_clip",
+            value: grad_clip as f64,
+            requirement: domain.describe(),
+        })
+    }
+}
+
+/// `curiosity_adam_step` has no decay term: a non-zero `weight_decay` would be silently ignored,
+/// so it is refused.
+pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
+    hyper.validate()?;
+    if hyper.weight_decay != 0.0 {
+        return Err(Error::InvalidHyper {
+            field: "weight_decay",
+            value: hyper.weight_decay as f64,
+            requirement: "0 for curiosity_adam_step (it applies no decay)".into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod record_order {
-    use crate::groups::GroupBuffer;
-    use crate::nan_check::record_position;
     use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry, ParamRole};
     use adamant_kernels::optimizers::{
         attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
         iqn_adam_kernel,
     };
+    use adamant_runtime::nan_check::record_position;
+    use adamant_runtime::GroupBuffer;
 
     fn buffer_names(d: &KernelDescriptor) -> Vec<&'static str> {
         d.params

@@ -10,24 +10,22 @@ use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
+use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
 use cust::stream::Stream;
 
-use super::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
-use super::slot_table::TABLE;
-use crate::buffers::{DeviceScalar, ReadBuffer};
-use crate::clamp_policy::ClampPolicy;
-use crate::device::Adamant;
-use crate::error::{CudaContext, Error, Result};
-use crate::graph::{Branch, StepGraph};
-use crate::groups::{GroupBuffer, ParamGroup};
-use crate::guard::GradientGuard;
-use crate::hyper::{validate_grad_clip, AdamHyper};
-use crate::nan_check::{
+use adamant_runtime::nan_check::{
     group_slots, result_from_record, with_guard, GroupShape, GroupSlot, NanChecker, NanReport,
     SlotBindings,
 };
-use crate::step::{GuardSpec, QAbsRef, StepBound, StepSpec, StepStates};
+use adamant_runtime::{
+    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, GradientGuard, GroupBuffer,
+    GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepSpec, StepStates,
+};
+
+use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
+use crate::launchers::{validate_curiosity_hyper, validate_grad_clip};
+use crate::slot_table::TABLE;
 
 /// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
 /// lr changes with [`TrainingSession::set_lr`]); eps, the weight decays and IQL's gradient clip
@@ -59,7 +57,7 @@ impl SessionConfig {
         for hyper in [&self.dqn, &self.iqn, &self.iql, &self.attention] {
             hyper.validate()?;
         }
-        super::launchers::validate_curiosity_hyper(&self.curiosity)?;
+        validate_curiosity_hyper(&self.curiosity)?;
         validate_grad_clip(self.iql_grad_clip)
     }
 
@@ -115,7 +113,7 @@ pub struct SessionReport {
     /// Each group's step guard, in the same order: the last step's gradient norm and whether it
     /// was skipped (a non-finite gradient), and how many steps were.
     pub guards: Vec<StepGuard>,
-    /// The NaN check of the last step: every group slot ([`crate::nan_check::group_slots`]),
+    /// The NaN check of the last step: every group slot ([`group_slots`]),
     /// from the groups' diagnostics records of that step, and, for a session made with
     /// activations, every activation slot, from the checker kernel.
     pub nan: NanReport,
@@ -228,6 +226,25 @@ impl SessionReport {
     }
 }
 
+/// `result.map_err(..)` for the session's own cust calls: a driver error naming `operation`
+/// (no device, an invalid device or an uninitialised driver stay [`Error::NoDevice`], as
+/// [`Error`]'s `From<CudaError>` makes them).
+trait During<T> {
+    fn during(self, operation: &str) -> Result<T>;
+}
+
+impl<T> During<T> for std::result::Result<T, CudaError> {
+    fn during(self, operation: &str) -> Result<T> {
+        self.map_err(|source| match Error::from(source) {
+            Error::Cuda { source, .. } => Error::Cuda {
+                operation: operation.to_string(),
+                source,
+            },
+            other => other,
+        })
+    }
+}
+
 /// The uniforms of each stepped launch: its `#[uniform_ptr]`s (every scalar is in the group's
 /// record).
 #[derive(Clone, Copy)]
@@ -253,10 +270,8 @@ struct Uniforms {
 /// cannot free or move them.
 ///
 /// ```
-/// use adamant_runtime::{
-///     AdamHyper, Adamant, GroupBuffer, GroupSizes, QAbsRef, SessionConfig, TrainingGroups,
-///     TrainingSession,
-/// };
+/// use adamant_rl::{GroupSizes, SessionConfig, TrainingGroups, TrainingSession};
+/// use adamant_runtime::{AdamHyper, Adamant, GroupBuffer, QAbsRef};
 ///
 /// # fn main() -> adamant_runtime::Result<()> {
 /// # let rt = match Adamant::new() {
@@ -314,7 +329,7 @@ const DT_RECORD: usize = 7;
 impl<'rt> TrainingSession<'rt> {
     /// A session over `groups`, with `cfg`'s hyperparameters and the device `Q_ABS_REF` from
     /// `q_abs_ref`. With `activations` (bindings of the seed's table,
-    /// [`SEED_TABLE`](crate::nan_check::SEED_TABLE)), every group slot of the 49-slot table is
+    /// [`SEED_TABLE`](crate::SEED_TABLE)), every group slot of the 49-slot table is
     /// bound to the groups and the activation slots must be bound in `activations` (the
     /// bindings keep a share of their buffers, so they stay allocated for the session's checks);
     /// the check then runs at the end of every step.
@@ -410,7 +425,13 @@ impl<'rt> TrainingSession<'rt> {
         let group_slots = group_slots(TABLE, &shapes)?;
         let states = StepStates::new(&specs, q_abs_ref)?;
         let every = groups.every();
-        let grads: Vec<&dyn ReadBuffer> = every.iter().map(|g| &g.grads as _).collect();
+        let grads: Vec<&dyn ReadBuffer> = every
+            .iter()
+            .map(|g| {
+                g.buffer(GroupBuffer::Grads)
+                    .expect("every group has gradients")
+            })
+            .collect();
         let guard = GradientGuard::one_per_record(&grads)?;
         let grad_scale = DeviceScalar::new(1.0)?;
         let grad_ptr = grad_scale.uniform_ptr();
@@ -583,11 +604,12 @@ impl<'rt> TrainingSession<'rt> {
             ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
                 let group: &mut ParamGroup = $group;
                 Box::new(move |s: &Stream| {
+                    let parts = group.parts_mut();
                     let b = $kernel::Buffers {
-                        p: &mut group.params,
-                        g: group.grads.input(),
-                        m: &mut group.m,
-                        v: &mut group.v,
+                        p: parts.params,
+                        g: parts.grads.input(),
+                        m: parts.m,
+                        v: parts.v,
                     };
                     rt.launch_stepped::<$kernel::Entry>(
                         s,
@@ -595,7 +617,7 @@ impl<'rt> TrainingSession<'rt> {
                         &$scalars,
                         states,
                         $record,
-                        &group.records,
+                        parts.records,
                     )
                     .map(|_| ())
                 }) as Branch<'_>
@@ -612,12 +634,13 @@ impl<'rt> TrainingSession<'rt> {
                         group: group.name().to_string(),
                         buffer: "v_max",
                     };
-                    let v_max = group.v_max.as_mut().ok_or(missing)?;
+                    let parts = group.parts_mut();
+                    let v_max = parts.v_max.ok_or(missing)?;
                     let b = curiosity_adam_step::Buffers {
-                        p: &mut group.params,
-                        g: group.grads.input(),
-                        m: &mut group.m,
-                        v: &mut group.v,
+                        p: parts.params,
+                        g: parts.grads.input(),
+                        m: parts.m,
+                        v: parts.v,
                         v_max,
                     };
                     let scalars = u.curiosity;
@@ -627,7 +650,7 @@ impl<'rt> TrainingSession<'rt> {
                         &scalars,
                         states,
                         record,
-                        &group.records,
+                        parts.records,
                     )
                     .map(|_| ())
                 }) as Branch<'_>

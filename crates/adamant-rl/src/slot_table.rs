@@ -1,6 +1,6 @@
 //! The seed's slot table ([`TABLE`], named `seed`): the one place a NaN-check slot of the
 //! seed's training step is declared (its eight groups' buffers and its activations). The
-//! checker ([`crate::nan_check`]) is generic over tables; this is the one the seed's
+//! checker ([`adamant_runtime::nan_check`]) is generic over tables; this is the one the seed's
 //! [`TrainingSession`](crate::TrainingSession) checks.
 //!
 //! Each line of `slot_table!` gives a slot's index, its name, its check and the buffer it
@@ -8,19 +8,18 @@
 //! output buffers' sizes ([`SLOT_COUNT`] and the checked range), the kernel's work layout and
 //! pointer/length metadata (from the bindings of the slots in range), the thresholds
 //! (`factor × q_abs_ref_eff`), the name table of the report, `docs/audit.md` and the audit CLI.
-//! The slot types and the checker that reads the table are [`crate::nan_check`]'s.
+//! The slot types and the checker that reads the table are [`adamant_runtime::nan_check`]'s.
 //!
 //! Adding a slot is one line here plus binding its buffer: [`SlotBindings::bind`] for an
 //! activation, or nothing more for a parameter-group buffer (bound by
 //! [`SlotBindings::bind_group`] from the group's name).
 //!
-//! [`SlotBindings::bind`]: crate::nan_check::SlotBindings::bind
-//! [`SlotBindings::bind_group`]: crate::nan_check::SlotBindings::bind_group
+//! [`SlotBindings::bind`]: adamant_runtime::nan_check::SlotBindings::bind
+//! [`SlotBindings::bind_group`]: adamant_runtime::nan_check::SlotBindings::bind_group
 use std::ops::RangeInclusive;
 
-use crate::groups::GroupBuffer;
-use crate::nan_check::{Check, SlotSpec, Source};
-use crate::slot_table;
+use adamant_runtime::nan_check::{Check, SlotSpec, Source};
+use adamant_runtime::{slot_table, GroupBuffer};
 
 const NON_FINITE: Check = Check::NonFinite;
 
@@ -117,17 +116,27 @@ const _: () = assert!(
 
 #[cfg(test)]
 mod group_slot_tests {
-    //! The group slots of the seed's groups over this table ([`crate::nan_check::group_slots`]).
+    //! The group slots of the seed's groups over this table
+    //! ([`group_slots`](adamant_runtime::nan_check::group_slots)).
     use super::*;
-    use crate::error::Error;
-    use crate::nan_check::{buffers, group_slots, result_from_record, with_guard, GroupShape};
     use adamant_kernels::diagnostics::{
         buffer_word as word, record_words, TensorRecord, BUF_FIRST, BUF_NON_FINITE, MAX_STORED,
     };
     use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+    use adamant_runtime::nan_check::{group_slots, result_from_record, with_guard, GroupShape};
+    use adamant_runtime::Error;
+
+    /// The buffers a group of this shape has, in record order.
+    fn buffers(shape: GroupShape<'_>) -> &'static [GroupBuffer] {
+        if shape.amsgrad {
+            &[Params, Grads, M, V, VMax]
+        } else {
+            &[Params, Grads, M, V]
+        }
+    }
 
     fn seed() -> Vec<GroupShape<'static>> {
-        crate::seed::SEED_GROUPS.to_vec()
+        crate::SEED_GROUPS.to_vec()
     }
 
     #[test]
@@ -266,7 +275,7 @@ mod group_slot_tests {
         let by_name = |n: &str| slots.iter().find(|s| s.name == n).unwrap();
         let grads = slots
             .iter()
-            .find(|s| s.group == "iqn_online" && s.buffer == crate::GroupBuffer::Grads)
+            .find(|s| s.group == "iqn_online" && s.buffer == GroupBuffer::Grads)
             .expect("the seed watches the IQN gradients");
         // The skipped step's update read nothing: its record is empty.
         let empty = TensorRecord::empty(4);

@@ -182,9 +182,10 @@ impl SlotBindings {
         Ok(self)
     }
 
-    /// Binds `slot` to no elements: the checker kernel does no work for it. A
-    /// [`TrainingSession`](crate::TrainingSession) does this for every group slot, whose result
-    /// it takes from the group's diagnostics records instead.
+    /// Binds `slot` to no elements: the checker kernel does no work for it. For a slot whose
+    /// result the caller takes from elsewhere: a training step that owns its groups (adamant-rl's
+    /// session, say) does this for every group slot, whose result it takes from the group's
+    /// diagnostics records ([`result_from_record`](crate::nan_check::result_from_record)).
     ///
     /// # Errors
     ///

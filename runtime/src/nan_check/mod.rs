@@ -4,9 +4,8 @@
 //!   `const` with [`slot_table!`](crate::slot_table) (its invariants are checked when the crate
 //!   compiles), with a [`SlotId`] constant per slot. Any crate declares its own; the checker's
 //!   modules (bindings, work layout, kernel launch, report, group slots) take the table as a
-//!   value and name none of its slots. The seed's training step declares one
-//!   ([`SEED_TABLE`], in `runtime/src/seed/slot_table.rs`), re-exported here with its
-//!   constants ([`slot`], [`SLOTS`], [`ALL_SLOTS`], [`FUSED_RANGE`]).
+//!   value and name none of its slots. An application declares its own (adamant-rl's
+//!   `SEED_TABLE`, the seed's 49 slots, say).
 //! - [`SlotBindings`]: which device buffer each slot of one table watches.
 //! - [`NanChecker`]: one range of a table's slots, with the per-slot metadata and the (slot,
 //!   chunk) work table derived from the table and the bindings; [`NanChecker::enqueue`] puts a
@@ -53,10 +52,11 @@
 //! # }
 //! ```
 //!
-//! A parameter group's slots are bound by the group's name ([`SlotBindings::bind_group`]). The
-//! seed's training step binds its groups' slots in one call
-//! ([`SlotBindings::bind_training_groups`], with an example) or leaves the whole check to its
-//! session ([`crate::TrainingSession`]).
+//! A parameter group's slots are bound by the group's name ([`SlotBindings::bind_group`], or
+//! [`SlotBindings::bind_groups`] for several). A training step that owns its groups can instead
+//! derive every group's slots ([`group_slots`]) and read their results from the groups'
+//! diagnostics records ([`result_from_record`]), leaving the kernel the activations only
+//! ([`SlotBindings::leave_to_records`]), as adamant-rl's session does.
 mod bindings;
 mod checker;
 mod group_slots;
@@ -72,8 +72,6 @@ mod tables;
 
 pub use bindings::{DeviceRegion, SlotBindings};
 pub use checker::NanChecker;
-#[cfg(test)]
-pub(crate) use group_slots::buffers;
 pub use group_slots::{
     group_slots, record_position, result_from_record, with_guard, GroupShape, GroupSlot,
     WEIGHT_MAX_FACTOR,
@@ -82,8 +80,3 @@ pub use layout::CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{q_abs_ref_eff, Check, SlotId, SlotSpec, Source};
 pub use tables::SlotTable;
-
-// The seed's table and its constants, for compatibility: the checker's modules use none of them.
-pub use crate::seed::slot_table::{
-    slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT, TABLE as SEED_TABLE,
-};

@@ -138,10 +138,20 @@ impl fmt::Display for SlotResult {
 ///
 /// ```
 /// use adamant_kernels::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
-/// use adamant_runtime::nan_check::{Check, NanReport, SlotResult, SEED_TABLE};
+/// use adamant_runtime::nan_check::{Check, NanReport, SlotResult};
+///
+/// mod model {
+///     use adamant_runtime::nan_check::{Check, Source};
+///     adamant_runtime::slot_table! {
+///         "model";
+///         0 hidden: Check::NonFinite, Source::Activation { what: "hidden layer output" };
+///         1 logits: Check::MaxAbs { factor: 1e2 }, Source::Activation { what: "logits" };
+///         2 td_errors: Check::NonFinite, Source::Activation { what: "TD errors" };
+///     }
+/// }
 ///
 /// // The table's last max-abs slot, and a value over its threshold at q_abs_ref_eff 1.0.
-/// let table = SEED_TABLE;
+/// let table = model::TABLE;
 /// let spec = table.slots().iter().rev().find(|s| matches!(s.check, Check::MaxAbs { .. })).unwrap();
 /// let over = 1.5 * spec.check.threshold(1.0).unwrap();
 /// // As NanChecker::report decodes it: that slot saw `over` at element 17.

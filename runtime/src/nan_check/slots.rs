@@ -47,7 +47,7 @@ impl Check {
     }
 }
 
-/// What a slot watches in its training step. Documents the slot (the seed's in `docs/audit.md`)
+/// What a slot watches in its training step. Documents the slot (in `docs/audit.md`, say)
 /// and lets [`super::SlotBindings::bind_group`] bind parameter-group buffers by group name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -149,7 +149,7 @@ impl std::hash::Hash for SlotId {
 }
 
 impl std::fmt::Debug for SlotId {
-    /// `SlotId(seed #48 iqn_weight_max)`
+    /// `SlotId(model #1 logits)`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,

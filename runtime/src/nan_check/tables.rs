@@ -1,7 +1,7 @@
 //! A slot table as a value ([`SlotTable`]) and `slot_table!`, the macro a table is declared
 //! with. The checker's modules take the table they run from the caller (through the
 //! [`SlotBindings`](super::SlotBindings) it binds), so one runtime checks any number of tables;
-//! the seed's training step declares one of them (`runtime/src/seed/slot_table.rs`).
+//! an application declares its own (adamant-rl declares the seed's).
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::RangeInclusive;
@@ -36,7 +36,7 @@ impl SlotTable {
         SlotTable { name, slots }
     }
 
-    /// The table's name, as errors and docs show it (e.g. `seed`).
+    /// The table's name, as errors and docs show it (e.g. `model`).
     pub const fn name(self) -> &'static str {
         self.name
     }
@@ -100,14 +100,14 @@ impl Hash for SlotTable {
 }
 
 impl fmt::Debug for SlotTable {
-    /// `SlotTable("seed", 49 slots)`: the slots themselves are in [`SlotTable::slots`].
+    /// `SlotTable("model", 2 slots)`: the slots themselves are in [`SlotTable::slots`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SlotTable({:?}, {} slots)", self.name, self.slots.len())
     }
 }
 
 impl fmt::Display for SlotTable {
-    /// `` `seed` (49 slots) ``
+    /// `` `model` (2 slots) ``
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "`{}` ({} slots)", self.name, self.slots.len())
     }

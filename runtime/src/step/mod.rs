@@ -452,8 +452,8 @@ impl StepStates {
     }
 
     /// Every record as the device holds it, read with cust's synchronous copy (which waits for
-    /// the work enqueued before it on the runtime's blocking stream). For a report without that
-    /// wait, see [`TrainingSession::report`](crate::TrainingSession::report).
+    /// the work enqueued before it on the runtime's blocking stream). For a read without that
+    /// wait, see [`StepStates::last_advanced`].
     ///
     /// # Errors
     ///
@@ -510,7 +510,7 @@ impl StepStates {
     /// (the stepped launches only read the records, so these are also the records at the end of
     /// that step). Meaningful only after waiting for an event recorded after that advance; the
     /// default record before the first advance.
-    pub(crate) fn last_advanced(&self) -> Vec<StepState> {
+    pub fn last_advanced(&self) -> Vec<StepState> {
         self.advanced_host
             .read()
             .into_iter()

@@ -53,8 +53,8 @@ pub struct StepSpec {
 ///
 /// Off by default in a bare [`StepSpec`]: the guard reads the gradients of the tensors that
 /// step with the record, which only the code that composes the step knows (it enqueues the
-/// guard with them). [`TrainingSession`](crate::TrainingSession), which owns the whole step, guards
-/// every group by default.
+/// guard with them). An application that owns the whole step (adamant-rl's session, say) can
+/// guard every group.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GuardSpec {
     /// Skip the whole step (nothing written, `t` not advanced, the skip counted) when any
