@@ -10,7 +10,8 @@ use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use adamant::runtime::nan_check::{NanChecker, SlotBindings, SEED_TABLE};
+use adamant::rl::{SeedLaunchers, SEED_TABLE};
+use adamant::runtime::nan_check::{NanChecker, SlotBindings};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, GradientGuard, GuardSpec, QAbsRef,
     Records, StepBound, StepSpec, StepStates, TensorSet, PTX,
@@ -355,7 +356,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         }
     }
     let isv = ClampPolicy::from_isv(2.0);
-    let dt_policy = ClampPolicy::disabled(adamant::runtime::DT_CLAMP_DISABLED);
+    let dt_policy = ClampPolicy::disabled(adamant::rl::DT_CLAMP_DISABLED);
     let h = hyper();
     // One step-state record per launch, made for its kernel (the stepped entries read every
     // scalar from it, so a graph of them replays correctly), advanced once below.
@@ -647,12 +648,11 @@ fn check(
 /// time per replay, the host time of one replay call and of one eager launch, and the device
 /// time of the step-state advance alone.
 fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
-    use adamant::runtime::nan_check::{Source, SLOTS};
+    use adamant::rl::SLOTS;
+    use adamant::runtime::nan_check::Source;
     // The seed's table: the one a TrainingSession checks.
-    use adamant::runtime::{
-        GroupSizes, QAbsRef, SessionConfig, StepBound, StepSpec, StepStates, TrainingGroups,
-        TrainingSession,
-    };
+    use adamant::rl::{GroupSizes, SessionConfig, TrainingGroups, TrainingSession};
+    use adamant::runtime::{QAbsRef, StepBound, StepSpec, StepStates};
     let stream = rt.stream();
     let spec: Value = serde_json::from_str(&std::fs::read_to_string(set)?)?;
     let sizes: Vec<usize> = spec["check_slots"]
@@ -681,7 +681,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
                 only.leave_to_records(SEED_TABLE.id(slot.index).context("slot")?)?;
             }
         }
-        let mut checker = NanChecker::new(rt, adamant::runtime::nan_check::ALL_SLOTS, &only)?;
+        let mut checker = NanChecker::new(rt, adamant::rl::ALL_SLOTS, &only)?;
         let graph = rt.capture(vec![Box::new(|s: &Stream| checker.enqueue(s, 1.0))])?;
         let us = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
         drop(graph);

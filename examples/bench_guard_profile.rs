@@ -3,10 +3,11 @@
 //! gradient of 2^10, 2^20 and 2^28 elements, then three over the RL set's eight groups judged in
 //! one launch. It prints each pass's device time from events as well. Without a GPU it fails
 //! with the runtime's `NoDevice` error.
+use adamant::rl::GroupSizes;
 use adamant::runtime::cust::event::{Event, EventFlags};
 use adamant::runtime::{
-    AdamHyper, Adamant, DeviceArray, GradientGuard, GroupSizes, GuardSpec, QAbsRef, ReadBuffer,
-    StepBound, StepSpec, StepStates,
+    AdamHyper, Adamant, DeviceArray, GradientGuard, GuardSpec, QAbsRef, ReadBuffer, StepBound,
+    StepSpec, StepStates,
 };
 use anyhow::Result;
 

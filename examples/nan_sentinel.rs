@@ -18,14 +18,12 @@
 //! `NoDevice` error.
 use std::process::ExitCode;
 
-use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, NanReport, SlotBindings, SlotId, Source, SEED_TABLE,
+use adamant_rl::{
+    slot, ClampPressureLog, GroupSizes, SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE,
 };
+use adamant_runtime::nan_check::{q_abs_ref_eff, NanReport, SlotBindings, SlotId, Source};
 use adamant_runtime::DeviceArray;
-use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, ClampPressureLog, GroupBuffer, GroupSizes, QAbsRef,
-    SessionConfig, StepBound, TrainingGroups, TrainingSession,
-};
+use adamant_runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, QAbsRef, StepBound};
 use anyhow::{Context, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -7,11 +7,11 @@
 //! median time of 20 launches, and the bandwidth that time means (28 B/element for Adam, 36 for
 //! AMSGrad). Exits non-zero if any group misses the reference.
 use adamant::reference::{self as r, KernelRef, RefState};
-use adamant::runtime::DeviceScalar;
-use adamant::runtime::{
-    AdamHyper, Adamant, ClampPolicy, GroupBuffer, GroupSizes, ParamGroup, SessionConfig,
-    StepConfig, TrainingGroups, DT_CLAMP_DISABLED,
+use adamant::rl::{
+    GroupSizes, SeedLaunchers, SessionConfig, StepConfig, TrainingGroups, DT_CLAMP_DISABLED,
 };
+use adamant::runtime::DeviceScalar;
+use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, ParamGroup};
 use anyhow::{bail, Context, Result};
 use cust::event::{Event, EventFlags};
 use rand::rngs::SmallRng;

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use adamant::reference::KernelRef;
+use adamant::rl::SeedLaunchers;
 use adamant::runtime::DeviceScalar;
 use adamant::runtime::{AdamHyper, Adamant, ClampPolicy, GroupBuffer, ParamGroup};
 use anyhow::{Context, Result};

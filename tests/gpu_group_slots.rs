@@ -11,12 +11,12 @@
 //!   has a non-finite slot on each of its buffers and a max-abs slot on its weights.
 //! - clamp pressure over steps: a group pushed outward by a constant gradient shows rising
 //!   clamp hits, step by step, in the time series.
-use adamant::runtime::nan_check::{slot, GroupSlot, SlotBindings, Source, SEED_TABLE, SLOTS};
-use adamant::runtime::DeviceArray;
-use adamant::runtime::{
-    AdamHyper, Adamant, ClampPressureLog, GroupBuffer, ParamGroup, QAbsRef, SessionConfig,
-    TrainingGroups, TrainingSession,
+use adamant::rl::{
+    slot, ClampPressureLog, SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS,
 };
+use adamant::runtime::nan_check::{GroupSlot, SlotBindings, Source};
+use adamant::runtime::DeviceArray;
+use adamant::runtime::{AdamHyper, Adamant, GroupBuffer, ParamGroup, QAbsRef};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

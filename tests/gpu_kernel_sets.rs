@@ -7,6 +7,7 @@
 //!
 //! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
 use adamant_kernels::abi::{self, OWN_SET};
+use adamant_rl::SeedLaunchers;
 use adamant_runtime::{Adamant, ClampPolicy, Error, Records};
 use adamant_runtime::{DeviceArray, ParamBuffer};
 use custom_optimizer_kernels::sgd_momentum_kernel;

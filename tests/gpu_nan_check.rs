@@ -15,17 +15,17 @@ use std::ops::RangeInclusive;
 
 use adamant::nan_check_reference as reference;
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+use adamant_rl::{
+    slot, GroupSizes, SessionConfig, StepConfig, TrainingGroups, ALL_SLOTS, FUSED_RANGE,
+    SEED_TABLE, SLOTS, SLOT_COUNT,
+};
 use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, NanChecker, NanReport, SlotBindings, ALL_SLOTS, CHUNK_ELEMENTS,
-    FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, Check, NanChecker, NanReport, SlotBindings, CHUNK_ELEMENTS,
 };
 use adamant_runtime::DeviceArray;
-use adamant_runtime::{
-    AdamHyper, Adamant, Error, GroupBuffer, GroupSizes, ParamGroup, SessionConfig, StepConfig,
-    TrainingGroups,
-};
+use adamant_runtime::{AdamHyper, Adamant, Error, GroupBuffer, ParamGroup};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -537,7 +537,7 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
     fence();
 
     let mut bindings = SlotBindings::new(SEED_TABLE);
-    bindings.bind_training_groups(&groups).unwrap();
+    groups.bind_slots(&mut bindings).unwrap();
     for id in SEED_TABLE.ids() {
         match id.spec().source {
             Source::Group { .. } => {

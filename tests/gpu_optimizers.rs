@@ -4,6 +4,7 @@
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason, so a machine without one
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
 use adamant::reference::{self as r, KernelRef, RefState};
+use adamant::rl::SeedLaunchers;
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceScalar, Error, GroupBuffer,
     LaunchInfo, ParamBuffer, ParamGroup, Records,

@@ -6,6 +6,7 @@
 //! weights past the bound.
 use adamant::record_reference::{differences, expected_record};
 use adamant::reference::{Elem, Hyper, KernelRef};
+use adamant::rl::SeedLaunchers;
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, ParamGroup, Records,
     TensorSet,

@@ -11,10 +11,11 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
 use adamant::reference::{self as r, KernelRef};
-use adamant::runtime::nan_check::{SlotBindings, Source, SEED_TABLE, SLOTS};
+use adamant::rl::{SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS};
+use adamant::runtime::nan_check::{SlotBindings, Source};
 use adamant::runtime::{
-    AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, SessionConfig,
-    StepBound, StepSpec, StepStates, TrainingGroups, TrainingSession,
+    AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, StepBound, StepSpec,
+    StepStates,
 };
 use adamant::runtime::{DeviceArray, ParamBuffer};
 use adamant_kernels::optimizers::iqn_adam_kernel;

@@ -15,10 +15,11 @@ use adamant_kernels::nan_check::{
     abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
     NON_FINITE_ONLY, NO_BAD_INDEX,
 };
+use adamant_rl::{slot, ALL_SLOTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT};
 use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, slot, Check, DeviceRegion, NanReport, SlotBindings, SlotResult, SlotTable,
-    Source, ALL_SLOTS, CHUNK_ELEMENTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT,
+    q_abs_ref_eff, Check, DeviceRegion, NanReport, SlotBindings, SlotResult, SlotTable, Source,
+    CHUNK_ELEMENTS,
 };
 use adamant_runtime::{Error, GroupBuffer};
 use rand::rngs::SmallRng;

@@ -200,7 +200,7 @@ fn a_gpu_past_the_device_count_is_named() {
 /// one list of tensors); this keeps the two from drifting apart.
 #[test]
 fn rl_set_group_sizes_are_the_sums_of_the_benchmark_shapes() {
-    use adamant::runtime::GroupSizes;
+    use adamant::rl::GroupSizes;
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/rl_set.json");
     let spec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

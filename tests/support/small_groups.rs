@@ -1,6 +1,6 @@
 //! The seed's eight groups at small sizes, shared by the GPU tests of a whole step. Three lengths
 //! are not multiples of 4 (4099, 777, 513), so those groups' scalar loops run too.
-use adamant_runtime::GroupSizes;
+use adamant_rl::GroupSizes;
 
 pub fn sizes() -> GroupSizes {
     GroupSizes {
