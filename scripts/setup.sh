@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The nightly whose NVPTX backend we build with (see build/src/toolchain.rs for the pinned commit).
+# The nightly whose NVPTX backend we build with (see crates/adamant-build/src/toolchain.rs for the pinned commit).
 rustup component add rust-src --toolchain nightly >/dev/null
 # The default toolchain's linters, which CI runs before the tests.
 rustup component add rustfmt clippy >/dev/null

@@ -1,6 +1,6 @@
 //! An independent f64 reference for the five optimizer kernels, the soft update of a target
 //! network ([`soft_update`]) and the weight clamp, written from the formulas (PyTorch's
-//! `Adam`/`AdamW`, `τ·online + (1 − τ)·target`), not from `kernels-rs`: it is the oracle that
+//! `Adam`/`AdamW`, `τ·online + (1 − τ)·target`), not from `adamant-kernels`: it is the oracle that
 //! the CPU tests (`tests/cpu_kernels.rs`, `tests/cpu_clamp.rs`) and the GPU tests check the f32
 //! kernels against, so it must not share their code.
 //!

@@ -36,7 +36,7 @@ fn next_down(x: f32) -> f32 {
     f32::from_bits(x.to_bits() - 1)
 }
 
-/// `(p, bound, expected)`, from the specification in `kernels-rs/src/clamp.rs` and the brief.
+/// `(p, bound, expected)`, from the specification in `crates/adamant-kernels/src/clamp.rs` and the brief.
 fn truth_table() -> Vec<(f32, f32, f32)> {
     let b = 0.5f32;
     let nan = f32::NAN;

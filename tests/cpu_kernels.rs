@@ -1001,7 +1001,7 @@ fn clamp_is_in_element_random() {
 // The scalars' domains, as the descriptors carry them to the runtime's launch check.
 
 /// Every scalar of the five kernels has the declared domain (`#[domain]` in
-/// `kernels-rs/src/optimizers.rs`), in both entries: a step of 0 (bias corrections of 0), a β of
+/// `crates/adamant-kernels/src/optimizers.rs`), in both entries: a step of 0 (bias corrections of 0), a β of
 /// 1, an eps of 0, a negative lr, decay or clip, and any non-finite value are outside it.
 #[test]
 fn optimizer_scalars_carry_their_domains() {

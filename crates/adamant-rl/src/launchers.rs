@@ -1,7 +1,7 @@
 //! The seed's typed launchers: one per optimizer kernel of its training step, on a
 //! [`ParamGroup`] (the generic launches, `launch_optimizer` and `launch_multi`, take any
 //! kernel's buffers). Each fills the kernel's own generated `Buffers` and
-//! `Scalars` structs (from `kernels-rs`), so a kernel whose arguments change breaks its launcher
+//! `Scalars` structs (from `adamant-kernels`), so a kernel whose arguments change breaks its launcher
 //! at compile time, and validates every hyperparameter before anything is enqueued.
 use adamant_kernels::abi::{ParamRole, UniformPtr};
 use adamant_kernels::optimizers::{

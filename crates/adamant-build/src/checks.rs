@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn the_kernel_sources_pass_and_assembly_is_listed_by_file() {
-        let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels-rs/src");
+        let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adamant-kernels/src");
         assert_eq!(sources(&kernels), Ok(()));
 
         let dir = std::env::temp_dir().join(format!("adamant-build-check-{}", std::process::id()));

@@ -116,7 +116,7 @@ impl Adamant {
     /// Verifies adamant's embedded module ([`MODULE`](crate::MODULE), once per process; see
     /// [`AuditedModule::verify`]), then initialises the driver, retains the primary context of
     /// GPU `ordinal` and makes it current on the calling thread (see "The CUDA context" above),
-    /// loads the module and resolves every kernel that `kernels-rs` declares, so that a missing
+    /// loads the module and resolves every kernel that `adamant-kernels` declares, so that a missing
     /// entry is reported here, by name, rather than at its first launch.
     ///
     /// ```

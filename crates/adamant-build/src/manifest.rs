@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn names_come_from_the_package_and_the_lib_table() {
-        let kernels = include_str!("../../kernels-rs/Cargo.toml");
+        let kernels = include_str!("../../adamant-kernels/Cargo.toml");
         assert_eq!(
             names_from(kernels),
             Some(CrateNames {
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn workspace_tables_are_recognised() {
-        assert!(has_workspace_table(include_str!("../../Cargo.toml")));
+        assert!(has_workspace_table(include_str!("../../../Cargo.toml")));
         assert!(has_workspace_table(
             "[workspace.package]\nedition = \"2021\"\n"
         ));
@@ -232,15 +232,18 @@ mod tests {
 
     #[test]
     fn the_ptx_profile_is_the_one_this_workspace_and_the_readme_use() {
-        assert!(include_str!("../../Cargo.toml").contains(PTX_PROFILE));
-        assert!(include_str!("../../README.md").contains(&format!("```toml\n{PTX_PROFILE}```")));
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        assert!(check_ptx_profile(root, "adamant-kernels").is_ok());
+        assert!(include_str!("../../../Cargo.toml").contains(PTX_PROFILE));
+        assert!(include_str!("../../../README.md").contains(&format!("```toml\n{PTX_PROFILE}```")));
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        assert!(check_ptx_profile(&root, "adamant-kernels").is_ok());
     }
 
     #[test]
     fn the_workspace_root_is_the_nearest_directory_with_a_workspace_table() {
         let build = Path::new(env!("CARGO_MANIFEST_DIR"));
-        assert_eq!(workspace_root(build), build.parent().unwrap());
+        assert_eq!(
+            workspace_root(build),
+            build.parent().unwrap().parent().unwrap()
+        );
     }
 }

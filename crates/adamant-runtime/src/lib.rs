@@ -1,4 +1,4 @@
-//! adamant's host side: loads the PTX module built from `kernels-rs` (by this crate's build
+//! adamant's host side: loads the PTX module built from `adamant-kernels` (by this crate's build
 //! script, through `adamant-build`, which checks and audits it) on a GPU through `cust`, and
 //! launches the optimizer kernels with typed, validated arguments and an explicit clamp policy.
 //! Reading and auditing PTX is `adamant-build`'s.
@@ -81,7 +81,7 @@ pub use step::{GuardSpec, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates
 /// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.
 pub use cust;
 
-/// adamant's kernels: the PTX module of every entry `kernels-rs` declares, built by this crate's
+/// adamant's kernels: the PTX module of every entry `adamant-kernels` declares, built by this crate's
 /// build script (which fails unless the module passes the checks and the clamp audit), with the
 /// audit certificate the build wrote. [`Adamant::new`] verifies and loads it. It is embedded,
 /// not read from disk, so a binary carries its own kernels.

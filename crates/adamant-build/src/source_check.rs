@@ -69,7 +69,7 @@ mod tests {
     fn prose_and_plain_code_pass() {
         let source = "/// Never uses asm! or global_asm!.\n// asm!(\"x\")\nfn f(x: f32) -> f32 { let s = \"asm!\"; x }";
         assert!(assembly_macros(source).unwrap().is_empty());
-        let real = include_str!("../../kernels-rs/src/nan_check.rs");
+        let real = include_str!("../../adamant-kernels/src/nan_check.rs");
         assert!(assembly_macros(real).unwrap().is_empty());
     }
 

@@ -1,15 +1,15 @@
-//! Builds `kernels-rs` into the one PTX module this crate embeds (`PTX`, from OUT_DIR), checked
+//! Builds `adamant-kernels` into the one PTX module this crate embeds (`PTX`, from OUT_DIR), checked
 //! and audited, with a copy at `<target-dir>/ptx/adamant_kernels.ptx` (for scripts/gpu-build.sh;
 //! the crate itself names no path of the build machine). The recipe
 //! and every check are adamant-build's `KernelCrate` (README, "How the PTX is built"); a change
 //! to adamant-build rebuilds this script, which reruns it.
 fn main() {
     check_libcuda();
-    adamant_build::KernelCrate::new("../kernels-rs")
+    adamant_build::KernelCrate::new("../adamant-kernels")
         .kernels(adamant_kernels::abi::kernels())
-        // The macro that generates every entry is a path dependency of kernels-rs.
-        .rerun_if_changed("../codegen/src")
-        .rerun_if_changed("../codegen/Cargo.toml")
+        // The macro that generates every entry is a path dependency of adamant-kernels.
+        .rerun_if_changed("../adamant-codegen/src")
+        .rerun_if_changed("../adamant-codegen/Cargo.toml")
         .build();
 }
 

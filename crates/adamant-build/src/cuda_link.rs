@@ -273,13 +273,13 @@ mod tests {
 
     #[test]
     fn the_config_lines_are_this_repositorys_and_the_readmes() {
-        let config = include_str!("../../.cargo/config.toml");
+        let config = include_str!("../../../.cargo/config.toml");
         assert!(config.contains(CUDA_CONFIG), "{config}");
-        let setup = include_str!("../../scripts/setup.sh");
+        let setup = include_str!("../../../scripts/setup.sh");
         for line in CUDA_STUB_COMMANDS.lines() {
             assert!(setup.contains(line), "setup.sh lacks `{line}`");
         }
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../../README.md");
         assert!(readme.contains(&format!("```toml\n{CUDA_CONFIG}```")));
         assert!(readme.contains(&format!("```sh\n{CUDA_STUB_COMMANDS}```")));
         assert!(readme.contains("Could not find a cuda installation"));

@@ -180,7 +180,7 @@ impl BodyCheck {
                 "macro invocations are not allowed in an #[optimizer_kernel] body: the macro \
                  cannot see what `{name}!` expands to (an `unsafe` block, an exported item), so \
                  it cannot check it; write the code out (see ALLOWED_MACROS in \
-                 codegen/src/body.rs: none are allowed)"
+                 crates/adamant-codegen/src/body.rs: none are allowed)"
             ),
         );
     }

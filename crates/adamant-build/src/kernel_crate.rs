@@ -414,7 +414,9 @@ mod tests {
     #[test]
     fn outside_a_build_script_the_build_says_so() {
         // cargo sets OUT_DIR for build scripts only, not for this test.
-        let err = KernelCrate::new("../kernels-rs").try_build().unwrap_err();
+        let err = KernelCrate::new("../adamant-kernels")
+            .try_build()
+            .unwrap_err();
         assert_eq!(
             err.message(),
             "OUT_DIR is not set: KernelCrate::build runs in a build script (build.rs)"
@@ -467,8 +469,8 @@ mod tests {
     fn a_relative_path_is_resolved_against_the_calling_crate() {
         let here = Path::new(env!("CARGO_MANIFEST_DIR"));
         assert_eq!(
-            resolve(here, Path::new("../kernels-rs")),
-            here.parent().unwrap().join("kernels-rs")
+            resolve(here, Path::new("../adamant-kernels")),
+            here.parent().unwrap().join("adamant-kernels")
         );
         assert_eq!(
             resolve(here, Path::new("no-such-dir")),

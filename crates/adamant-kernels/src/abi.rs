@@ -441,7 +441,7 @@ pub struct KernelDescriptor {
     /// the macro expanded), whose PTX module holds it.
     pub set: &'static str,
     /// Where the kernel is defined: its path and `(file.rs:line)`, e.g.
-    /// `adamant_kernels::optimizers::iqn_adam_kernel (kernels-rs/src/optimizers.rs:54)`, so that
+    /// `adamant_kernels::optimizers::iqn_adam_kernel (crates/adamant-kernels/src/optimizers.rs:54)`, so that
     /// two definitions of one entry name can both be named.
     pub defined_at: &'static str,
     /// The PTX entry name (the kernel function's name, unmangled).

@@ -14,7 +14,7 @@
 //!
 //! Accuracy: the largest error measured, in units in the last place (ulp) of the exact result,
 //! over every `f32` input (`pow`: 7.5·10^7 pairs covering its whole range); how:
-//! `kernels-rs/tests/math_prelude.rs`, whose tests assert these bounds.
+//! `crates/adamant-kernels/tests/math_prelude.rs`, whose tests assert these bounds.
 //!
 //! | function | error | NaN, ±inf, ±0, subnormals |
 //! | --- | --- | --- |

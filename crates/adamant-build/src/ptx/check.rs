@@ -56,14 +56,14 @@ impl std::fmt::Display for ModuleProblem {
             ModuleProblem::InlineAsm { line, text } => write!(
                 f,
                 "line {line}: `{text}`: the module contains inline assembly (`asm!` in \
-                 kernels-rs). Its instructions come from no kernel descriptor and bypass the \
+                 adamant-kernels). Its instructions come from no kernel descriptor and bypass the \
                  macro's generated loads, stores and clamp: remove it"
             ),
             ModuleProblem::ExternFunction { name, line } => write!(
                 f,
                 "line {line}: the PTX declares the external function `{name}`, which the driver \
                  cannot resolve. Device code must not call anything that is not inlined (often \
-                 a panic path: use non-panicking operations in kernels-rs)"
+                 a panic path: use non-panicking operations in adamant-kernels)"
             ),
             ModuleProblem::Function {
                 name,
