@@ -1,4 +1,4 @@
-//! The performance benchmark (issue 5): our kernels timed with CUDA events, warm-up and medians,
+//! The performance benchmark: our kernels timed with CUDA events, warm-up and medians,
 //! hot and cold (L2 flushed), next to the device's copy bandwidth measured in the same run.
 //! Writes `<out>/bench_rust.json` (schema in bench/README.md) and prints a short table;
 //! bench/report.py sets it beside PyTorch's figures from bench/torch_bench.py.
@@ -642,7 +642,7 @@ fn check(
     Ok(())
 }
 
-/// The captured step that trains (issue 9): the RL set's eight groups (GroupSizes::RL_SET) in a
+/// The captured step that trains: the RL set's eight groups (GroupSizes::RL_SET) in a
 /// TrainingSession whose graph advances the step state, runs the eight stepped launches and the
 /// 49-slot check (activation slots bound to buffers of the set's check-slot sizes); its device
 /// time per replay, the host time of one replay call and of one eager launch, and the device
@@ -785,7 +785,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     };
     // The step's guard over the RL set's gradients: one pass judging the eight records and
     // advancing them (and, for comparison, the pass then an advance node), against the advance
-    // alone above (issue 23's budget: one read of the
+    // alone above (the guard's budget: one read of the
     // gradients at the copy bandwidth plus 2 µs, at most 7 µs on the RL set).
     let (guard_rl_set_us, guard_then_advance_us, guard_rl_set_bytes) = {
         let lens = GroupSizes::RL_SET.in_order();

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
 use adamant_kernels::step::BOUND_OFFSET;
-use adamant_rl::{FUSED_RANGE, SEED_GROUPS, SEED_TABLE};
-use adamant_runtime::nan_check::{group_slots, Check, Source, CHUNK_ELEMENTS};
+use adamant_rl::{FUSED_RANGE, GROUP_SHAPES, SEED_TABLE};
+use adamant_runtime::nan_check::{group_slots, Check, Source, CHECK_CHUNK_ELEMENTS};
 
 /// How to regenerate `docs/audit.md` (quoted in the file and in the staleness test's message).
 pub const REGENERATE: &str = "ADAMANT_BLESS=1 cargo test --test audit_doc";
@@ -70,7 +70,7 @@ pub fn slot_table_rows() -> Vec<[String; 6]> {
 /// The slots a session of the seed's eight groups derives beyond the table
 /// (`nan_check::group_slots`): the weight maxima of the groups the table gives none.
 pub fn derived_slot_rows() -> Vec<[String; 6]> {
-    group_slots(SEED_TABLE, &SEED_GROUPS)
+    group_slots(SEED_TABLE, &GROUP_SHAPES)
         .expect("the table's groups")
         .into_iter()
         .filter(|s| !s.in_table)
@@ -178,7 +178,7 @@ pub fn audit_markdown() -> String {
     let _ = writeln!(
         out,
         "{} slots. `nan_check_kernel` checks any contiguous range of them in one launch \
-         (the seed's fused check is slots {}..={}), in chunks of {CHUNK_ELEMENTS} elements (larger for large checks). Per \
+         (the seed's fused check is slots {}..={}), in chunks of {CHECK_CHUNK_ELEMENTS} elements (larger for large checks). Per \
          slot it reports a flag word (non-finite: NaN or ±inf seen; over-threshold: a finite \
          `|x|` above `factor × q_abs_ref_eff`, with `q_abs_ref_eff = max(Q_ABS_REF, 1.0)`), the \
          largest `|x|` and the first bad element. Parameter-group buffers are bound by group \

@@ -1,4 +1,4 @@
-//! Every parameter group's slots come from its optimizer launch's diagnostics records (issue 10),
+//! Every parameter group's slots come from its optimizer launch's diagnostics records,
 //! on the GPU, through a `TrainingSession` of the seed's eight groups plus one added group:
 //!
 //! - the fault matrix through the optimizer, into every group: NaN or inf in g, NaN in m, inf in

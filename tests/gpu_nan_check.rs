@@ -22,7 +22,7 @@ use adamant_rl::{
 use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::nan_check::Source;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, Check, NanChecker, NanReport, SlotBindings, CHUNK_ELEMENTS,
+    q_abs_ref_eff, Check, NanChecker, NanReport, SlotBindings, CHECK_CHUNK_ELEMENTS,
 };
 use adamant_runtime::DeviceArray;
 use adamant_runtime::{AdamHyper, Adamant, Error, GroupBuffer, ParamGroup};
@@ -48,17 +48,17 @@ fn runtime() -> Adamant {
 /// (tails that end mid-chunk, exact chunk multiples). Small under the sanitizer.
 fn slot_lens() -> Vec<usize> {
     let (large, spread) = if sanitizer_run() {
-        (3 * CHUNK_ELEMENTS + 17, CHUNK_ELEMENTS + 300)
+        (3 * CHECK_CHUNK_ELEMENTS + 17, CHECK_CHUNK_ELEMENTS + 300)
     } else {
-        (1 << 22, 5 * CHUNK_ELEMENTS)
+        (1 << 22, 5 * CHECK_CHUNK_ELEMENTS)
     };
     (0..SLOT_COUNT)
         .map(|i| match i {
             EMPTY_SLOT => 0,
             SINGLE_SLOT => 1,
             LARGE_SLOT => large,
-            30 => CHUNK_ELEMENTS,
-            31 => 2 * CHUNK_ELEMENTS,
+            30 => CHECK_CHUNK_ELEMENTS,
+            31 => 2 * CHECK_CHUNK_ELEMENTS,
             _ => 2 + (i * 7919) % spread,
         })
         .collect()
@@ -320,15 +320,15 @@ fn the_first_bad_index_is_the_smallest_across_chunks_and_both_flags_combine() {
     let bindings = data.bindings();
     let mut checker = NanChecker::new(&adamant, ALL_SLOTS, &bindings).unwrap();
     let len = data.host[LARGE_SLOT].len();
-    assert!(len > 3 * CHUNK_ELEMENTS);
+    assert!(len > 3 * CHECK_CHUNK_ELEMENTS);
     // Bad elements in three different chunks, the smallest index in the middle one.
     data.set(LARGE_SLOT, len - 1, f32::NAN);
-    data.set(LARGE_SLOT, CHUNK_ELEMENTS + 3, f32::INFINITY);
-    data.set(LARGE_SLOT, 2 * CHUNK_ELEMENTS + 1, -f32::NAN);
+    data.set(LARGE_SLOT, CHECK_CHUNK_ELEMENTS + 3, f32::INFINITY);
+    data.set(LARGE_SLOT, 2 * CHECK_CHUNK_ELEMENTS + 1, -f32::NAN);
     let report = check(&adamant, &mut checker, 1.0);
     let result = &report.slots[LARGE_SLOT];
     assert_eq!(result.flags, FLAG_NON_FINITE);
-    assert_eq!(result.first_bad, Some(CHUNK_ELEMENTS as u64 + 3));
+    assert_eq!(result.first_bad, Some(CHECK_CHUNK_ELEMENTS as u64 + 3));
     assert!(result.max_abs.is_nan());
     // A max-abs slot with an over-threshold value before a NaN: both bits, the earlier index.
     let n48 = data.host[48].len();
@@ -623,7 +623,7 @@ fn a_table_of_ones_own_is_checked_on_the_device() {
     let adamant = runtime();
     let table = custom::TABLE;
     // Activations: one over several chunks, one small; values in ±50, under slot 1's 1e2.
-    let mut activations = SlotData::new(&[3 * CHUNK_ELEMENTS + 5, 1000], 11);
+    let mut activations = SlotData::new(&[3 * CHECK_CHUNK_ELEMENTS + 5, 1000], 11);
     let weights = ParamGroup::new(custom::GROUP, &vec![0.5f32; 777]).unwrap();
     fence();
 
@@ -687,7 +687,7 @@ fn a_table_of_ones_own_is_checked_on_the_device() {
     assert_quiet(&report, "clean custom table");
     assert_matches(&report, &host(&activations), 1.0, "clean");
 
-    let nan_at = 2 * CHUNK_ELEMENTS + 7;
+    let nan_at = 2 * CHECK_CHUNK_ELEMENTS + 7;
     activations.set(0, nan_at, f32::NAN);
     activations.set(1, 999, 150.0);
     for (q_abs_ref, over) in [(1.0, true), (2.0, false)] {

@@ -1,4 +1,4 @@
-//! A captured step that trains (issue 9), on the GPU: the step, the learning rate, the clamp
+//! A captured step that trains, on the GPU: the step, the learning rate, the clamp
 //! bound and the check's thresholds advance at every replay, and the host works on the buffers
 //! between replays.
 //!

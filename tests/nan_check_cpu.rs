@@ -18,8 +18,8 @@ use adamant_kernels::nan_check::{
 use adamant_rl::{slot, ALL_SLOTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT};
 use adamant_runtime::nan_check::layout;
 use adamant_runtime::nan_check::{
-    q_abs_ref_eff, Check, DeviceRegion, NanReport, SlotBindings, SlotResult, SlotTable, Source,
-    CHUNK_ELEMENTS,
+    q_abs_ref_eff, Check, NanReport, SlotBindings, SlotRegion, SlotResult, SlotTable, Source,
+    CHECK_CHUNK_ELEMENTS,
 };
 use adamant_runtime::{Error, GroupBuffer};
 use rand::rngs::SmallRng;
@@ -167,10 +167,10 @@ fn skewed_lens() -> Vec<usize> {
         .map(|i| match i % 7 {
             0 => 0,
             1 => 1,
-            2 => CHUNK_ELEMENTS - 1,
-            3 => CHUNK_ELEMENTS,
-            4 => CHUNK_ELEMENTS + 1,
-            5 => 3 * CHUNK_ELEMENTS + 17,
+            2 => CHECK_CHUNK_ELEMENTS - 1,
+            3 => CHECK_CHUNK_ELEMENTS,
+            4 => CHECK_CHUNK_ELEMENTS + 1,
+            5 => 3 * CHECK_CHUNK_ELEMENTS + 17,
             _ => 100_000 + i,
         })
         .collect()
@@ -248,7 +248,7 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
     assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0) }.is_ok());
     assert_eq!(
         bindings.region(slot::td_errors).unwrap(),
-        Some(DeviceRegion { ptr: 0, len: 0 })
+        Some(SlotRegion { ptr: 0, len: 0 })
     );
 }
 
@@ -268,7 +268,7 @@ fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
         }
         let expected_items: usize = range
             .clone()
-            .map(|i| lens[i].div_ceil(CHUNK_ELEMENTS))
+            .map(|i| lens[i].div_ceil(CHECK_CHUNK_ELEMENTS))
             .sum();
         assert_eq!(built.work.len(), expected_items);
         // Per slot, the chunks are in order, contiguous, non-empty and end at the length.
@@ -280,7 +280,7 @@ fn the_layout_has_one_meta_per_slot_and_chunks_that_tile_every_slot() {
                 item.start, next[s],
                 "chunk of slot {s} leaves a gap or overlaps"
             );
-            assert!(item.count > 0 && item.count as usize <= CHUNK_ELEMENTS);
+            assert!(item.count > 0 && item.count as usize <= CHECK_CHUNK_ELEMENTS);
             next[s] += item.count as u64;
         }
         for (i, index) in range.clone().enumerate() {
@@ -547,7 +547,7 @@ fn the_chunked_reduction_matches_the_reference_with_injected_values() {
     // Every slot shape but the 100k-element ones (the matrix runs in debug builds).
     let lens: Vec<usize> = skewed_lens()
         .into_iter()
-        .map(|len| len.min(2 * CHUNK_ELEMENTS + 5))
+        .map(|len| len.min(2 * CHECK_CHUNK_ELEMENTS + 5))
         .collect();
     let clean = random_slot_data(&mut rng, &lens);
     for block in [256, 7, 1] {
@@ -689,13 +689,13 @@ fn a_nan_slot_reports_nan_as_its_maximum() {
 fn chunk_size_grows_with_the_check() {
     use adamant_runtime::nan_check::layout::{chunk_for, MAX_CHUNK_ELEMENTS};
     let blocks = 132 * 8;
-    assert_eq!(chunk_for(0, blocks), CHUNK_ELEMENTS);
-    assert_eq!(chunk_for(4_397_000, blocks), CHUNK_ELEMENTS);
+    assert_eq!(chunk_for(0, blocks), CHECK_CHUNK_ELEMENTS);
+    assert_eq!(chunk_for(4_397_000, blocks), CHECK_CHUNK_ELEMENTS);
     assert_eq!(chunk_for(1 << 28, blocks), 131_072);
     assert_eq!(chunk_for(usize::MAX / 4, blocks), MAX_CHUNK_ELEMENTS);
     for total in [1usize, 4095, 4097, 1 << 22, 1 << 28, (1 << 28) + 3] {
         let chunk = chunk_for(total, blocks);
-        assert_eq!(chunk % CHUNK_ELEMENTS, 0, "{total}");
+        assert_eq!(chunk % CHECK_CHUNK_ELEMENTS, 0, "{total}");
         let items = layout::work_items_for(&[total], chunk);
         let covered: u64 = items.iter().map(|w| w.count as u64).sum();
         assert_eq!(covered, total as u64, "{total}");
@@ -877,7 +877,7 @@ fn a_user_tables_ranges_and_unbound_slots_are_errors_naming_the_table() {
 #[test]
 fn a_user_tables_layout_carries_its_own_metadata() {
     let table = custom::TABLE;
-    let lens = [CHUNK_ELEMENTS + 3, 5, 2 * CHUNK_ELEMENTS];
+    let lens = [CHECK_CHUNK_ELEMENTS + 3, 5, 2 * CHECK_CHUNK_ELEMENTS];
     let bindings = fake_bindings(table, &lens);
     let regions = bindings.regions_for(&table.all()).unwrap();
     let built = layout::build(table, &table.all(), &regions).unwrap();
@@ -907,7 +907,7 @@ fn a_user_table_is_checked_and_decoded_by_its_own_names() {
     let table = custom::TABLE;
     let mut rng = SmallRng::seed_from_u64(3);
     // Values in ±100 would trip slot 1 (threshold 1e2) only above 100: keep the clean data in ±50.
-    let mut data: Vec<Vec<f32>> = [CHUNK_ELEMENTS + 9, 300, 2 * CHUNK_ELEMENTS + 1]
+    let mut data: Vec<Vec<f32>> = [CHECK_CHUNK_ELEMENTS + 9, 300, 2 * CHECK_CHUNK_ELEMENTS + 1]
         .iter()
         .map(|&len| (0..len).map(|_| rng.gen_range(-50.0f32..50.0)).collect())
         .collect();
@@ -917,7 +917,7 @@ fn a_user_table_is_checked_and_decoded_by_its_own_names() {
         assert_matches_reference(&clean, &data, 1.0, "clean custom table");
     }
     // A NaN in the activation, a finite value over slot 1's threshold; slot 2 stays clean.
-    data[0][CHUNK_ELEMENTS + 2] = f32::NAN;
+    data[0][CHECK_CHUNK_ELEMENTS + 2] = f32::NAN;
     data[1][17] = -150.0;
     let results = simulate_kernel(table, &table.all(), &data, 1.0, 256);
     assert_matches_reference(&results, &data, 1.0, "faults in the custom table");
@@ -934,7 +934,11 @@ fn a_user_table_is_checked_and_decoded_by_its_own_names() {
     assert_eq!(
         tripped,
         [
-            ("hidden", FLAG_NON_FINITE, Some(CHUNK_ELEMENTS as u64 + 2)),
+            (
+                "hidden",
+                FLAG_NON_FINITE,
+                Some(CHECK_CHUNK_ELEMENTS as u64 + 2)
+            ),
             ("q_max", FLAG_OVER_THRESHOLD, Some(17)),
         ]
     );

@@ -1,7 +1,7 @@
 // The loop that stores the parameter buffer takes the bound as an argument; if other code could
 // call it (say a #[kernel_entry], with a bound of 0.0), the clamp would be one call away from
 // being skipped. It is generated as `__adamant_sweep` inside an anonymous `const _: () = { .. };`
-// block with the two entries, so neither its old path (`<kernel>::sweep`) nor its name resolves
+// block with the entries, so neither its old path (`<kernel>::sweep`) nor its name resolves
 // anywhere else. (trybuild builds for the host, where the device block is compiled out; the
 // codegen structure tests check the nvptx expansion: the kernel module holds no fn but `update`
 // and `element`, and the sweep lives only in the device block.)

@@ -8,7 +8,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, ToTokens};
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use syn::{Attribute, Expr, Lit, Meta, UnOp};
 
 /// One end of a domain, as written.
@@ -34,7 +34,7 @@ impl Domain {
     };
 
     /// The `<kernels>::abi::Domain` expression for an `f32` scalar with this domain.
-    pub fn f32_tokens(&self, kernels: &KernelsCrate) -> TokenStream {
+    pub fn f32_tokens(&self, kernels: &DeviceCratePath) -> TokenStream {
         if *self == Domain::FINITE {
             return quote!(#kernels::abi::Domain::FINITE);
         }
@@ -52,7 +52,7 @@ impl Domain {
     }
 }
 
-fn limit_tokens(limit: Limit, kernels: &KernelsCrate) -> TokenStream {
+fn limit_tokens(limit: Limit, kernels: &DeviceCratePath) -> TokenStream {
     match limit {
         Limit::None => quote!(#kernels::abi::Limit::None),
         Limit::Inclusive(v) => {
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let kernels = KernelsCrate::named("renamed_kernels");
+        let kernels = DeviceCratePath::named("renamed_kernels");
         assert_eq!(
             Domain::FINITE.f32_tokens(&kernels).to_string(),
             quote!(::renamed_kernels::abi::Domain::FINITE).to_string()

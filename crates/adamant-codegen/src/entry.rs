@@ -12,7 +12,7 @@ use quote::quote;
 use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, ItemFn, Meta, Pat, Type};
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::signature::is_ident_type;
 
 /// The expansion of `#[kernel_entry]` on `item`, with every path into the device crate starting
@@ -20,7 +20,7 @@ use crate::signature::is_ident_type;
 pub fn expand(
     attr: TokenStream,
     item: TokenStream,
-    kernels: &KernelsCrate,
+    kernels: &DeviceCratePath,
 ) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(
@@ -92,7 +92,7 @@ pub fn expand(
             typed.attrs.retain(|a| role_attr(a).is_none());
         }
     }
-    let entries_cfg = crate::kernels_crate::entries_cfg();
+    let entries_cfg = crate::device_crate::entries_cfg();
     // Compiled only into the PTX of the crate that defines it (`adamant_entries`, see
     // `optimizer::expand`); the block can still see the module's items.
     Ok(quote! {
@@ -153,7 +153,7 @@ const ROLE_HELP: &str = "every pointer of a #[kernel_entry] declares what the en
 (a read-only table of records the runtime builds, whose values may be used as offsets)";
 
 /// The descriptor role of one argument, from its attributes and type.
-fn role_of(typed: &syn::PatType, kernels: &KernelsCrate) -> syn::Result<TokenStream> {
+fn role_of(typed: &syn::PatType, kernels: &DeviceCratePath) -> syn::Result<TokenStream> {
     let mut role = None;
     for attr in &typed.attrs {
         for forbidden in ["param", "state"] {
@@ -239,7 +239,7 @@ fn role_of(typed: &syn::PatType, kernels: &KernelsCrate) -> syn::Result<TokenStr
     }
 }
 
-fn param_descriptor(arg: &FnArg, kernels: &KernelsCrate) -> syn::Result<TokenStream> {
+fn param_descriptor(arg: &FnArg, kernels: &DeviceCratePath) -> syn::Result<TokenStream> {
     let FnArg::Typed(typed) = arg else {
         return Err(syn::Error::new_spanned(
             arg,

@@ -12,7 +12,7 @@
 //!
 //! What an optimizer body may contain is checked on its syntax tree (`body`): no `unsafe` in any
 //! form, no macros (the allow-list `body::ALLOWED_MACROS` is empty), no nested items, only lint
-//! attributes. The generated device code (the two entries and the `__adamant_sweep` loop that
+//! attributes. The generated device code (the entries and the `__adamant_sweep` loop that
 //! stores through the clamp) sits in an anonymous `const _: () = { .. };` block, so no other code
 //! can name it.
 //!
@@ -20,17 +20,17 @@
 //! gives it, so the macros work through a renamed dependency
 //! (`kernels = { package = "adamant-kernels", .. }`, then `use kernels::optimizer_kernel;`), and a
 //! crate that does not depend on `adamant-kernels` at all gets one error that says to add it
-//! (`kernels_crate`).
+//! (`device_crate`).
 //!
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
 use proc_macro::TokenStream;
 
-use kernels_crate::KernelsCrate;
+use device_crate::DeviceCratePath;
 
 mod body;
+mod device_crate;
 mod domain;
 mod entry;
-mod kernels_crate;
 mod multi_tensor;
 mod optimizer;
 mod record;
@@ -47,7 +47,7 @@ mod test_kernels;
 /// an optional `#[domain(..)]`) and `body` for what the body may contain.
 #[proc_macro_attribute]
 pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    KernelsCrate::resolve()
+    DeviceCratePath::resolve()
         .and_then(|kernels| optimizer::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
@@ -57,7 +57,7 @@ pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// pointer argument takes `#[input]`, `#[output]` or `#[index]`.
 #[proc_macro_attribute]
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    KernelsCrate::resolve()
+    DeviceCratePath::resolve()
         .and_then(|kernels| entry::expand(attr.into(), item.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()

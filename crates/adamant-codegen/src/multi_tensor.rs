@@ -10,20 +10,24 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::optimizer::{
     buffer_count, kernel_param, records_arg, records_param, uniform_descriptor_params,
-    uniform_idents, uniform_loads, uniform_params, Flavor,
+    uniform_idents, uniform_loads, uniform_params, ScalarSource,
 };
 use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS, RECORDS, SCALES};
 
 /// The multi-tensor entry's exported name: `<kernel>_multi` or `<kernel>_multi_stepped`.
-pub(crate) fn multi_name(k: &OptimizerFn, flavor: Flavor) -> String {
+pub(crate) fn multi_name(k: &OptimizerFn, flavor: ScalarSource) -> String {
     format!("{}_multi{}", k.name().unraw(), flavor.suffix())
 }
 
 /// An nvptx multi-tensor entry.
-pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+pub(crate) fn device_entry(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    flavor: ScalarSource,
+) -> TokenStream {
     let multi = format_ident!("{}", multi_name(k, flavor));
     let bound = format_ident!("{}", BOUND);
     let chunks = format_ident!("{}", CHUNKS);
@@ -129,13 +133,13 @@ pub(crate) fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flav
 
 /// Host items for the multi-tensor entries, inside the kernel's module: their descriptors
 /// (registered like every entry).
-pub(crate) fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
-    let plain = descriptor(k, kernels, Flavor::Plain);
-    let stepped = descriptor(k, kernels, Flavor::Stepped);
+pub(crate) fn host_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
+    let plain = descriptor(k, kernels, ScalarSource::Arguments);
+    let stepped = descriptor(k, kernels, ScalarSource::Record);
     quote! { #plain #stepped }
 }
 
-fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+fn descriptor(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource) -> TokenStream {
     let name = multi_name(k, flavor);
     let mut params: Vec<TokenStream> = k
         .buffers()
@@ -171,11 +175,11 @@ fn descriptor(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenS
     params.push(flavor.last_param(kernels));
     let record = flavor.record(k, kernels);
     let (descriptor, register) = match flavor {
-        Flavor::Plain => (
+        ScalarSource::Arguments => (
             format_ident!("MULTI_DESCRIPTOR"),
             format_ident!("__ADAMANT_REGISTER_MULTI"),
         ),
-        Flavor::Stepped => (
+        ScalarSource::Record => (
             format_ident!("MULTI_STEPPED_DESCRIPTOR"),
             format_ident!("__ADAMANT_REGISTER_MULTI_STEPPED"),
         ),

@@ -17,50 +17,58 @@ use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 use syn::{FnArg, Ident, Lit};
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN, RECORDS, STEP_STATE};
 
 /// Which pair of entries: the plain ones take the bound and every scalar as arguments; the
 /// stepped ones take a `StepState` pointer last instead of the bound, and read the bound and the
 /// `#[step]` scalars from the record it points at.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flavor {
-    Plain,
-    Stepped,
+pub(crate) enum ScalarSource {
+    /// The plain entries (`<kernel>`, `<kernel>_multi`): every scalar and the bound are launch
+    /// arguments.
+    Arguments,
+    /// The stepped entries (`<kernel>_stepped`, `<kernel>_multi_stepped`): every scalar and the
+    /// bound come from the step record the last argument points at.
+    Record,
 }
 
-impl Flavor {
+impl ScalarSource {
     /// The exported name's suffix after the kernel's (and `_multi`).
     pub(crate) fn suffix(self) -> &'static str {
         match self {
-            Flavor::Plain => "",
-            Flavor::Stepped => "_stepped",
+            ScalarSource::Arguments => "",
+            ScalarSource::Record => "_stepped",
         }
     }
 
     /// The uniforms this flavor's entries take as arguments, in declared order.
     pub(crate) fn uniforms(self, k: &OptimizerFn) -> Vec<&Arg> {
         match self {
-            Flavor::Plain => k.uniforms().collect(),
-            Flavor::Stepped => k.step_uniforms().collect(),
+            ScalarSource::Arguments => k.uniforms().collect(),
+            ScalarSource::Record => k.step_uniforms().collect(),
         }
     }
 
     /// The last parameter of this flavor's entries: the bound, or the step-state pointer.
-    pub(crate) fn last_param(self, kernels: &KernelsCrate) -> TokenStream {
+    pub(crate) fn last_param(self, kernels: &DeviceCratePath) -> TokenStream {
         match self {
-            Flavor::Plain => kernel_param(kernels, BOUND, quote!(F32), quote!(ClampBound)),
-            Flavor::Stepped => kernel_param(kernels, STEP_STATE, quote!(Ptr), quote!(StepState)),
+            ScalarSource::Arguments => {
+                kernel_param(kernels, BOUND, quote!(F32), quote!(ClampBound))
+            }
+            ScalarSource::Record => {
+                kernel_param(kernels, STEP_STATE, quote!(Ptr), quote!(StepState))
+            }
         }
     }
 
     /// The last parameter in the entry's Rust signature.
-    pub(crate) fn last_arg(self, kernels: &KernelsCrate) -> TokenStream {
+    pub(crate) fn last_arg(self, kernels: &DeviceCratePath) -> TokenStream {
         let bound = format_ident!("{}", BOUND);
         let state = format_ident!("{}", STEP_STATE);
         match self {
-            Flavor::Plain => quote! { #bound: f32 },
-            Flavor::Stepped => quote! { #state: *const #kernels::step::StepRecord },
+            ScalarSource::Arguments => quote! { #bound: f32 },
+            ScalarSource::Record => quote! { #state: *const #kernels::step::StepRecord },
         }
     }
 
@@ -71,10 +79,10 @@ impl Flavor {
     pub(crate) fn state_loads(
         self,
         k: &OptimizerFn,
-        kernels: &KernelsCrate,
+        kernels: &DeviceCratePath,
         multi: bool,
     ) -> TokenStream {
-        if self == Flavor::Plain {
+        if self == ScalarSource::Arguments {
             return quote! {};
         }
         let bound = format_ident!("{}", BOUND);
@@ -99,11 +107,11 @@ impl Flavor {
     /// becomes 0, and so does every chunk's length in the multi-tensor entry.
     pub(crate) fn guard(self) -> TokenStream {
         match self {
-            Flavor::Plain => quote! {
+            ScalarSource::Arguments => quote! {
                 let __adamant_grad_coef: f32 = 1.0;
                 let __adamant_skip = false;
             },
-            Flavor::Stepped => quote! {
+            ScalarSource::Record => quote! {
                 let __adamant_grad_coef: f32 = __adamant_verdict.grad_coef;
                 let __adamant_skip = __adamant_verdict.skip;
             },
@@ -112,10 +120,10 @@ impl Flavor {
 
     /// The record layout of this flavor's descriptors: the stepped entries' scalars, none for
     /// the plain ones.
-    pub(crate) fn record(self, k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+    pub(crate) fn record(self, k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         match self {
-            Flavor::Plain => quote! { &[] },
-            Flavor::Stepped => crate::record::layout(k, kernels),
+            ScalarSource::Arguments => quote! { &[] },
+            ScalarSource::Record => crate::record::layout(k, kernels),
         }
     }
 }
@@ -124,21 +132,22 @@ impl Flavor {
 pub fn expand(
     attr: TokenStream,
     item: TokenStream,
-    kernels: &KernelsCrate,
+    kernels: &DeviceCratePath,
 ) -> syn::Result<TokenStream> {
     let kernel = signature::parse(attr, item)?;
     let module = module(&kernel, kernels);
     let sweep = sweep(&kernel, kernels);
-    let entry = device_entry(&kernel, kernels, Flavor::Plain);
-    let stepped_entry = device_entry(&kernel, kernels, Flavor::Stepped);
-    let multi_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Plain);
-    let multi_stepped_entry = crate::multi_tensor::device_entry(&kernel, kernels, Flavor::Stepped);
+    let entry = device_entry(&kernel, kernels, ScalarSource::Arguments);
+    let stepped_entry = device_entry(&kernel, kernels, ScalarSource::Record);
+    let multi_entry = crate::multi_tensor::device_entry(&kernel, kernels, ScalarSource::Arguments);
+    let multi_stepped_entry =
+        crate::multi_tensor::device_entry(&kernel, kernels, ScalarSource::Record);
     let schedule_entry = crate::record::schedule_entry(&kernel, kernels);
     // The device code sits in an anonymous const block: its items are exported by name
-    // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the two entries can call
+    // (`#[no_mangle]`) but cannot be named from Rust, so nothing but the kernel's entries can call
     // `__adamant_sweep` (with a bound of its choosing), and nothing can call the entries (which
     // `extern "gpu-kernel"` forbids anyway).
-    let entries_cfg = crate::kernels_crate::entries_cfg();
+    let entries_cfg = crate::device_crate::entries_cfg();
     // `adamant_entries` is set by the PTX build for the crate it compiles only
     // (adamant_build::KernelCrate passes it after `--`), so a kernel crate's PTX holds its own
     // entries and none of its dependencies' (adamant's among them). The outer block allows the
@@ -162,7 +171,7 @@ pub fn expand(
     })
 }
 
-fn module(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let name = k.name();
     let vis = &k.func.vis;
     let docs = k.func.attrs.iter().filter(|a| a.path().is_ident("doc"));
@@ -247,10 +256,10 @@ fn lit_f32(lit: &Lit) -> TokenStream {
     quote! { (#lit) as f32 }
 }
 
-fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+fn host_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let name_str = k.name().unraw().to_string();
-    let stepped_params = descriptor_params(k, kernels, Flavor::Stepped);
-    let descriptor_params = descriptor_params(k, kernels, Flavor::Plain);
+    let stepped_params = descriptor_params(k, kernels, ScalarSource::Record);
+    let descriptor_params = descriptor_params(k, kernels, ScalarSource::Arguments);
     let buffer_fields: Vec<&Ident> = k.buffers().map(|a| &a.ident).collect();
     let buffer_names: Vec<String> = buffer_fields
         .iter()
@@ -273,13 +282,17 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
             _ => quote! { pub #ident: f32 },
         }
     };
-    let scalar_fields: Vec<TokenStream> = Flavor::Plain.uniforms(k).iter().map(field).collect();
+    let scalar_fields: Vec<TokenStream> = ScalarSource::Arguments
+        .uniforms(k)
+        .iter()
+        .map(field)
+        .collect();
     let step_scalar_fields: Vec<TokenStream> =
-        Flavor::Stepped.uniforms(k).iter().map(field).collect();
-    let step_scalar_args = scalar_args(k, kernels, Flavor::Stepped);
-    let scalar_args = scalar_args(k, kernels, Flavor::Plain);
-    let stepped_name = format!("{name_str}{}", Flavor::Stepped.suffix());
-    let stepped_record = Flavor::Stepped.record(k, kernels);
+        ScalarSource::Record.uniforms(k).iter().map(field).collect();
+    let step_scalar_args = scalar_args(k, kernels, ScalarSource::Record);
+    let scalar_args = scalar_args(k, kernels, ScalarSource::Arguments);
+    let stepped_name = format!("{name_str}{}", ScalarSource::Record.suffix());
+    let stepped_record = ScalarSource::Record.record(k, kernels);
     let hyper_values = field_values(k.hypers(), kernels, quote!(hyper));
     let derived_values = field_values(k.derived(), kernels, quote!(derived));
     quote! {
@@ -412,7 +425,7 @@ fn host_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
 /// declared order.
 fn field_values<'a>(
     scalars: impl Iterator<Item = &'a Arg>,
-    kernels: &KernelsCrate,
+    kernels: &DeviceCratePath,
     value: TokenStream,
 ) -> Vec<TokenStream> {
     scalars
@@ -432,8 +445,8 @@ fn field_values<'a>(
 /// `&StepScalars` for the stepped flavor).
 pub(crate) fn scalar_args(
     k: &OptimizerFn,
-    kernels: &KernelsCrate,
-    flavor: Flavor,
+    kernels: &DeviceCratePath,
+    flavor: ScalarSource,
 ) -> Vec<TokenStream> {
     flavor
         .uniforms(k)
@@ -455,7 +468,7 @@ pub(crate) fn scalar_args(
 
 /// One `KernelParam` literal.
 pub(crate) fn kernel_param(
-    kernels: &KernelsCrate,
+    kernels: &DeviceCratePath,
     name: &str,
     ty: TokenStream,
     role: TokenStream,
@@ -472,8 +485,8 @@ pub(crate) fn kernel_param(
 /// The uniforms' `KernelParam`s, in the order of `flavor`'s entries.
 pub(crate) fn uniform_descriptor_params(
     k: &OptimizerFn,
-    kernels: &KernelsCrate,
-    flavor: Flavor,
+    kernels: &DeviceCratePath,
+    flavor: ScalarSource,
 ) -> Vec<TokenStream> {
     flavor
         .uniforms(k)
@@ -514,7 +527,11 @@ pub(crate) fn uniform_descriptor_params(
 }
 
 /// `KernelParam`s in PTX order: buffers, len, uniforms, then the bound (or the step state).
-fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> Vec<TokenStream> {
+fn descriptor_params(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    flavor: ScalarSource,
+) -> Vec<TokenStream> {
     let mut out: Vec<TokenStream> = k
         .buffers()
         .map(|a| {
@@ -534,12 +551,12 @@ fn descriptor_params(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) ->
 }
 
 /// The records header's `KernelParam`: every optimizer entry's, just before the last.
-pub(crate) fn records_param(kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn records_param(kernels: &DeviceCratePath) -> TokenStream {
     kernel_param(kernels, RECORDS, quote!(Ptr), quote!(Records))
 }
 
 /// The records header in an entry's Rust signature.
-pub(crate) fn records_arg(kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn records_arg(kernels: &DeviceCratePath) -> TokenStream {
     let records = format_ident!("{}", RECORDS);
     quote! { #records: *const #kernels::diagnostics::RecordsHeader }
 }
@@ -555,7 +572,7 @@ pub(crate) fn buffer_count(k: &OptimizerFn) -> usize {
 /// anything is stored (so LLVM need not re-read after a store), and the parameter buffer is
 /// written once per element, with the output of `<kernel>::element`, which ends in the clamp.
 /// Both entries (single buffer, multi-tensor) call it, with their own bound.
-fn sweep(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+fn sweep(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
     let buffers: Vec<&Arg> = k.buffers().collect();
@@ -575,7 +592,7 @@ fn sweep(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
     let scalar_body = scalar_iteration(k, &buffers, kernels);
     let n_buffers = buffer_count(k);
     quote! {
-        /// One thread's share of `len` elements (called by the two entries only: it cannot be
+        /// One thread's share of `len` elements (called by the kernel's entries only: it cannot be
         /// named outside this block).
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
@@ -627,7 +644,7 @@ pub(crate) fn pointer_params(k: &OptimizerFn) -> Vec<TokenStream> {
 
 /// The uniforms of `flavor`'s entries as entry parameters (a `#[uniform_ptr]` is a
 /// `*const f32`).
-pub(crate) fn uniform_params(k: &OptimizerFn, flavor: Flavor) -> Vec<TokenStream> {
+pub(crate) fn uniform_params(k: &OptimizerFn, flavor: ScalarSource) -> Vec<TokenStream> {
     flavor
         .uniforms(k)
         .into_iter()
@@ -665,7 +682,7 @@ pub(crate) fn uniform_idents(k: &OptimizerFn) -> Vec<&Ident> {
 
 /// A single-buffer nvptx entry: the whole grid sweeps the buffers, then records them as tensor 0
 /// of its records.
-fn device_entry(k: &OptimizerFn, kernels: &KernelsCrate, flavor: Flavor) -> TokenStream {
+fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource) -> TokenStream {
     let name = format_ident!("{}{}", k.name().unraw(), flavor.suffix());
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
@@ -742,7 +759,7 @@ fn update_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
 
 /// The clamp of lane `lane`'s raw value (lane `lane` of `__adamant_raw`, or `__adamant_raw`
 /// itself in the scalar loop), with the sweep's bound.
-fn clamp_call(kernels: &KernelsCrate, lane: Option<usize>) -> TokenStream {
+fn clamp_call(kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let raw = at_lane(quote!(__adamant_raw), lane);
     quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
@@ -777,7 +794,7 @@ fn observe(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
 /// One group of the vector loop: every buffer's 16 bytes loaded, the four updates, the four
 /// clamps, the stores, then the four lanes' diagnostics (after the stores, so no atomic of theirs
 /// stands between the loads and the stores).
-fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -> TokenStream {
+fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let f4 = quote! { #kernels::vector::F4 };
     let loads = buffers.iter().map(|a| {
         let (ident, local) = (&a.ident, local(a));
@@ -829,7 +846,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -
     }
 }
 
-fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &KernelsCrate) -> TokenStream {
+fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let loads = buffers.iter().map(|a| {
         let (ident, local) = (&a.ident, local(a));
         let mutability = if a.role == Role::State {

@@ -24,7 +24,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Lit};
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::optimizer::kernel_param;
 use crate::signature::{Arg, Lifetime, OptimizerFn, Role, ScalarType};
 
@@ -100,7 +100,7 @@ pub(crate) fn loads(k: &OptimizerFn, state: &Ident) -> TokenStream {
 }
 
 /// The record layout literal (`&[RecordScalar, ..]`) of `k`'s stepped entries.
-pub(crate) fn layout(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn layout(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let mut slot = 0u32;
     let scalars = k.scalars().map(|a| {
         let name = a.ident.unraw().to_string();
@@ -151,7 +151,7 @@ fn schedule_from_module(path: &syn::Path) -> TokenStream {
 
 /// `Hyper`, `Derived` and `derived_at`, on both targets (the schedule entry uses them on the
 /// device, the runtime on the host), inside the kernel's module.
-pub(crate) fn value_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn value_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let words = quote! { [u32; #kernels::step::RECORD_SCALARS] };
     let slot_of = |a: &Arg| {
         k.record_words()
@@ -284,7 +284,7 @@ pub(crate) fn value_items(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStrea
 }
 
 /// The schedule entry's descriptor and registration (host), for a kernel with a schedule.
-pub(crate) fn schedule_descriptor(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn schedule_descriptor(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     if k.schedule.is_none() {
         return quote! {
             /// This kernel has no `#[derived]` scalars, hence no schedule entry.
@@ -327,7 +327,7 @@ pub(crate) fn schedule_descriptor(k: &OptimizerFn, kernels: &KernelsCrate) -> To
 }
 
 /// The nvptx schedule entry (in the kernel's anonymous device block), for a kernel with one.
-pub(crate) fn schedule_entry(k: &OptimizerFn, kernels: &KernelsCrate) -> TokenStream {
+pub(crate) fn schedule_entry(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     if k.schedule.is_none() {
         return quote! {};
     }

@@ -9,7 +9,7 @@
 //! syntax tree.
 use quote::quote;
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::test_kernels;
 
 fn pretty(tokens: proc_macro2::TokenStream) -> String {
@@ -19,7 +19,7 @@ fn pretty(tokens: proc_macro2::TokenStream) -> String {
 
 fn optimizer(kernel: proc_macro2::TokenStream) -> String {
     pretty(
-        crate::optimizer::expand(quote!(), kernel, &KernelsCrate::own_name())
+        crate::optimizer::expand(quote!(), kernel, &DeviceCratePath::own_name())
             .expect("valid kernel"),
     )
 }
@@ -48,7 +48,7 @@ fn scheduled_kernel_reads_every_scalar_from_its_record() {
         crate::optimizer::expand(
             test_kernels::attr("scheduled"),
             test_kernels::scheduled(),
-            &KernelsCrate::own_name()
+            &DeviceCratePath::own_name()
         )
         .expect("valid kernel")
     ));
@@ -59,7 +59,7 @@ fn kernel_entry_registers_other_kernel() {
     let expanded = crate::entry::expand(
         quote!(),
         test_kernels::probe_entry(),
-        &KernelsCrate::own_name(),
+        &DeviceCratePath::own_name(),
     )
     .expect("valid entry");
     insta::assert_snapshot!(pretty(expanded));

@@ -15,11 +15,11 @@ pub const DT_CLAMP_DISABLED: &str =
 
 /// The number of the seed's groups ([`TrainingGroups::all`]); a session has one record per
 /// group, these first, then one per [`TrainingGroups::extra`] group.
-pub const SESSION_GROUPS: usize = 8;
+pub const GROUP_COUNT: usize = 8;
 
 /// The seed's eight groups as the NaN check's slots see them (name, whether AMSGrad's `v_max` is
 /// kept), in [`TrainingGroups::all`]'s order: the names [`TrainingGroups::new`] gives them.
-pub const SEED_GROUPS: [GroupShape<'static>; SESSION_GROUPS] = [
+pub const GROUP_SHAPES: [GroupShape<'static>; GROUP_COUNT] = [
     shape("dqn_trunk", false),
     shape("dqn_heads", false),
     shape("iqn_online", false),
@@ -68,8 +68,8 @@ impl GroupSizes {
         decision_transformer: 233_481,
     };
 
-    /// The sizes in record order ([`SEED_GROUPS`]' order, `TrainingGroups::all`'s).
-    pub fn in_order(&self) -> [usize; SESSION_GROUPS] {
+    /// The sizes in record order ([`GROUP_SHAPES`]' order, `TrainingGroups::all`'s).
+    pub fn in_order(&self) -> [usize; GROUP_COUNT] {
         [
             self.dqn_trunk,
             self.dqn_heads,
@@ -133,7 +133,7 @@ impl TrainingGroups {
     /// As [`ParamGroup::new`], for the first group that fails.
     pub fn new(sizes: GroupSizes, mut init: impl FnMut(&str, usize) -> Vec<f32>) -> Result<Self> {
         let mut group = |i: usize, len: usize| {
-            let GroupShape { name, amsgrad } = SEED_GROUPS[i];
+            let GroupShape { name, amsgrad } = GROUP_SHAPES[i];
             if amsgrad {
                 ParamGroup::new_amsgrad(name, &init(name, len))
             } else {
@@ -163,7 +163,7 @@ impl TrainingGroups {
     }
 
     /// All groups, in a fixed order (as declared), each carrying its name.
-    pub fn all(&self) -> [&ParamGroup; SESSION_GROUPS] {
+    pub fn all(&self) -> [&ParamGroup; GROUP_COUNT] {
         [
             &self.dqn_trunk,
             &self.dqn_heads,
@@ -177,7 +177,7 @@ impl TrainingGroups {
     }
 
     /// All groups, mutably, in the order of [`TrainingGroups::all`] (to upload gradients, say).
-    pub fn all_mut(&mut self) -> [&mut ParamGroup; SESSION_GROUPS] {
+    pub fn all_mut(&mut self) -> [&mut ParamGroup; GROUP_COUNT] {
         self.split_extra().0
     }
 
@@ -198,9 +198,7 @@ impl TrainingGroups {
     /// The eight of [`TrainingGroups::all`] (same order) and `extra`, mutably at once: disjoint
     /// fields. The session's launches take them from here too, so the record of group `i` of
     /// `all` is record `i`.
-    pub(crate) fn split_extra(
-        &mut self,
-    ) -> ([&mut ParamGroup; SESSION_GROUPS], &mut Vec<ParamGroup>) {
+    pub(crate) fn split_extra(&mut self) -> ([&mut ParamGroup; GROUP_COUNT], &mut Vec<ParamGroup>) {
         (
             [
                 &mut self.dqn_trunk,

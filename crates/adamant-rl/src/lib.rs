@@ -26,7 +26,7 @@ mod session;
 mod slot_table;
 
 pub use groups::{
-    GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, SEED_GROUPS, SESSION_GROUPS,
+    GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT, GROUP_SHAPES,
 };
 pub use launchers::SeedLaunchers;
 pub use session::{ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession};

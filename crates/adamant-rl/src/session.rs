@@ -23,7 +23,7 @@ use adamant_runtime::{
     GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepSpec, StepStates,
 };
 
-use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, SESSION_GROUPS};
+use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT};
 use crate::launchers::{validate_curiosity_hyper, validate_grad_clip};
 use crate::slot_table::TABLE;
 
@@ -353,8 +353,8 @@ impl<'rt> TrainingSession<'rt> {
 
     /// The seed's bounds, in [`TrainingGroups::all`]'s order: every group from the device
     /// `Q_ABS_REF`, the decision transformer's clamp disabled ([`DT_CLAMP_DISABLED`]).
-    pub fn default_bounds() -> [StepBound; SESSION_GROUPS] {
-        let mut bounds = [StepBound::FromQAbsRef; SESSION_GROUPS];
+    pub fn default_bounds() -> [StepBound; GROUP_COUNT] {
+        let mut bounds = [StepBound::FromQAbsRef; GROUP_COUNT];
         bounds[DT_RECORD] = StepBound::Policy(ClampPolicy::disabled(DT_CLAMP_DISABLED));
         bounds
     }
@@ -372,7 +372,7 @@ impl<'rt> TrainingSession<'rt> {
         cfg: SessionConfig,
         q_abs_ref: QAbsRef<'rt>,
         activations: Option<SlotBindings>,
-        bounds: [StepBound; SESSION_GROUPS],
+        bounds: [StepBound; GROUP_COUNT],
     ) -> Result<Self> {
         cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
@@ -384,8 +384,8 @@ impl<'rt> TrainingSession<'rt> {
                 .map(|(i, (hyper, bound))| {
                     let spec = StepSpec::adam(hyper, bound)?;
                     // Each record holds its group's kernel's own hyperparameters.
-                    let amsgrad = i == 6
-                        || (i >= SESSION_GROUPS && groups.extra[i - SESSION_GROUPS].has_amsgrad());
+                    let amsgrad =
+                        i == 6 || (i >= GROUP_COUNT && groups.extra[i - GROUP_COUNT].has_amsgrad());
                     match i {
                         0 | 1 => spec.with_kernel::<dqn_adam_update_kernel::Entry>(
                             dqn_adam_update_kernel::Hyper {
@@ -673,7 +673,7 @@ impl<'rt> TrainingSession<'rt> {
             ),
         ];
         for (i, group) in extra.iter_mut().enumerate() {
-            let record = SESSION_GROUPS + i;
+            let record = GROUP_COUNT + i;
             branches.push(if group.has_amsgrad() {
                 amsgrad_stepped!(group, record)
             } else {

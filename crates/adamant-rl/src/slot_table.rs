@@ -136,7 +136,7 @@ mod group_slot_tests {
     }
 
     fn seed() -> Vec<GroupShape<'static>> {
-        crate::SEED_GROUPS.to_vec()
+        crate::GROUP_SHAPES.to_vec()
     }
 
     #[test]

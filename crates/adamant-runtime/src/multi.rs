@@ -22,7 +22,7 @@ use crate::step::StepStates;
 /// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
 /// enough that the per-chunk overhead (one 16-byte record, one table read per buffer) is noise.
-pub const CHUNK_ELEMENTS: usize = 2048;
+pub const MULTI_CHUNK_ELEMENTS: usize = 2048;
 /// Appends tensor `t`'s chunks (`len` elements) to a chunk table (`CHUNK_WORDS` words each),
 /// for `kernel`'s launch.
 ///
@@ -43,8 +43,8 @@ pub(crate) fn push_chunks(
             limit: u32::MAX as usize,
         });
     }
-    for start in (0..len).step_by(CHUNK_ELEMENTS) {
-        let chunk_len = CHUNK_ELEMENTS.min(len - start);
+    for start in (0..len).step_by(MULTI_CHUNK_ELEMENTS) {
+        let chunk_len = MULTI_CHUNK_ELEMENTS.min(len - start);
         chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
     }
     Ok(())

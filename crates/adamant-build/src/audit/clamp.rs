@@ -303,11 +303,12 @@ pub fn cases() -> Vec<(u32, u32)> {
 /// Where an optimizer entry reads its clamp bound: always through its last parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum BoundSource {
-    /// A plain entry: parameter `i` is the bound itself (`ld.param`).
-    Param(usize),
-    /// A stepped entry: parameter `i` points at a `StepState` record, whose `f32` at
-    /// [`BOUND_OFFSET`] is the bound.
-    StepState(usize),
+    /// A plain entry (the codegen's `ScalarSource::Arguments`): parameter `i` is the bound
+    /// itself (`ld.param`).
+    Argument(usize),
+    /// A stepped entry (`ScalarSource::Record`): parameter `i` points at a step record, whose
+    /// `f32` at [`BOUND_OFFSET`] is the bound.
+    Record(usize),
 }
 
 /// Whether `inst` is an unguarded load of 32-bit words of one of `types` from global or
@@ -394,7 +395,7 @@ impl<'a> ClampProver<'a> {
     fn bound_register(&self, inst: &'a Instruction) -> Option<&'a str> {
         let dests = destinations(inst);
         match self.source {
-            BoundSource::Param(i) => {
+            BoundSource::Argument(i) => {
                 let loads = Provenance::is_param_load(inst)
                     && address(inst).and_then(|a| self.flow.param_of(a)) == Some(i);
                 match dests.as_slice() {
@@ -402,7 +403,7 @@ impl<'a> ClampProver<'a> {
                     _ => None,
                 }
             }
-            BoundSource::StepState(i) => {
+            BoundSource::Record(i) => {
                 if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
                     return None;
                 }

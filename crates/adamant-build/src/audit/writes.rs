@@ -44,8 +44,8 @@ pub(super) fn audit_writes(
         descriptor.clamp_bound_index(),
         descriptor.step_state_index(),
     ) {
-        (Some(i), None) if last(&i) => Some(BoundSource::Param(i)),
-        (None, Some(i)) if last(&i) => Some(BoundSource::StepState(i)),
+        (Some(i), None) if last(&i) => Some(BoundSource::Argument(i)),
+        (None, Some(i)) if last(&i) => Some(BoundSource::Record(i)),
         _ => None,
     };
     // A multi-tensor entry's scales (entry.rs checks that every entry with a parameter table

@@ -1,4 +1,4 @@
-//! Finding the kernel's items in the expansion (the device block with its two entries and
+//! Finding the kernel's items in the expansion (the device block with its entries and
 //! `__adamant_sweep`, the kernel module and its fns),
 //! and the signature rule they share: the bound last, once.
 use syn::visit::Visit;
@@ -58,7 +58,7 @@ pub(super) fn device_fns(file: &File) -> Result<Vec<&ItemFn>, String> {
         .collect()
 }
 
-use crate::kernels_crate::ENTRIES_CFG as ENTRIES;
+use crate::device_crate::ENTRIES_CFG as ENTRIES;
 
 /// The statements of `const _: () = { .. };`, not empty.
 fn unit_block<'a>(block: &'a syn::ItemConst, what: &str) -> Result<&'a [Stmt], String> {

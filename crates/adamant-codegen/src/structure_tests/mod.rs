@@ -40,7 +40,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::File;
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::test_kernels;
 
 mod descriptors;
@@ -81,7 +81,7 @@ fn expand(kernel: TokenStream) -> File {
 
 fn expand_with(attr: TokenStream, kernel: TokenStream) -> File {
     let tokens =
-        crate::optimizer::expand(attr, kernel, &KernelsCrate::own_name()).expect("valid kernel");
+        crate::optimizer::expand(attr, kernel, &DeviceCratePath::own_name()).expect("valid kernel");
     syn::parse2(tokens).expect("the expansion parses as a file")
 }
 

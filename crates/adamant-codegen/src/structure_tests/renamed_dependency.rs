@@ -1,10 +1,10 @@
-//! Every path into the device crate goes through the one resolved [`KernelsCrate`]: expanded for
+//! Every path into the device crate goes through the one resolved [`DeviceCratePath`]: expanded for
 //! a crate that depends on `adamant-kernels` as `renamed_kernels`, no token of any expansion
 //! (attributes, the `linkme` registration and literals included) names `adamant_kernels`, and the
 //! expansion is the one under the crate's own name with that one identifier replaced.
 use proc_macro2::{TokenStream, TokenTree};
 
-use crate::kernels_crate::KernelsCrate;
+use crate::device_crate::DeviceCratePath;
 use crate::test_kernels;
 
 const OWN: &str = "adamant_kernels";
@@ -12,7 +12,7 @@ const RENAMED: &str = "renamed_kernels";
 
 /// Every expansion the tests have, under `kernels`: each optimizer test kernel and the
 /// `#[kernel_entry]` one, by name.
-fn expansions(kernels: &KernelsCrate) -> Vec<(&'static str, TokenStream)> {
+fn expansions(kernels: &DeviceCratePath) -> Vec<(&'static str, TokenStream)> {
     let mut out: Vec<(&'static str, TokenStream)> = test_kernels::all()
         .into_iter()
         .map(|(name, _, kernel)| {
@@ -67,7 +67,7 @@ fn count_ident(tokens: &TokenStream, name: &str) -> usize {
 
 #[test]
 fn no_expansion_names_the_crate_literally() {
-    for (name, tokens) in expansions(&KernelsCrate::named(RENAMED)) {
+    for (name, tokens) in expansions(&DeviceCratePath::named(RENAMED)) {
         let mut all = Vec::new();
         leaves(tokens.clone(), &mut all);
         let literal: Vec<String> = all
@@ -89,8 +89,8 @@ fn no_expansion_names_the_crate_literally() {
 /// Renaming changes the crate's name and nothing else: the same tokens, one identifier swapped.
 #[test]
 fn renaming_changes_only_the_crate_name() {
-    let own = expansions(&KernelsCrate::own_name());
-    let renamed = expansions(&KernelsCrate::named(RENAMED));
+    let own = expansions(&DeviceCratePath::own_name());
+    let renamed = expansions(&DeviceCratePath::named(RENAMED));
     for ((name, own), (_, renamed)) in own.into_iter().zip(renamed) {
         assert_eq!(
             count_ident(&own, OWN),

@@ -17,17 +17,17 @@ use crate::memory::Keep;
 /// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
 /// borrow (see [`SlotBindings`] on keeping it allocated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceRegion {
+pub struct SlotRegion {
     /// The device address of the first element, in the runtime's context (0 only when empty).
     pub ptr: u64,
     /// The number of `f32` elements.
     pub len: usize,
 }
 
-impl DeviceRegion {
+impl SlotRegion {
     /// The address and length of `buffer`.
-    pub fn of(buffer: &dyn ReadBuffer) -> DeviceRegion {
-        DeviceRegion {
+    pub fn of(buffer: &dyn ReadBuffer) -> SlotRegion {
+        SlotRegion {
             ptr: buffer.device_ptr(),
             len: buffer.len(),
         }
@@ -37,7 +37,7 @@ impl DeviceRegion {
 /// One slot's binding: the region, and the allocation behind it when it is the runtime's.
 #[derive(Clone, Debug)]
 struct Binding {
-    region: DeviceRegion,
+    region: SlotRegion,
     keep: Option<Keep>,
 }
 
@@ -92,7 +92,7 @@ impl SlotBindings {
     pub fn bind(&mut self, slot: SlotId, data: &dyn ReadBuffer) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
         self.regions[index] = Some(Binding {
-            region: DeviceRegion::of(data),
+            region: SlotRegion::of(data),
             keep: Some(keep_of(data)),
         });
         Ok(self)
@@ -126,7 +126,7 @@ impl SlotBindings {
                 buffer: buffer.name(),
             })?;
             self.regions[spec.index] = Some(Binding {
-                region: DeviceRegion::of(data),
+                region: SlotRegion::of(data),
                 keep: Some(keep_of(data)),
             });
             bound.push(SlotId::declared(self.table, spec.index));
@@ -176,7 +176,7 @@ impl SlotBindings {
             });
         }
         self.regions[index] = Some(Binding {
-            region: DeviceRegion { ptr, len },
+            region: SlotRegion { ptr, len },
             keep: None,
         });
         Ok(self)
@@ -193,7 +193,7 @@ impl SlotBindings {
     pub fn leave_to_records(&mut self, slot: SlotId) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
         self.regions[index] = Some(Binding {
-            region: DeviceRegion { ptr: 0, len: 0 },
+            region: SlotRegion { ptr: 0, len: 0 },
             keep: None,
         });
         Ok(self)
@@ -215,7 +215,7 @@ impl SlotBindings {
     /// # Errors
     ///
     /// [`Error::ForeignSlot`] for a slot of another table.
-    pub fn region(&self, slot: SlotId) -> Result<Option<DeviceRegion>> {
+    pub fn region(&self, slot: SlotId) -> Result<Option<SlotRegion>> {
         Ok(self.regions[self.index_of(slot)?]
             .as_ref()
             .map(|b| b.region))
@@ -237,10 +237,7 @@ impl SlotBindings {
     ///
     /// [`Error::InvalidSlotRange`] for an empty range or one past the table;
     /// [`Error::UnboundSlot`] naming the first slot of the range with no buffer bound.
-    pub fn regions_for(
-        &self,
-        range: &std::ops::RangeInclusive<usize>,
-    ) -> Result<Vec<DeviceRegion>> {
+    pub fn regions_for(&self, range: &std::ops::RangeInclusive<usize>) -> Result<Vec<SlotRegion>> {
         super::layout::validate_range(self.table, range)?;
         range
             .clone()

@@ -173,7 +173,7 @@ impl<'rt> NanChecker<'rt> {
         self.range.clone()
     }
 
-    /// Number of work items (chunks of [`CHUNK_ELEMENTS`](super::CHUNK_ELEMENTS) elements, or a
+    /// Number of work items (chunks of [`CHECK_CHUNK_ELEMENTS`](super::CHECK_CHUNK_ELEMENTS) elements, or a
     /// multiple of it for a large range) one check covers.
     pub fn work_items(&self) -> u32 {
         self.work_items

@@ -7,14 +7,14 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::nan_check::{SlotMeta, WorkItem};
 
-use super::bindings::DeviceRegion;
+use super::bindings::SlotRegion;
 use super::tables::SlotTable;
 use crate::error::{Error, Result};
 
 /// Elements per work item: large enough that a block's reduction and its three atomics are a
 /// small fraction of the item (16 elements per thread at 256 threads), small enough that a
 /// large slot spreads over every SM.
-pub const CHUNK_ELEMENTS: usize = 4096;
+pub const CHECK_CHUNK_ELEMENTS: usize = 4096;
 
 /// The most work items one launch takes. Blocks step through the table by the grid size in
 /// `u32` arithmetic; staying under `i32::MAX` keeps that from wrapping.
@@ -45,7 +45,7 @@ pub fn validate_range(table: SlotTable, range: &RangeInclusive<usize>) -> Result
 /// The most elements one work item takes when a check is large.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 20;
 
-/// The chunk size for a check of `total` elements over a grid of `blocks`: [`CHUNK_ELEMENTS`]
+/// The chunk size for a check of `total` elements over a grid of `blocks`: [`CHECK_CHUNK_ELEMENTS`]
 /// unless that would give each block many items, then larger (a multiple of it), so that each
 /// item's fixed costs (three dependent table reads, a block reduction, three atomics) stay small
 /// beside its data. Measured on an H200: a 2^28-element slot in 4,096-element items read at
@@ -53,18 +53,18 @@ pub const MAX_CHUNK_ELEMENTS: usize = 1 << 20;
 pub fn chunk_for(total: usize, blocks: usize) -> usize {
     let per_block_pair = total.div_ceil(2 * blocks.max(1));
     per_block_pair
-        .next_multiple_of(CHUNK_ELEMENTS)
-        .clamp(CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS)
+        .next_multiple_of(CHECK_CHUNK_ELEMENTS)
+        .clamp(CHECK_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS)
 }
 
 /// The layout for `range` of `table`, whose slots are bound to `regions` (in range order), in
-/// chunks of [`CHUNK_ELEMENTS`].
+/// chunks of [`CHECK_CHUNK_ELEMENTS`].
 pub fn build(
     table: SlotTable,
     range: &RangeInclusive<usize>,
-    regions: &[DeviceRegion],
+    regions: &[SlotRegion],
 ) -> Result<Layout> {
-    build_with_chunk(table, range, regions, CHUNK_ELEMENTS)
+    build_with_chunk(table, range, regions, CHECK_CHUNK_ELEMENTS)
 }
 
 /// As [`build`], with chunks of `chunk` elements (a multiple of 4, so 16-byte loads stay
@@ -72,7 +72,7 @@ pub fn build(
 pub fn build_with_chunk(
     table: SlotTable,
     range: &RangeInclusive<usize>,
-    regions: &[DeviceRegion],
+    regions: &[SlotRegion],
     chunk: usize,
 ) -> Result<Layout> {
     assert!(

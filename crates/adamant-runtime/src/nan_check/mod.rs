@@ -62,7 +62,7 @@ mod checker;
 mod group_slots;
 // Public only for tests/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
 // work table the checker uploads (`build`, `chunk_for`, `work_items_for`, `validate_range`).
-// Hidden: not part of the API, and free to change with the checker. `CHUNK_ELEMENTS` is
+// Hidden: not part of the API, and free to change with the checker. `CHECK_CHUNK_ELEMENTS` is
 // re-exported below as the API's.
 #[doc(hidden)]
 pub mod layout;
@@ -70,13 +70,13 @@ mod report;
 mod slots;
 mod tables;
 
-pub use bindings::{DeviceRegion, SlotBindings};
+pub use bindings::{SlotBindings, SlotRegion};
 pub use checker::NanChecker;
 pub use group_slots::{
     group_slots, record_position, result_from_record, with_guard, GroupShape, GroupSlot,
     WEIGHT_MAX_FACTOR,
 };
-pub use layout::CHUNK_ELEMENTS;
+pub use layout::CHECK_CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
 pub use slots::{q_abs_ref_eff, Check, SlotId, SlotSpec, Source};
 pub use tables::SlotTable;

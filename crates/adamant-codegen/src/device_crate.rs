@@ -1,8 +1,8 @@
 //! The path of the device crate, `adamant-kernels`, as the crate a macro expands in names it.
 //!
 //! Every path the macros generate into that crate (the ABI types, the clamp, the builtins, the
-//! vector type, the `linkme` registration) starts with one [`KernelsCrate`], resolved once per
-//! expansion by [`KernelsCrate::resolve`] from the expanding crate's `Cargo.toml`, so a
+//! vector type, the `linkme` registration) starts with one [`DeviceCratePath`], resolved once per
+//! expansion by [`DeviceCratePath::resolve`] from the expanding crate's `Cargo.toml`, so a
 //! dependency renamed there (`kernels = { package = "adamant-kernels", .. }`) still resolves.
 //! No generated token names `adamant_kernels` otherwise (`structure_tests::renamed_dependency`
 //! checks every expansion for it).
@@ -16,18 +16,18 @@ pub const PACKAGE: &str = "adamant-kernels";
 /// The absolute path of `adamant-kernels` in the expanding crate: `::adamant_kernels` or
 /// `::<renamed>`.
 #[derive(Clone, Debug)]
-pub struct KernelsCrate(Ident);
+pub struct DeviceCratePath(Ident);
 
-impl KernelsCrate {
+impl DeviceCratePath {
     /// The crate under its own name, `::adamant_kernels`. It is right inside `adamant-kernels`
     /// too, which declares `extern crate self as adamant_kernels;`.
-    pub fn own_name() -> KernelsCrate {
-        KernelsCrate::named("adamant_kernels")
+    pub fn own_name() -> DeviceCratePath {
+        DeviceCratePath::named("adamant_kernels")
     }
 
     /// The crate under `name`, the name the expanding crate's `Cargo.toml` gives it.
-    pub fn named(name: &str) -> KernelsCrate {
-        KernelsCrate(Ident::new(name, Span::call_site()))
+    pub fn named(name: &str) -> DeviceCratePath {
+        DeviceCratePath(Ident::new(name, Span::call_site()))
     }
 
     /// The name of the crate where the macro expands, read by `proc-macro-crate` from the
@@ -42,10 +42,10 @@ impl KernelsCrate {
     ///   workspace found): `::adamant_kernels`. That is not a Cargo build (Bazel, Buck, plain
     ///   `rustc`); those pass crates under their own names, and where it is missing the
     ///   unresolved path names the crate.
-    pub fn resolve() -> syn::Result<KernelsCrate> {
+    pub fn resolve() -> syn::Result<DeviceCratePath> {
         match crate_name(PACKAGE) {
-            Ok(FoundCrate::Itself) => Ok(KernelsCrate::own_name()),
-            Ok(FoundCrate::Name(name)) => Ok(KernelsCrate::named(&name)),
+            Ok(FoundCrate::Itself) => Ok(DeviceCratePath::own_name()),
+            Ok(FoundCrate::Name(name)) => Ok(DeviceCratePath::named(&name)),
             Err(Error::CrateNotFound { path, .. }) => Err(syn::Error::new(
                 Span::call_site(),
                 format!(
@@ -55,12 +55,12 @@ impl KernelsCrate {
                     path.display()
                 ),
             )),
-            Err(_) => Ok(KernelsCrate::own_name()),
+            Err(_) => Ok(DeviceCratePath::own_name()),
         }
     }
 }
 
-impl ToTokens for KernelsCrate {
+impl ToTokens for DeviceCratePath {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let name = &self.0;
         tokens.extend(quote!(::#name));
@@ -88,7 +88,7 @@ mod tests {
     /// `adamant-kernels`: the one error names the package and the manifest.
     #[test]
     fn a_manifest_without_the_dependency_is_one_error_naming_it() {
-        let e = KernelsCrate::resolve().expect_err("adamant-codegen does not depend on it");
+        let e = DeviceCratePath::resolve().expect_err("adamant-codegen does not depend on it");
         let message = e.to_string();
         assert!(message.contains("`adamant-kernels`"), "{message}");
         assert!(message.contains("codegen/Cargo.toml"), "{message}");
@@ -98,11 +98,13 @@ mod tests {
     #[test]
     fn the_path_is_absolute() {
         assert_eq!(
-            KernelsCrate::named("kernels").to_token_stream().to_string(),
+            DeviceCratePath::named("kernels")
+                .to_token_stream()
+                .to_string(),
             ":: kernels"
         );
         assert_eq!(
-            KernelsCrate::own_name().to_token_stream().to_string(),
+            DeviceCratePath::own_name().to_token_stream().to_string(),
             ":: adamant_kernels"
         );
     }
