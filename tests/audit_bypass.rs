@@ -3,12 +3,13 @@
 //! classes: non-optimizer entries, addresses the audit cannot attribute, clamps with the right
 //! shape and the wrong semantics, the NaN checker, and module-level escapes (functions, calls,
 //! inline assembly, instructions the audit does not model).
+mod support;
+
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam, ParamRole};
 
-#[path = "support/ptx_edit.rs"]
-mod ptx_edit;
 use ptx_edit::*;
+use support::ptx_edit;
 
 const CHECKER: &str = "nan_check_kernel";
 

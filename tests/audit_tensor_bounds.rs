@@ -4,12 +4,13 @@
 //! `(x, bound, scale)` cases) and the index (the scale is the one of the tensor whose pointer the
 //! store goes through). Each edit below breaks one half in every multi-tensor entry, plain and
 //! stepped, and the audit must name it.
+mod support;
+
 use adamant_build::audit::{audit, clamp_scaled_cases, ClampFailure, Violation};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelParam, ParamRole};
 
-#[path = "support/ptx_edit.rs"]
-mod ptx_edit;
 use ptx_edit::*;
+use support::ptx_edit;
 
 /// Every multi-tensor entry that writes a parameter buffer (plain and stepped).
 fn multi_entries() -> Vec<&'static KernelDescriptor> {

@@ -1,8 +1,9 @@
 //! A downstream crate with no audit or tests of its own (`examples/minimal-downstream`): the
 //! module its one `KernelCrate` call built verifies against the kernels it registers, and
 //! neither its PTX with one line changed nor its certificate with another crate's PTX does.
-#[path = "support/certificates.rs"]
-mod certificates;
+mod support;
+
+use support::certificates;
 
 use adamant_build::audit::audit;
 use adamant_kernels::abi;

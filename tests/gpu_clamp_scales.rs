@@ -4,6 +4,8 @@
 //! scales of one are the unscaled launch bit for bit; the records report each tensor's stored
 //! maximum under its own bound; and bad scales are refused with nothing launched or uploaded.
 //! Every test needs a CUDA GPU and is ignored without one.
+mod support;
+
 use adamant::kernels::optimizers::iqn_adam_kernel;
 use adamant::reference::{KernelRef, RefState};
 use adamant::runtime::{
@@ -13,9 +15,8 @@ use cust::stream::Stream;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-#[path = "support/multi_step.rs"]
-mod multi_step;
 use multi_step::*;
+use support::multi_step;
 
 const BOUND: f32 = 1.5;
 

@@ -11,6 +11,8 @@
 //!   has a non-finite slot on each of its buffers and a max-abs slot on its weights.
 //! - clamp pressure over steps: a group pushed outward by a constant gradient shows rising
 //!   clamp hits, step by step, in the time series.
+mod support;
+
 use adamant::rl::{
     slot, ClampPressureLog, SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS,
 };
@@ -20,17 +22,14 @@ use adamant::runtime::{AdamHyper, Adamant, GroupBuffer, ParamGroup, QAbsRef};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-#[path = "support/small_groups.rs"]
-mod small_groups;
 use small_groups::sizes;
+use support::small_groups;
 
 const ADDED: &str = "world_model";
 /// The bound of every clamped group: 100 × max(Q_ABS_REF, 1).
 const BOUND: f32 = 100.0;
 
-fn runtime() -> Adamant {
-    Adamant::new().expect("needs a CUDA GPU")
-}
+use support::runtime;
 
 fn init(name: &str, n: usize) -> Vec<f32> {
     let seed = name.bytes().map(u64::from).sum::<u64>();

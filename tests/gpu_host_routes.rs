@@ -15,22 +15,22 @@
 //! - The ceiling on the device: a per-tensor bound past 1e18 saturates there.
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
+mod support;
+
 use std::cell::RefCell;
 
 use adamant::runtime::cust::memory::DeviceBuffer;
 use adamant::runtime::cust::stream::Stream;
 use adamant::runtime::nan_check::{Check, NanChecker, SlotBindings, Source};
 use adamant::runtime::{
-    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceRegion, DeviceScalar, Error,
+    adam_scalars, AdamHyper, ClampPolicy, DeviceArray, DeviceRegion, DeviceScalar, Error,
     ParamBuffer, QAbsRef, Records, StepBound, StepSpec, StepStates, TensorSet, BOUND_CEILING,
 };
 use adamant_kernels::optimizers::{attn_adam_kernel, dqn_adam_update_kernel, iqn_adam_kernel};
 
 const N: usize = 4096;
 
-fn runtime() -> Adamant {
-    Adamant::new().expect("needs a CUDA GPU")
-}
+use support::runtime;
 
 /// One group's buffers: weights at 0.5, a gradient of 1e5 (Adam's first moment alone would be
 /// 1e4, far past the bound of 1), zero moments.

@@ -2,15 +2,16 @@
 //! allocated tensors of awkward sizes must give, tensor by tensor, what the f64 reference gives;
 //! the same through a recorded graph; and the device tables are rebuilt only when the set
 //! changes. Every test needs a CUDA GPU and is ignored without one.
+mod support;
+
 use adamant::reference::{KernelRef, RefState};
 use adamant::runtime::{Adamant, Branch, ClampPolicy, Error, TensorSet};
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-#[path = "support/multi_step.rs"]
-mod multi_step;
 use multi_step::*;
+use support::multi_step;
 
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]

@@ -11,6 +11,8 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason. With
 //! `ADAMANT_SANITIZER_RUN=1` (compute-sanitizer) the slots are kept small.
+mod support;
+
 use std::ops::RangeInclusive;
 
 use adamant::nan_check_reference as reference;
@@ -29,7 +31,6 @@ use adamant_runtime::{AdamHyper, Adamant, Error, GroupBuffer, ParamGroup};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const NEEDS_GPU: &str = "needs a CUDA GPU";
 /// The slot of length 0 and the slot of length 1 (both inside the seed's range).
 const EMPTY_SLOT: usize = 33;
 const SINGLE_SLOT: usize = 34;
@@ -40,9 +41,7 @@ fn sanitizer_run() -> bool {
     std::env::var("ADAMANT_SANITIZER_RUN").is_ok_and(|v| v == "1")
 }
 
-fn runtime() -> Adamant {
-    Adamant::new().expect(NEEDS_GPU)
-}
+use support::runtime;
 
 /// Skewed slot lengths: one large slot, slots of 0 and 1, the rest spread over a few chunks
 /// (tails that end mid-chunk, exact chunk multiples). Small under the sanitizer.
@@ -610,8 +609,7 @@ fn training_groups_bind_every_group_slot_and_a_nan_gradient_is_followed_through_
     assert_matches_reference_for_model(&report, &groups, &activations, 1.0, "NaN gradient");
 }
 
-#[path = "support/custom_table.rs"]
-mod custom;
+use support::custom_table as custom;
 
 /// The checker is generic over the table: a table declared outside the seed
 /// (`tests/support/custom_table.rs`: an activation, a max-abs activation and a group's weights)

@@ -3,6 +3,8 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason, so a machine without one
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
+mod support;
+
 use adamant::reference::{self as r, KernelRef, RefState};
 use adamant::rl::SeedLaunchers;
 use adamant::runtime::{
@@ -14,8 +16,6 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const NEEDS_GPU: &str = "needs a CUDA GPU";
-
 /// Under compute-sanitizer the largest size is skipped (it instruments every access).
 fn sizes() -> Vec<usize> {
     let mut sizes = vec![1, 255, 257, 1003, 4096 + 2];
@@ -25,9 +25,7 @@ fn sizes() -> Vec<usize> {
     sizes
 }
 
-fn runtime() -> Adamant {
-    Adamant::new().expect(NEEDS_GPU)
-}
+use support::runtime;
 
 /// Random optimizer state: p ~ ±2, g ~ ±1 (some tiny, some large), m ~ ±0.1, v ≥ 0.
 struct HostState {

@@ -4,6 +4,8 @@
 //! in-tensor indices), and across launches (the records reset inside each launch). Faults are
 //! injected into every buffer: NaN and inf in g, m, v and v_max, a NaN and an infinite weight,
 //! weights past the bound.
+mod support;
+
 use adamant::record_reference::{differences, expected_record};
 use adamant::reference::{Elem, Hyper, KernelRef};
 use adamant::rl::SeedLaunchers;
@@ -20,9 +22,7 @@ use rand::{Rng, SeedableRng};
 
 const BOUND: f32 = 100.0; // ClampPolicy::from_isv(0.5)
 
-fn runtime() -> Adamant {
-    Adamant::new().expect("needs a CUDA GPU")
-}
+use support::runtime;
 
 /// Host state of one tensor.
 #[derive(Clone)]

@@ -10,6 +10,8 @@
 //! - the stepped launches' own validation.
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
+mod support;
+
 use adamant::reference::{self as r, KernelRef};
 use adamant::rl::{SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS};
 use adamant::runtime::nan_check::{SlotBindings, Source};
@@ -23,11 +25,9 @@ use adamant_kernels::step::{advance, StepState, FLAG_BAD_Q_ABS_REF};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-#[path = "support/small_groups.rs"]
-mod small_groups;
 use small_groups::sizes;
+use support::small_groups;
 
-const NEEDS_GPU: &str = "needs a CUDA GPU";
 /// 1000 steps; 120 under compute-sanitizer (ADAMANT_SANITIZER_RUN=1), which instruments every
 /// access (the plain run covers the full length).
 fn steps() -> u32 {
@@ -38,9 +38,7 @@ fn steps() -> u32 {
     }
 }
 
-fn runtime() -> Adamant {
-    Adamant::new().expect(NEEDS_GPU)
-}
+use support::runtime;
 
 /// Deterministic initial weights: large enough in places that the bound bites when `Q_ABS_REF`
 /// changes (|p| up to 300).

@@ -3,8 +3,9 @@
 //! adamant's own build output: the real module verifies; the real PTX with one line changed, and
 //! the real certificate edited in each field the check reads, are refused with a typed error
 //! naming the set and the entry. No GPU is needed.
-#[path = "support/certificates.rs"]
-mod certificates;
+mod support;
+
+use support::certificates;
 
 use adamant_build::audit::audit;
 use adamant_kernels::abi::{self, KernelDescriptor, OWN_SET};

@@ -7,6 +7,8 @@
 //!   a host simulation of its chunked reduction (same work table, same combine operations)
 //!   against the reference, with injected NaN / ±inf / over-threshold values;
 //! - the report's decoding and log line.
+mod support;
+
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
@@ -737,8 +739,7 @@ fn report_words_round_trip_every_field() {
 // ---------------------------------------------------------------------------------------------
 // A table of one's own: the checker is generic over the table
 
-#[path = "support/custom_table.rs"]
-mod custom;
+use support::custom_table as custom;
 
 #[test]
 fn a_user_table_declared_with_the_macro_is_its_own_table() {

@@ -1,14 +1,15 @@
 //! The PTX audit on the real embedded PTX, and on mutations of it that each break one rule: the
 //! audit must pass the first and fail every one of the others, for the right reason.
+mod support;
+
 use std::collections::BTreeSet;
 
 use adamant::audit_embedded;
 use adamant_build::audit::{audit, ClampFailure, EntryKind, Violation};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam};
 
-#[path = "support/ptx_edit.rs"]
-mod ptx_edit;
 use ptx_edit::*;
+use support::ptx_edit;
 
 #[test]
 fn embedded_ptx_passes() {

@@ -1,6 +1,5 @@
 //! Helpers of the certificate tests: a module made of edited copies of real build output, and
 //! the one PTX edit they share (an entry's clamp bound replaced by 0).
-#![allow(dead_code)] // each test crate uses its own subset
 
 use adamant_runtime::AuditedModule;
 use serde_json::Value;

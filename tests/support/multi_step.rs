@@ -1,7 +1,6 @@
 //! The GPU multi-tensor tests' shared helpers: random host tensors of awkward sizes with the
 //! clamp's edge cases in them, their device copies, one multi-tensor step of any of the five
 //! kernels through the typed entry, and its f64 reference.
-#![allow(dead_code)] // each test crate uses its own subset
 
 use adamant::kernels::abi::UniformPtr;
 use adamant::kernels::optimizers::{

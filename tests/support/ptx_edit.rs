@@ -1,5 +1,4 @@
 //! Helpers of the PTX audit tests: the real module, and edits of one entry of it.
-#![allow(dead_code)] // each test crate uses its own subset
 
 use std::collections::HashMap;
 
