@@ -283,15 +283,15 @@ impl DeviceScalar {
             });
         }
         // SAFETY: one word of our own live allocation; kernels only read it.
-        let status = unsafe {
-            cust::sys::cuMemsetD32Async(
+        unsafe {
+            crate::driver::fill_words_async(
                 self.memory.address(),
                 value.to_bits(),
                 1,
-                stream.as_inner(),
+                stream,
+                "a device scalar",
             )
-        };
-        crate::error::driver(status, "writing a device scalar")
+        }
     }
 
     /// The value, by cust's synchronous copy.

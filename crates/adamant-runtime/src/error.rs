@@ -904,18 +904,6 @@ fn unknown_set(set: &str, registered: &[&'static str]) -> adamant_kernels::abi::
     }
 }
 
-/// A raw driver call's status as a `Result`, naming what was being done.
-pub(crate) fn driver(status: cust::sys::CUresult, what: &str) -> Result<()> {
-    if status == cust::sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Driver {
-            operation: what.to_string(),
-            status: format!("{status:?}"),
-        })
-    }
-}
-
 /// `result.map_err(|e| Error::cuda(op, e))`, shorter.
 pub(crate) trait CudaContext<T> {
     fn during(self, operation: &str) -> Result<T>;

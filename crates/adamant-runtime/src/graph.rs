@@ -9,14 +9,14 @@
 //! no such views). A launch on a stream captured by code other than [`Adamant::capture`] is
 //! refused, since no graph of ours would keep its memory.
 use std::marker::PhantomData;
-use std::ptr;
 use std::sync::Mutex;
 
 use cust::event::{Event, EventFlags};
 use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
-use cust::sys::{self, CUgraph, CUgraphExec, CUresult, CUstreamCaptureMode, CUstreamCaptureStatus};
+use cust::sys::{CUgraph, CUgraphExec};
 
 use crate::device::Adamant;
+use crate::driver;
 use crate::error::{CudaContext, Error, Result};
 use crate::memory::Keep;
 
@@ -44,16 +44,6 @@ pub struct StepGraph<'rt> {
     _runtime: PhantomData<&'rt Adamant>,
 }
 
-fn check(status: CUresult, operation: &str) -> Result<()> {
-    if status == CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Capture {
-            operation: format!("{operation} failed ({status:?})"),
-        })
-    }
-}
-
 /// Whether `stream` is being captured into a graph right now.
 pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
     Ok(capture_of(stream)?.is_some())
@@ -61,20 +51,7 @@ pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
 
 /// The id of the capture `stream` is part of, if any (an invalidated capture is an error).
 fn capture_of(stream: &Stream) -> Result<Option<u64>> {
-    let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    let mut id: sys::cuuint64_t = 0;
-    // SAFETY: a valid stream handle and out-pointers to locals.
-    check(
-        unsafe { sys::cuStreamGetCaptureInfo(stream.as_inner(), &mut status, &mut id) },
-        "cuStreamGetCaptureInfo",
-    )?;
-    match status {
-        CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Ok(None),
-        CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(Some(id)),
-        _ => Err(Error::Capture {
-            operation: "a launch on a stream whose capture was invalidated".into(),
-        }),
-    }
+    driver::capture_id(stream)
 }
 
 impl Adamant {
@@ -215,16 +192,8 @@ impl Adamant {
                 Stream::new(StreamFlags::NON_BLOCKING, None).during("creating a capture stream")
             })
             .collect::<Result<Vec<_>>>()?;
-        // SAFETY: a valid stream; the capture is ended below on every path.
-        check(
-            unsafe {
-                sys::cuStreamBeginCapture_v2(
-                    main.as_inner(),
-                    CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                )
-            },
-            "cuStreamBeginCapture",
-        )?;
+        // The capture is ended below on every path.
+        driver::begin_capture(main)?;
         // Register the capture before anything is recorded, so every launch finds it.
         let registered = capture_of(main).and_then(|id| {
             let id = id.ok_or_else(|| Error::Capture {
@@ -245,12 +214,7 @@ impl Adamant {
             }
             Err(e) => (None, Err(e)),
         };
-        let mut graph: CUgraph = ptr::null_mut();
-        // SAFETY: ends the capture begun above; `graph` receives the result (or stays null).
-        let ended = check(
-            unsafe { sys::cuStreamEndCapture(main.as_inner(), &mut graph) },
-            "cuStreamEndCapture",
-        );
+        let (graph, ended) = driver::end_capture(main);
         // What the launches used, taken back from the registry on every path.
         let kept = id
             .and_then(|id| {
@@ -262,20 +226,19 @@ impl Adamant {
         if let Err(e) = recorded.and(ended) {
             if !graph.is_null() {
                 // SAFETY: a graph we own and never instantiated.
-                unsafe { sys::cuGraphDestroy(graph) };
+                unsafe { driver::destroy_graph(graph) };
             }
             return Err(e);
         }
-        let mut exec: CUgraphExec = ptr::null_mut();
-        // SAFETY: `graph` is a valid captured graph; `exec` receives the executable.
-        if let Err(e) = check(
-            unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) },
-            "cuGraphInstantiate",
-        ) {
-            // SAFETY: as above.
-            unsafe { sys::cuGraphDestroy(graph) };
-            return Err(e);
-        }
+        // SAFETY: `graph` is the valid graph just captured, ours.
+        let exec = match unsafe { driver::instantiate(graph) } {
+            Ok(exec) => exec,
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { driver::destroy_graph(graph) };
+                return Err(e);
+            }
+        };
         // From here the graph's Drop releases both handles on every path.
         let mut step_graph = StepGraph {
             graph,
@@ -284,11 +247,8 @@ impl Adamant {
             kept,
             _runtime: PhantomData,
         };
-        // SAFETY: querying the node count only (null node array).
-        check(
-            unsafe { sys::cuGraphGetNodes(graph, ptr::null_mut(), &mut step_graph.nodes) },
-            "cuGraphGetNodes",
-        )?;
+        // SAFETY: the valid graph the step graph owns.
+        step_graph.nodes = unsafe { driver::node_count(graph) }?;
         Ok(step_graph)
     }
 }
@@ -328,10 +288,7 @@ impl StepGraph<'_> {
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         // SAFETY: a valid executable graph; the memory its launches use is in `kept`, and the
         // runtime that loaded its kernels outlives it ('rt).
-        check(
-            unsafe { sys::cuGraphLaunch(self.exec, stream.as_inner()) },
-            "cuGraphLaunch",
-        )
+        unsafe { driver::launch_graph(self.exec, stream) }
     }
 
     /// How many nodes the graph holds: kernels, memsets, and the empty nodes the fork and join
@@ -352,8 +309,8 @@ impl Drop for StepGraph<'_> {
         // SAFETY: we own both handles; destroying them is valid even with replays in flight
         // (the driver defers the release until they complete).
         unsafe {
-            sys::cuGraphExecDestroy(self.exec);
-            sys::cuGraphDestroy(self.graph);
+            driver::destroy_exec(self.exec);
+            driver::destroy_graph(self.graph);
         }
         // Then `kept` drops; an allocation freed there first waits for the replays in flight.
     }

@@ -24,23 +24,11 @@ impl<T: DeviceCopy> HostMapped<T> {
     pub(crate) fn new(value: &T, len: usize, what: &str) -> Result<Self> {
         let mut host = LockedBuffer::new(value, len.max(1))
             .map_err(|e| Error::cuda(format!("allocating page-locked {what}"), e))?;
-        let mut device: cust::sys::CUdeviceptr = 0;
         // SAFETY: `host` is page-locked memory from `cuMemAllocHost` (cust's `LockedBuffer`),
-        // which the driver maps into every context's address space on a unified-addressing
-        // device; the call only writes `device`.
-        let status = unsafe {
-            cust::sys::cuMemHostGetDevicePointer_v2(
-                &mut device,
-                host.as_mut_ptr() as *mut c_void,
-                0,
-            )
-        };
-        if status != cust::sys::CUresult::CUDA_SUCCESS || device == 0 {
-            return Err(Error::Driver {
-                operation: format!("mapping page-locked {what} into the device's address space"),
-                status: format!("{status:?}"),
-            });
-        }
+        // alive while `HostMapped` holds it.
+        let device = unsafe {
+            crate::driver::mapped_device_pointer(host.as_mut_ptr() as *mut c_void, what)
+        }?;
         Ok(HostMapped { host, device })
     }
 

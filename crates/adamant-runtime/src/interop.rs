@@ -11,14 +11,13 @@
 //! or foreign-context address, or a length past the allocation's end is refused with a typed
 //! error before anything is enqueued. What no check can see, that the memory stays allocated and
 //! unaliased until the launch has run, is the caller's promise (`unsafe`).
-use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::{size_of, ManuallyDrop};
 use std::ops::Deref;
 
 use adamant_kernels::abi::{same_buffers, OptimizerEntry, Same};
 use cust::stream::Stream;
-use cust::sys::{CUpointer_attribute, CUresult, CUstream};
+use cust::sys::CUstream;
 
 use crate::buffers::LaunchBuffer;
 use crate::clamp_policy::ClampPolicy;
@@ -97,26 +96,7 @@ impl DeviceRegion {
             len: self.len,
             reason,
         };
-        let attribute = |which: CUpointer_attribute| -> std::result::Result<u64, CUresult> {
-            let mut value: u64 = 0;
-            // SAFETY: both attributes write one `CUdeviceptr` / `size_t` (8 bytes) into `value`;
-            // the driver only reads its tables for `ptr`.
-            let status = unsafe {
-                cust::sys::cuPointerGetAttribute(
-                    &mut value as *mut u64 as *mut c_void,
-                    which,
-                    self.ptr,
-                )
-            };
-            if status == CUresult::CUDA_SUCCESS {
-                Ok(value)
-            } else {
-                Err(status)
-            }
-        };
-        let start = attribute(CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
-            .map_err(|s| refuse(format!("the driver knows no allocation there ({s:?})")))?;
-        let size = attribute(CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+        let (start, size) = crate::driver::allocation_of(self.ptr)
             .map_err(|s| refuse(format!("the driver knows no allocation there ({s:?})")))?;
         let end = self.ptr + (self.len * size_of::<f32>()) as u64;
         if end > start.saturating_add(size) {

@@ -44,6 +44,7 @@ mod buffers;
 mod clamp_policy;
 mod clamp_scales;
 mod device;
+mod driver;
 mod error;
 mod graph;
 mod groups;

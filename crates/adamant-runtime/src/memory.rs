@@ -118,9 +118,7 @@ impl DeviceMemory<f32> {
         let memory = Arc::new(DeviceMemory { buffer });
         if len > 0 {
             // SAFETY: `len` 4-byte words of our own new allocation.
-            let status =
-                unsafe { cust::sys::cuMemsetD32_v2(memory.address(), value.to_bits(), len) };
-            crate::error::driver(status, &format!("filling {what}"))?;
+            unsafe { crate::driver::fill_words(memory.address(), value.to_bits(), len, what) }?;
             landed(what)?;
         }
         Ok(memory)

@@ -201,9 +201,15 @@ impl<'rt> NanChecker<'rt> {
             .map_err(|e| e.in_kernel(CHECK_KERNEL))?;
         let q_ptr = self.q_word.address();
         // SAFETY: our own one-word buffer, read only by the kernel that follows on `stream`.
-        let status =
-            unsafe { cust::sys::cuMemsetD32Async(q_ptr, q_eff.to_bits(), 1, stream.as_inner()) };
-        crate::error::driver(status, "writing the nan-check q_abs_ref_eff")?;
+        unsafe {
+            crate::driver::fill_words_async(
+                q_ptr,
+                q_eff.to_bits(),
+                1,
+                stream,
+                "the nan-check q_abs_ref_eff",
+            )
+        }?;
         self.enqueue_from(stream, q_ptr)
     }
 

@@ -447,7 +447,7 @@ impl StepStates {
             self.q_abs_ref_ptr,
             value.to_bits(),
             stream,
-            "writing the step state's Q_ABS_REF",
+            "the step state's Q_ABS_REF",
         )
     }
 
@@ -602,10 +602,7 @@ fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
 fn write_word(address: u64, bits: u32, stream: &Stream, what: &str) -> Result<()> {
     // SAFETY: `address` is a 4-byte aligned word inside an allocation the caller owns (a record
     // field or the owned Q_ABS_REF), and nothing else writes it concurrently on the device.
-    let status = unsafe {
-        cust::sys::cuMemsetD32Async(address, bits, 1, stream.as_inner() as cust::sys::CUstream)
-    };
-    crate::error::driver(status, what)
+    unsafe { crate::driver::fill_words_async(address, bits, 1, stream, what) }
 }
 
 /// A schedule entry and the indices of the records it advances (on the device).

@@ -68,7 +68,7 @@ impl StepStates {
             base + write.offset as u64,
             write.bits,
             stream,
-            "writing a step-state scalar",
+            "a step-state scalar",
         )?;
         write.apply(record);
         Ok(())
@@ -111,7 +111,7 @@ impl StepStates {
                 base + write.offset as u64,
                 write.bits,
                 stream,
-                "writing a step state's hyperparameter",
+                "a step state's hyperparameter",
             )?;
             write.apply(record);
         }
