@@ -504,7 +504,7 @@ mod tests {
         let raw = address as CUstream;
         // No cast at the call: the handle is the address, whatever it points to.
         assert_eq!(unsafe { ForeignStream::from_ptr(theirs) }.as_inner(), raw);
-        let void = address as *mut c_void;
+        let void = address as *mut std::ffi::c_void;
         assert_eq!(unsafe { ForeignStream::from_ptr(void) }.as_inner(), raw);
         // PyTorch's `cuda_stream` is the same address as an integer.
         assert_eq!(
