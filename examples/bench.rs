@@ -425,23 +425,6 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
             v_max: t.v_max.as_mut().expect("AMSGrad tensors have v_max"),
         })
         .collect();
-    // The plain entries with the same values as launch arguments (frozen in a graph): what the
-    // record-driven scalars and the guard's verdict are measured against, in the same run.
-    let plain = RlPlain {
-        dqn: adam_scalars!(dqn_adam_update_kernel, h, weight_decay: h.weight_decay, grad_scale: adamant::kernels::abi::UniformPtr::NULL)?,
-        iqn: adam_scalars!(iqn_adam_kernel, h, weight_decay: h.weight_decay)?,
-        iql: adam_scalars!(iql_adam_kernel, h, weight_decay: h.weight_decay, grad_clip: 1.0)?,
-        attn: adam_scalars!(attn_adam_kernel, h, weight_decay: h.weight_decay)?,
-        cur: adam_scalars!(
-            curiosity_adam_step,
-            AdamHyper {
-                weight_decay: 0.0,
-                ..h
-            }
-        )?,
-        isv,
-        dt_policy,
-    };
     let launches = RlStep {
         rt,
         dqn: (dqn_b, dqn_s),
@@ -475,30 +458,13 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         timer.reps /= 4;
         t
     };
-    // The same graph of plain entries, measured alternately with the stepped one so drift in
-    // the device's clocks falls on both.
-    let (stepped_again, plain_us) = {
-        let mut plain_sets: [TensorSet; 6] = Default::default();
-        let plain_graph = rt.capture(launches.plain_branches(&plain, &mut plain_sets))?;
-        let stepped_graph = rt.capture(launches.branches(&mut sets))?;
-        timer.reps *= 4;
-        let (mut stepped_t, mut plain_t) = (vec![], vec![]);
-        for _ in 0..5 {
-            stepped_t.push(timer.median_us(false, |s| Ok(stepped_graph.launch(s)?))?);
-            plain_t.push(timer.median_us(false, |s| Ok(plain_graph.launch(s)?))?);
-        }
-        timer.reps /= 4;
-        (median(stepped_t), median(plain_t))
-    };
     let rebuilds: u64 = sets.iter().map(TensorSet::rebuilds).sum();
     println!(
-        "RL set ({tensors} tensors, {elements} elements): eager {eager:.1} µs, graph {serial:.1} µs serial, {parallel:.1} µs parallel branches ({rebuilds} table builds); \
-         interleaved: stepped {stepped_again:.1} µs, plain entries {plain_us:.1} µs"
+        "RL set ({tensors} tensors, {elements} elements): eager {eager:.1} µs, graph {serial:.1} µs serial, {parallel:.1} µs parallel branches ({rebuilds} table builds)"
     );
     out["rl_set"] = json!({"tensors": tensors, "elements": elements, "bytes": bytes,
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
-        "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
-        "graph_stepped_interleaved_us": stepped_again, "graph_plain_interleaved_us": plain_us});
+        "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds});
     Ok(())
 }
 
@@ -542,46 +508,6 @@ impl RlStep<'_> {
             branch!(attn_adam_kernel, &self.attn, s3, 3),
             branch!(curiosity_adam_step, &self.cur, s4, 4),
             branch!(attn_adam_kernel, &self.dt, s5, 5),
-        ]
-    }
-}
-
-/// The RL set's launch arguments for the plain entries (every scalar a launch argument).
-struct RlPlain {
-    dqn: dqn_adam_update_kernel::Scalars,
-    iqn: iqn_adam_kernel::Scalars,
-    iql: iql_adam_kernel::Scalars,
-    attn: attn_adam_kernel::Scalars,
-    cur: curiosity_adam_step::Scalars,
-    isv: ClampPolicy,
-    dt_policy: ClampPolicy,
-}
-
-impl RlStep<'_> {
-    /// [`RlStep::branches`] with the plain entries, over the same buffers.
-    fn plain_branches<'s>(
-        &'s self,
-        plain: &'s RlPlain,
-        sets: &'s mut [TensorSet; 6],
-    ) -> Vec<Branch<'s>> {
-        let rt = self.rt;
-        let [s0, s1, s2, s3, s4, s5] = sets;
-        macro_rules! branch {
-            ($k:ident, $bufs:expr, $scalars:expr, $set:expr, $policy:expr) => {
-                Box::new(move |s: &Stream| {
-                    rt.launch_multi::<$k::Entry>(s, $set, $bufs, $scalars, $policy)
-                        .map(|_| ())
-                })
-            };
-        }
-        let (isv, dt) = (plain.isv, plain.dt_policy);
-        vec![
-            branch!(dqn_adam_update_kernel, &self.dqn.0, &plain.dqn, s0, isv),
-            branch!(iqn_adam_kernel, &self.iqn.0, &plain.iqn, s1, isv),
-            branch!(iql_adam_kernel, &self.iql.0, &plain.iql, s2, isv),
-            branch!(attn_adam_kernel, &self.attn.0, &plain.attn, s3, isv),
-            branch!(curiosity_adam_step, &self.cur.0, &plain.cur, s4, isv),
-            branch!(attn_adam_kernel, &self.dt.0, &plain.attn, s5, dt),
         ]
     }
 }
