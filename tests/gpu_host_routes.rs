@@ -1,6 +1,6 @@
 //! The host-side routes around the clamp that a review found (issue "No way around the clamp
 //! from safe host code"), tried on the GPU after the fix. Those that no longer compile are
-//! fixtures in `tests/compile_fail` (a copied cust view launched, a parameter buffer as a state,
+//! fixtures in `tests/ui` (a copied cust view launched, a parameter buffer as a state,
 //! a graph outliving the runtime, an unaudited module without `unsafe`, a forged `UniformPtr`);
 //! those that still compile are shown harmless or refused here, and `gpu-run.sh` runs them again
 //! under `compute-sanitizer memcheck` (0 errors: nothing reads or writes freed memory).

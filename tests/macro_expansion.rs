@@ -1,8 +1,11 @@
 //! The `#[optimizer_kernel]` / `#[kernel_entry]` contract, checked through rustc itself: every
-//! route around the clamp epilogue in `tests/compile_fail` must be rejected with an error spanned
-//! on the offending tokens (the committed `.stderr` files pin message and caret), and the
-//! kernels in `tests/compile_pass` must build and run (their `main` checks the generated items).
-//! `tests/compile_pass/renamed_dep` holds the fixture that uses the macros through a renamed
+//! route around the clamp epilogue in `tests/ui/<category>/` (`body`: what an optimizer body
+//! may hold; `signature`: the kernel's declaration; `scalars`: scalar lifetimes, domains and
+//! uniform pointers; `kernel_entry`: `#[kernel_entry]`; `host`: the runtime's types) must be
+//! rejected with an error spanned on the offending tokens (the committed `.stderr` files pin
+//! message and caret), and the
+//! kernels in `tests/ui/pass` must build and run (their `main` checks the generated items).
+//! `tests/ui/pass/renamed_dep` holds the fixture that uses the macros through a renamed
 //! dependency; the package `tests/renamed-dep` runs it, since this package cannot depend on
 //! adamant-kernels under a second name.
 //!
@@ -11,6 +14,18 @@
 #[test]
 fn macro_expansion() {
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/compile_fail/*.rs");
-    t.pass("tests/compile_pass/*.rs");
+    let categories = ["body", "signature", "scalars", "kernel_entry", "host"];
+    // A folder in no list would be skipped without a word.
+    for entry in std::fs::read_dir("tests/ui").expect("tests/ui") {
+        let name = entry.expect("a folder entry").file_name();
+        let name = name.to_string_lossy();
+        assert!(
+            name == "pass" || categories.contains(&name.as_ref()),
+            "tests/ui/{name} is in no category: add it to tests/macro_expansion.rs"
+        );
+    }
+    for category in categories {
+        t.compile_fail(format!("tests/ui/{category}/*.rs"));
+    }
+    t.pass("tests/ui/pass/*.rs");
 }

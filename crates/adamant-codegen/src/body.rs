@@ -452,7 +452,7 @@ mod tests {
     }
 
     /// Every rejection, on the shortest body that shows it (the trybuild fixtures in
-    /// tests/compile_fail pin message and span of the same cases through rustc).
+    /// tests/ui pin message and span of the same cases through rustc).
     #[test]
     fn rejections() {
         let cases: Vec<(&str, TokenStream)> =

@@ -191,7 +191,7 @@ mod tests {
     use quote::quote;
 
     /// A method call's error covers `.powf(g)`, not the receiver (the fixture
-    /// `tests/compile_fail/body_float_powf.stderr` shows it through rustc).
+    /// `tests/ui/body/body_float_powf.stderr` shows it through rustc).
     #[test]
     fn a_method_calls_span_is_the_method_and_its_arguments() {
         let call: Expr = syn::parse2(quote!((p * 2.0 + g).powf(g))).expect("a call");
