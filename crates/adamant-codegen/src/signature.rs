@@ -190,31 +190,64 @@ fn parse_kernel_attr(attr: TokenStream) -> syn::Result<Option<syn::Path>> {
 }
 
 pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
-    let schedule = parse_kernel_attr(attr)?;
     let func: ItemFn = syn::parse2(item.clone()).map_err(|e| {
         syn::Error::new(
             e.span(),
             "#[optimizer_kernel] applies to a plain `fn` that computes one element's update",
         )
     })?;
-    check_fn_attrs(&func.attrs)?;
-    check_signature_shape(&func)?;
-    let args = func
+    // Every independent check runs and reports, so an author fixes a kernel in one pass; a
+    // check that needs another's result (the roles need every argument parsed) runs only when
+    // that one passed.
+    let mut errors = Errors::default();
+    let schedule = errors.check(parse_kernel_attr(attr)).flatten();
+    errors.check(check_fn_attrs(&func.attrs));
+    errors.check(check_signature_shape(&func));
+    let args: Vec<Option<Arg>> = func
         .sig
         .inputs
         .iter()
-        .map(parse_arg)
-        .collect::<syn::Result<Vec<_>>>()?;
-    check_roles(&func, &args)?;
-    check_schedule(&func, &args, schedule.as_ref())?;
-    // After the signature, so a pointer argument is reported at its type, not at the `unsafe`
-    // block that would use it.
-    crate::body::check_body(&func.block)?;
+        .map(|a| errors.check(parse_arg(a)))
+        .collect();
+    if let Some(args) = args.iter().cloned().collect::<Option<Vec<Arg>>>() {
+        if errors.check(check_roles(&func, &args)).is_some() {
+            errors.check(check_schedule(&func, &args, schedule.as_ref()));
+        }
+    }
+    // After the signature's own errors, so a pointer argument is reported at its type before the
+    // `unsafe` block that would use it.
+    errors.check(crate::body::check_body(&func.block));
+    errors.finish()?;
     Ok(OptimizerFn {
         func,
-        args,
+        args: args.into_iter().flatten().collect(),
         schedule,
     })
+}
+
+/// The errors of one macro invocation, combined into one `syn::Error` (each keeps its span, and
+/// rustc reports every one), as serde_derive's `Ctxt` collects them.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    /// Keeps `e`, after the errors already found.
+    pub(crate) fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    /// `result`'s value, or `None` with its error kept.
+    pub(crate) fn check<T>(&mut self, result: syn::Result<T>) -> Option<T> {
+        result.map_err(|e| self.push(e)).ok()
+    }
+
+    /// Every error found, or `Ok`.
+    pub(crate) fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
 }
 
 /// A `#[derived]` scalar needs the schedule that computes it, and a schedule needs something to
