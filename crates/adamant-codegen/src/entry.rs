@@ -13,7 +13,7 @@ use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, ItemFn, Meta, Pat, Type};
 
 use crate::device_crate::DeviceCratePath;
-use crate::signature::is_ident_type;
+use crate::signature::{is_ident_type, Errors};
 
 /// The expansion of `#[kernel_entry]` on `item`, with every path into the device crate starting
 /// at `kernels`.
@@ -22,69 +22,67 @@ pub fn expand(
     item: TokenStream,
     kernels: &DeviceCratePath,
 ) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(
-            attr,
-            "#[kernel_entry] takes no arguments",
-        ));
-    }
     let func: ItemFn = syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
             "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`",
         )
     })?;
+    // Every independent error is reported (see `signature::Errors`).
+    let mut errors = Errors::default();
+    if !attr.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            attr,
+            "#[kernel_entry] takes no arguments",
+        ));
+    }
     let sig = &func.sig;
     match &sig.abi {
         Some(abi) if abi.name.as_ref().is_some_and(|n| n.value() == "gpu-kernel") => {}
-        Some(abi) => {
-            return Err(syn::Error::new_spanned(
-                abi,
-                "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: a device \
-                 entry has the `gpu-kernel` ABI",
-            ))
-        }
-        None => {
-            return Err(syn::Error::new_spanned(
-                sig.fn_token,
-                "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: declare the \
-                 entry with `extern \"gpu-kernel\"`",
-            ))
-        }
+        Some(abi) => errors.push(syn::Error::new_spanned(
+            abi,
+            "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: a device \
+             entry has the `gpu-kernel` ABI",
+        )),
+        None => errors.push(syn::Error::new_spanned(
+            sig.fn_token,
+            "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: declare the \
+             entry with `extern \"gpu-kernel\"`",
+        )),
     }
     if sig.unsafety.is_none() {
         let (abi, fn_token) = (&sig.abi, sig.fn_token);
-        return Err(syn::Error::new_spanned(
+        errors.push(syn::Error::new_spanned(
             quote!(#abi #fn_token),
             "#[kernel_entry] applies to an `unsafe extern \"gpu-kernel\" fn`: a device entry \
              dereferences raw pointers, so it is declared `unsafe`",
         ));
     }
     if !sig.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(
+        errors.push(syn::Error::new_spanned(
             &sig.generics,
             "a kernel entry cannot be generic: it is exported under its own name",
         ));
-    }
-    if let Some(where_clause) = &sig.generics.where_clause {
-        return Err(syn::Error::new_spanned(
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.push(syn::Error::new_spanned(
             where_clause,
             "a kernel entry cannot be generic: it is exported under its own name",
         ));
     }
     if let Some(attr) = func.attrs.iter().find(|a| exports(a)) {
-        return Err(syn::Error::new_spanned(
+        errors.push(syn::Error::new_spanned(
             attr,
             "#[kernel_entry] exports the entry itself; remove this attribute",
         ));
     }
     let name = sig.ident.clone();
     let name_str = name.unraw().to_string();
-    let params = sig
+    let params: Vec<TokenStream> = sig
         .inputs
         .iter()
-        .map(|arg| param_descriptor(arg, kernels))
-        .collect::<syn::Result<Vec<_>>>()?;
+        .filter_map(|arg| errors.check(param_descriptor(arg, kernels)))
+        .collect();
+    errors.finish()?;
     // The role attributes are ours: the emitted function keeps every other attribute.
     let mut func = func;
     for arg in func.sig.inputs.iter_mut() {
