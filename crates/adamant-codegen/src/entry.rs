@@ -8,7 +8,7 @@
 //! descriptor on the host, so the PTX audit knows the entry was declared as non-optimizer on
 //! purpose; an entry nobody declared fails the audit.
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, ItemFn, Meta, Pat, Type};
 
@@ -90,6 +90,18 @@ pub fn expand(
             typed.attrs.retain(|a| role_attr(a).is_none());
         }
     }
+    let descriptor = crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote!(),
+            ident: format_ident!("DESCRIPTOR"),
+            register: format_ident!("__ADAMANT_REGISTER"),
+            name: quote!(#name_str),
+            kind: quote!(Other),
+            params,
+            record: quote!(&[]),
+        },
+    );
     let entries_cfg = crate::device_crate::entries_cfg();
     // Compiled only into the PTX of the crate that defines it (`adamant_entries`, see
     // `optimizer::expand`); the block can still see the module's items.
@@ -106,19 +118,7 @@ pub fn expand(
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(non_snake_case)]
         pub mod #name {
-            pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
-                #kernels::abi::KernelDescriptor {
-                    set: ::core::env!("CARGO_CRATE_NAME"),
-                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
-                    name: #name_str,
-                    kind: #kernels::abi::KernelKind::Other,
-                    params: &[#(#params),*],
-                    record: &[],
-                };
-
-            #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
-            #[linkme(crate = #kernels::__linkme)]
-            static __ADAMANT_REGISTER: &#kernels::abi::KernelDescriptor = &DESCRIPTOR;
+            #descriptor
         }
     })
 }

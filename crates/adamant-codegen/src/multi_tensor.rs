@@ -184,22 +184,18 @@ fn descriptor(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource) 
             format_ident!("__ADAMANT_REGISTER_MULTI_STEPPED"),
         ),
     };
-    quote! {
-        /// A multi-tensor entry's parameters, in PTX order.
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub static #descriptor: #kernels::abi::KernelDescriptor =
-            #kernels::abi::KernelDescriptor {
-                set: ::core::env!("CARGO_CRATE_NAME"),
-                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
-                name: #name,
-                kind: #kernels::abi::KernelKind::Optimizer,
-                params: &[#(#params),*],
-                record: #record,
-            };
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
-        #[linkme(crate = #kernels::__linkme)]
-        static #register: &#kernels::abi::KernelDescriptor = &#descriptor;
-    }
+    crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote! {
+                /// A multi-tensor entry's parameters, in PTX order.
+            },
+            ident: descriptor,
+            register,
+            name: quote!(#name),
+            kind: quote!(Optimizer),
+            params,
+            record,
+        },
+    )
 }

@@ -295,41 +295,37 @@ fn host_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let stepped_record = ScalarSource::Record.record(k, kernels);
     let hyper_values = field_values(k.hypers(), kernels, quote!(hyper));
     let derived_values = field_values(k.derived(), kernels, quote!(derived));
+    let plain_descriptor = crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote! {
+                /// The entry's parameters, in PTX order.
+            },
+            ident: format_ident!("DESCRIPTOR"),
+            register: format_ident!("__ADAMANT_REGISTER"),
+            name: quote!(#name_str),
+            kind: quote!(Optimizer),
+            params: descriptor_params,
+            record: quote!(&[]),
+        },
+    );
+    let stepped_descriptor = crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote! {
+                /// The stepped entry's parameters, in PTX order (the step-state pointer last).
+            },
+            ident: format_ident!("STEPPED_DESCRIPTOR"),
+            register: format_ident!("__ADAMANT_REGISTER_STEPPED"),
+            name: quote!(#stepped_name),
+            kind: quote!(Optimizer),
+            params: stepped_params,
+            record: stepped_record,
+        },
+    );
     quote! {
-        /// The entry's parameters, in PTX order.
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub static DESCRIPTOR: #kernels::abi::KernelDescriptor =
-            #kernels::abi::KernelDescriptor {
-                set: ::core::env!("CARGO_CRATE_NAME"),
-                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
-                name: #name_str,
-                kind: #kernels::abi::KernelKind::Optimizer,
-                params: &[#(#descriptor_params),*],
-                record: &[],
-            };
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
-        #[linkme(crate = #kernels::__linkme)]
-        static __ADAMANT_REGISTER: &#kernels::abi::KernelDescriptor = &DESCRIPTOR;
-
-        /// The stepped entry's parameters, in PTX order (the step-state pointer last).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub static STEPPED_DESCRIPTOR: #kernels::abi::KernelDescriptor =
-            #kernels::abi::KernelDescriptor {
-                set: ::core::env!("CARGO_CRATE_NAME"),
-                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
-                name: #stepped_name,
-                kind: #kernels::abi::KernelKind::Optimizer,
-                params: &[#(#stepped_params),*],
-                record: #stepped_record,
-            };
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
-        #[linkme(crate = #kernels::__linkme)]
-        static __ADAMANT_REGISTER_STEPPED: &#kernels::abi::KernelDescriptor =
-            &STEPPED_DESCRIPTOR;
+        #plain_descriptor
+        #stepped_descriptor
 
         /// The per-element buffers of one launch, in entry order, each of the type the buffer
         /// family `K` gives its role (`#[param]`, `#[input]` or `#[state]`).

@@ -302,23 +302,23 @@ pub(crate) fn schedule_descriptor(k: &OptimizerFn, kernels: &DeviceCratePath) ->
         kernel_param(kernels, "n_indices", quote!(U32), any),
         kernel_param(kernels, "mirror", quote!(Ptr), quote!(Output)),
     ];
+    let descriptor = crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote! {
+                /// The schedule entry's parameters, in PTX order: the record array, the indices of the
+                /// records this kernel's schedule advances, their count, and the page-locked mirror.
+            },
+            ident: format_ident!("SCHEDULE"),
+            register: format_ident!("__ADAMANT_REGISTER_SCHEDULE"),
+            name: quote!(#name),
+            kind: quote!(Other),
+            params: params.to_vec(),
+            record: quote!(&[]),
+        },
+    );
     quote! {
-        /// The schedule entry's parameters, in PTX order: the record array, the indices of the
-        /// records this kernel's schedule advances, their count, and the page-locked mirror.
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub static SCHEDULE: #kernels::abi::KernelDescriptor = #kernels::abi::KernelDescriptor {
-            set: ::core::env!("CARGO_CRATE_NAME"),
-            defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
-            name: #name,
-            kind: #kernels::abi::KernelKind::Other,
-            params: &[#(#params),*],
-            record: &[],
-        };
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
-        #[linkme(crate = #kernels::__linkme)]
-        static __ADAMANT_REGISTER_SCHEDULE: &#kernels::abi::KernelDescriptor = &SCHEDULE;
+        #descriptor
 
         /// The schedule entry, run after every advance of a record made for this kernel.
         #[cfg(not(target_arch = "nvptx64"))]

@@ -1,0 +1,57 @@
+//! The host `static` that describes one generated entry (`abi::KernelDescriptor`) and its
+//! registration in `abi::KERNELS`: one definition for every entry the macros generate (plain,
+//! stepped, multi-tensor, schedule, `#[kernel_entry]`), so a field added to the descriptor is
+//! one change here.
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use crate::device_crate::DeviceCratePath;
+
+/// One entry's descriptor, as [`registered`] emits it.
+pub(crate) struct Descriptor {
+    /// Outer attributes of the `static` (its doc comment).
+    pub(crate) docs: TokenStream,
+    /// The `static`'s name (`DESCRIPTOR`, `STEPPED_DESCRIPTOR`, ...).
+    pub(crate) ident: Ident,
+    /// The registration `static`'s name, unique in its module.
+    pub(crate) register: Ident,
+    /// The exported name, a string expression.
+    pub(crate) name: TokenStream,
+    /// `Optimizer` or `Other` (`abi::KernelKind`).
+    pub(crate) kind: TokenStream,
+    /// The parameters' `KernelParam` expressions, in PTX order.
+    pub(crate) params: Vec<TokenStream>,
+    /// The record layout expression (`&[]` for an entry that reads no step record).
+    pub(crate) record: TokenStream,
+}
+
+/// The host-only `static` describing `d` and the one registering it in `abi::KERNELS`.
+pub(crate) fn registered(kernels: &DeviceCratePath, d: Descriptor) -> TokenStream {
+    let Descriptor {
+        docs,
+        ident,
+        register,
+        name,
+        kind,
+        params,
+        record,
+    } = d;
+    quote! {
+        #docs
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static #ident: #kernels::abi::KernelDescriptor =
+            #kernels::abi::KernelDescriptor {
+                set: ::core::env!("CARGO_CRATE_NAME"),
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
+                name: #name,
+                kind: #kernels::abi::KernelKind::#kind,
+                params: &[#(#params),*],
+                record: #record,
+            };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
+        #[linkme(crate = #kernels::__linkme)]
+        static #register: &#kernels::abi::KernelDescriptor = &#ident;
+    }
+}
