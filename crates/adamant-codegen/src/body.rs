@@ -49,11 +49,13 @@ mod float_methods;
 /// spells it with its leading `::`.
 pub const ALLOWED_MACROS: &[&str] = &[];
 
-/// Attributes accepted anywhere in the body: lint levels and doc comments (and `rustfmt::skip`).
-const ALLOWED_ATTRS: [&str; 6] = ["doc", "allow", "expect", "warn", "deny", "forbid"];
+/// Attributes accepted anywhere in the body and on the kernel's `fn`: lint levels and doc
+/// comments (and `rustfmt::skip` in the body).
+pub(crate) const ALLOWED_ATTRS: [&str; 6] = ["doc", "allow", "expect", "warn", "deny", "forbid"];
 
-/// Attribute names that export or place a symbol.
-const EXPORTING: [&str; 4] = ["no_mangle", "export_name", "link_section", "used"];
+/// Attribute names that export or place a symbol: refused in an optimizer body, and on a
+/// `#[kernel_entry]` (which exports the entry itself).
+pub(crate) const EXPORTING: [&str; 4] = ["no_mangle", "export_name", "link_section", "used"];
 
 const UNSAFE_BLOCK: &str = "an #[optimizer_kernel] body is safe per-element math: `unsafe` blocks \
 are not allowed (they could write memory that no clamp guards)";

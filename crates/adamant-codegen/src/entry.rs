@@ -123,9 +123,14 @@ pub fn expand(
     })
 }
 
-/// `#[no_mangle]`, `#[export_name = ..]`, or either wrapped in `#[unsafe(..)]`.
+/// An attribute that exports or places a symbol (`body::EXPORTING`: `#[no_mangle]`,
+/// `#[export_name = ..]`, ...), bare or wrapped in `#[unsafe(..)]`.
 fn exports(attr: &Attribute) -> bool {
-    let is_export = |path: &syn::Path| path.is_ident("no_mangle") || path.is_ident("export_name");
+    let is_export = |path: &syn::Path| {
+        crate::body::EXPORTING
+            .iter()
+            .any(|name| path.is_ident(name))
+    };
     if is_export(attr.path()) {
         return true;
     }

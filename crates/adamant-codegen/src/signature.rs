@@ -281,7 +281,6 @@ fn check_schedule(func: &ItemFn, args: &[Arg], schedule: Option<&syn::Path>) -> 
 /// Attributes that only document or tune lints are allowed; anything that could export a symbol
 /// or change linkage (`no_mangle`, `export_name`, ...) would make a second, unclamped entry.
 fn check_fn_attrs(attrs: &[Attribute]) -> syn::Result<()> {
-    const ALLOWED: [&str; 6] = ["doc", "allow", "expect", "warn", "deny", "forbid"];
     for attr in attrs {
         if attr.path().is_ident("inline") {
             return Err(syn::Error::new_spanned(
@@ -290,7 +289,9 @@ fn check_fn_attrs(attrs: &[Attribute]) -> syn::Result<()> {
                  into the generated entry); remove this attribute",
             ));
         }
-        let ok = ALLOWED.iter().any(|name| attr.path().is_ident(name));
+        let ok = crate::body::ALLOWED_ATTRS
+            .iter()
+            .any(|name| attr.path().is_ident(name));
         if !ok {
             return Err(syn::Error::new_spanned(
                 attr,
