@@ -1,7 +1,7 @@
 //! The host `static` that describes one generated entry (`abi::KernelDescriptor`) and its
 //! registration in `abi::KERNELS`: one definition for every entry the macros generate (plain,
 //! stepped, multi-tensor, schedule, `#[kernel_entry]`), so a field added to the descriptor is
-//! one change here.
+//! one change here; and one `KernelParam` of a descriptor ([`kernel_param`]).
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -53,5 +53,21 @@ pub(crate) fn registered(kernels: &DeviceCratePath, d: Descriptor) -> TokenStrea
         #[#kernels::__linkme::distributed_slice(#kernels::abi::KERNELS)]
         #[linkme(crate = #kernels::__linkme)]
         static #register: &#kernels::abi::KernelDescriptor = &#ident;
+    }
+}
+
+/// One `KernelParam` literal.
+pub(crate) fn kernel_param(
+    kernels: &DeviceCratePath,
+    name: &str,
+    ty: TokenStream,
+    role: TokenStream,
+) -> TokenStream {
+    quote! {
+        #kernels::abi::KernelParam {
+            name: #name,
+            ty: #kernels::abi::ParamType::#ty,
+            role: #kernels::abi::ParamRole::#role,
+        }
     }
 }

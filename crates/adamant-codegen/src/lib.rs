@@ -32,6 +32,7 @@ mod descriptor;
 mod device_crate;
 mod domain;
 mod entry;
+mod entry_parts;
 mod multi_tensor;
 mod optimizer;
 mod record;

@@ -10,10 +10,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
+use crate::descriptor::kernel_param;
 use crate::device_crate::DeviceCratePath;
-use crate::optimizer::{
-    buffer_count, kernel_param, records_arg, records_param, uniform_descriptor_params,
-    uniform_idents, uniform_loads, uniform_params, ScalarSource,
+use crate::entry_parts::{
+    buffer_count, records_arg, records_param, uniform_descriptor_params, uniform_idents,
+    uniform_loads, uniform_params, ScalarSource,
 };
 use crate::signature::{OptimizerFn, Role, BOUND, CHUNKS, N_CHUNKS, RECORDS, SCALES};
 

@@ -24,8 +24,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Lit};
 
+use crate::descriptor::kernel_param;
 use crate::device_crate::DeviceCratePath;
-use crate::optimizer::kernel_param;
 use crate::signature::{Arg, Lifetime, OptimizerFn, Role, ScalarType};
 
 /// The schedule entry's exported name.
