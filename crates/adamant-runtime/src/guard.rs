@@ -16,10 +16,10 @@ use adamant_kernels::guard::{
 use cust::function::Function;
 use cust::stream::Stream;
 
+use crate::args::arg_pointers;
 use crate::buffers::{keep_of, ReadBuffer};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
-use crate::launch::arg_pointers;
 use crate::memory::{DeviceMemory, Keep};
 use crate::step::StepStates;
 
@@ -362,7 +362,7 @@ fn guard_args(
         ArgValue::U32(n_advance),
         ArgValue::Ptr(mirror),
     ];
-    crate::launch::assert_args_match(&grad_guard_kernel::DESCRIPTOR, &values);
+    crate::args::assert_args_match(&grad_guard_kernel::DESCRIPTOR, &values);
     values
 }
 

@@ -40,6 +40,7 @@
 // Every module is private and its API re-exported here, so the public API is this list (and
 // `nan_check`, the checker's namespace); what is `pub` inside a module but not re-exported is
 // the runtime's own.
+mod args;
 mod buffers;
 mod clamp_policy;
 mod clamp_scales;

@@ -8,12 +8,13 @@ use adamant_kernels::diagnostics::shared_bytes;
 use adamant_kernels::multi::CHUNK_WORDS;
 use cust::stream::Stream;
 
+use crate::args::arg_pointers;
 use crate::buffers::{LaunchKinds, Owned};
 use crate::clamp_policy::ClampPolicy;
 use crate::clamp_scales::{check_products, check_scales};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
-use crate::launch::{arg_pointers, LaunchInfo, BLOCK_THREADS};
+use crate::launch::{LaunchInfo, BLOCK_THREADS};
 use crate::launch_check::{assemble, buffer_keeps, check_tensors, SetTables, Signature, Uniforms};
 use crate::memory::{DeviceMemory, Keep};
 use crate::records::{LaunchRecords, Records};

@@ -288,7 +288,7 @@ impl<'rt> NanChecker<'rt> {
         // Until this check is fully enqueued, `report` must not decode a stale report.
         self.state = Enqueued::Nothing;
         let mut args = self.kernel_args(q_ptr);
-        let params = crate::launch::arg_pointers(&mut args);
+        let params = crate::args::arg_pointers(&mut args);
         let shared = CHECK_BLOCK_THREADS * SHARED_BYTES_PER_THREAD;
         // SAFETY: the argument list matches the entry's descriptor (checked in `kernel_args`);
         // the tables were uploaded for exactly these counts; every bound region holds its `len`
@@ -449,7 +449,7 @@ pub(crate) fn kernel_args(
         ArgValue::Ptr(ptrs.arrivals),
         ArgValue::Ptr(ptrs.report),
     ];
-    crate::launch::assert_args_match(&nan_check_kernel::DESCRIPTOR, &args);
+    crate::args::assert_args_match(&nan_check_kernel::DESCRIPTOR, &args);
     args
 }
 

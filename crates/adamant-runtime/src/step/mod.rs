@@ -18,13 +18,13 @@ use adamant_kernels::step::{
 use cust::memory::DeviceCopy;
 use cust::stream::Stream;
 
+use crate::args::arg_pointers;
 use crate::buffers::{keep_of, ReadBuffer};
 use crate::clamp_policy::BOUND_FACTOR;
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
 use crate::host_mapped::HostMapped;
 use crate::hyper::{scalar_domain, AdamHyper};
-use crate::launch::arg_pointers;
 use crate::memory::{DeviceMemory, Keep};
 
 mod scalars;
@@ -653,7 +653,7 @@ fn schedule_args(
         ArgValue::U32(n),
         ArgValue::Ptr(mirror),
     ];
-    crate::launch::assert_args_match(schedule, &values);
+    crate::args::assert_args_match(schedule, &values);
     values
 }
 
@@ -665,7 +665,7 @@ fn advance_args(records: u64, n: u32, mirror: u64) -> [ArgValue; 3] {
         ArgValue::U32(n),
         ArgValue::Ptr(mirror),
     ];
-    crate::launch::assert_args_match(&step_advance_kernel::DESCRIPTOR, &values);
+    crate::args::assert_args_match(&step_advance_kernel::DESCRIPTOR, &values);
     values
 }
 

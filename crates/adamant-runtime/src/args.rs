@@ -1,0 +1,43 @@
+//! A kernel's arguments as the driver takes them: the values in PTX order ([`ArgValue`]), one
+//! pointer to each for `cuLaunchKernel`, and the check that a hand-written argument list matches
+//! its entry's descriptor. Below every launch path (the typed launches, the advance, the guard,
+//! the schedules, the NaN checker), so none of them depends on another for it.
+use std::ffi::c_void;
+
+use adamant_kernels::abi::{ArgValue, KernelDescriptor, ParamType};
+
+/// Panics unless `args` has `kernel`'s parameter count and types: for the runtime's own fixed
+/// launches (the checker, the advance), whose argument lists are written by hand beside the
+/// entry they launch, so a changed entry fails the first launch (and the CPU tests) loudly
+/// instead of reading garbage.
+pub(crate) fn assert_args_match(kernel: &KernelDescriptor, args: &[ArgValue]) {
+    let params = kernel.params;
+    assert_eq!(args.len(), params.len(), "{}: argument count", kernel.name);
+    for (arg, param) in args.iter().zip(params) {
+        let ty = match arg {
+            ArgValue::Ptr(_) => ParamType::Ptr,
+            ArgValue::F32(_) => ParamType::F32,
+            ArgValue::U32(_) => ParamType::U32,
+            ArgValue::Usize(_) => ParamType::Usize,
+        };
+        assert_eq!(
+            ty, param.ty,
+            "{}: type of argument `{}`",
+            kernel.name, param.name
+        );
+    }
+}
+
+/// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`.
+pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> Vec<*mut c_void> {
+    values.iter_mut().map(arg_pointer).collect()
+}
+
+fn arg_pointer(value: &mut ArgValue) -> *mut c_void {
+    match value {
+        ArgValue::Ptr(v) => v as *mut u64 as *mut c_void,
+        ArgValue::F32(v) => v as *mut f32 as *mut c_void,
+        ArgValue::U32(v) => v as *mut u32 as *mut c_void,
+        ArgValue::Usize(v) => v as *mut usize as *mut c_void,
+    }
+}
