@@ -238,7 +238,7 @@ impl SlotBindings {
     /// [`Error::InvalidSlotRange`] for an empty range or one past the table;
     /// [`Error::UnboundSlot`] naming the first slot of the range with no buffer bound.
     pub fn regions_for(&self, range: &std::ops::RangeInclusive<usize>) -> Result<Vec<SlotRegion>> {
-        super::layout::validate_range(self.table, range)?;
+        super::tables::validate_range(self.table, range)?;
         range
             .clone()
             .map(|index| {

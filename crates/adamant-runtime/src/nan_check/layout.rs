@@ -29,18 +29,8 @@ pub struct Layout {
     pub work: Vec<WorkItem>,
 }
 
-/// `range` must be non-empty and inside `table`.
-pub fn validate_range(table: SlotTable, range: &RangeInclusive<usize>) -> Result<()> {
-    if range.start() > range.end() || *range.end() >= table.len() {
-        return Err(Error::InvalidSlotRange {
-            table: table.name(),
-            first: *range.start(),
-            last: *range.end(),
-            slots: table.len(),
-        });
-    }
-    Ok(())
-}
+/// Re-exported for the tests that walk the work table (the check lives with the table).
+pub use super::tables::validate_range;
 
 /// The most elements one work item takes when a check is large.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 20;

@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 use std::ops::RangeInclusive;
 
 use super::slots::{Check, SlotId, SlotSpec};
+use crate::error::{Error, Result};
 
 /// A slot table: a name and its slots, in index order. Built in a `const` (by
 /// [`slot_table!`](crate::slot_table), or [`SlotTable::new`] directly), so its invariants are
@@ -228,4 +229,17 @@ const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// `range` must be non-empty and inside `table`.
+pub fn validate_range(table: SlotTable, range: &RangeInclusive<usize>) -> Result<()> {
+    if range.start() > range.end() || *range.end() >= table.len() {
+        return Err(Error::InvalidSlotRange {
+            table: table.name(),
+            first: *range.start(),
+            last: *range.end(),
+            slots: table.len(),
+        });
+    }
+    Ok(())
 }
