@@ -347,12 +347,7 @@ impl StepStates {
             .map(|(d, table)| Ok((*d, rt.function(d)?, table)))
             .collect::<Result<Vec<_>>>()?;
         let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-        for &index in judged {
-            self.record_ptr(index)?;
-            if mirror[index].guard_mode == 0 {
-                return Err(Error::NotGuarded { index });
-            }
-        }
+        self.check_judged(&mirror, judged)?;
         // A guarded record's step needs its guard run first (the device would skip it
         // otherwise, flagged); refused here, before anything is enqueued.
         if let Some(index) = mirror
@@ -469,14 +464,21 @@ impl StepStates {
     ///
     /// [`Error::StepIndex`] for a record past the end; [`Error::NotGuarded`] for a record made
     /// without a guard. Nothing is marked then.
-    pub(crate) fn guards_enqueued(&self, first: usize, judged: &[usize]) -> Result<u64> {
-        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+    /// That every record a guard judges exists ([`Error::StepIndex`]) and was made guarded
+    /// ([`Error::NotGuarded`]): checked by both ways of enqueueing a guard, before anything is.
+    fn check_judged(&self, mirror: &[Mirror], judged: &[usize]) -> Result<()> {
         for &index in judged {
             self.record_ptr(index)?;
             if mirror[index].guard_mode == 0 {
                 return Err(Error::NotGuarded { index });
             }
         }
+        Ok(())
+    }
+
+    pub(crate) fn guards_enqueued(&self, first: usize, judged: &[usize]) -> Result<u64> {
+        let mut mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
+        self.check_judged(&mirror, judged)?;
         let address = self.record_ptr(first)?;
         for &index in judged {
             mirror[index].guard_pending = true;
