@@ -1,7 +1,7 @@
-//! Assembles the embedded PTX with NVIDIA's ptxas: every entry must compile for sm_90, no
-//! optimizer entry may spill, and the single-buffer optimizer entries (the seed's five) must fit
-//! in 64 registers. The multi-tensor entries' register counts are reported in
-//! docs/performance.md (curiosity's, with five buffers in flight 16 bytes at a time, uses more).
+//! Assembles the embedded PTX with NVIDIA's ptxas: every entry must compile for sm_90; the
+//! single-buffer optimizer entries (the seed's five) must fit in 64 registers without spilling;
+//! the multi-tensor entries must carry the build's register cap (`.maxnreg`, from
+//! `KernelDescriptor::max_registers`) and stay within it, spilling at most a few bytes.
 //!
 //! These tests need ptxas (scripts/setup.sh installs it from the PyPI wheel nvidia-cuda-nvcc, or
 //! set ADAMANT_PTXAS). Without it they fail; they are never skipped.
@@ -54,8 +54,15 @@ fn every_entry_assembles() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
 
+/// The largest stack frame (spilled registers) a multi-tensor entry may have under its register
+/// cap. ptxas 13.0 spills 8 bytes of
+/// `curiosity_adam_step_multi_stepped` (five buffers in flight, 16 bytes at a time) at 80
+/// registers; in the RL set that launch still ran in 12.9 µs against 16.5 µs at its own 88
+/// registers (ncu, docs/lab/bench-2026-12-06-c), the occupancy being worth more than the spill.
+const MAX_CAPPED_STACK_BYTES: u64 = 16;
+
 #[test]
-fn optimizer_kernels_do_not_spill_and_single_entries_fit_in_64_registers() {
+fn optimizer_entries_fit_their_registers_without_spilling() {
     let report = embedded_report();
     let optimizers: Vec<_> = abi::kernels()
         .into_iter()
@@ -67,11 +74,13 @@ fn optimizer_kernels_do_not_spill_and_single_entries_fit_in_64_registers() {
         "six kernels (five Adam, the soft update), each single-buffer and multi-tensor, plain \
          and stepped"
     );
+    let entries = ptx::entries(adamant_runtime::PTX);
     for k in optimizers {
         let f = report
             .function(k.name)
             .unwrap_or_else(|| panic!("{} missing from:\n{}", k.name, report.output));
         let registers = f.registers.unwrap();
+        let spilled = f.spill_store_bytes.unwrap_or(0) + f.spill_load_bytes.unwrap_or(0);
         eprintln!(
             "{}: {registers} registers, {} B stack, {} B spill stores, {} B spill loads",
             k.name,
@@ -79,15 +88,34 @@ fn optimizer_kernels_do_not_spill_and_single_entries_fit_in_64_registers() {
             f.spill_store_bytes.unwrap_or(0),
             f.spill_load_bytes.unwrap_or(0)
         );
-        assert_eq!(f.spill_store_bytes, Some(0), "{}: {f:?}", k.name);
-        assert_eq!(f.spill_load_bytes, Some(0), "{}: {f:?}", k.name);
-        assert_eq!(f.stack_frame_bytes, Some(0), "{}: {f:?}", k.name);
-        if !k.is_multi_tensor() {
-            assert!(
-                registers <= MAX_OPTIMIZER_REGISTERS,
-                "{} uses {registers} registers (at most {MAX_OPTIMIZER_REGISTERS})",
-                k.name
-            );
+        let directives = &entries
+            .iter()
+            .find(|e| e.name == k.name)
+            .unwrap_or_else(|| panic!("{} is not in the PTX", k.name))
+            .directives;
+        match k.max_registers() {
+            Some(cap) => {
+                assert!(k.is_multi_tensor(), "{}", k.name);
+                assert_eq!(directives, &[format!(".maxnreg {cap}")], "{}", k.name);
+                assert!(registers <= cap, "{}: {registers} > {cap}", k.name);
+                let stack = f.stack_frame_bytes.unwrap_or(0);
+                assert!(
+                    stack <= MAX_CAPPED_STACK_BYTES,
+                    "{} spills to a stack of {stack} B under its cap of {cap}: {f:?}",
+                    k.name
+                );
+            }
+            None => {
+                assert!(!k.is_multi_tensor(), "{} has no cap", k.name);
+                assert!(directives.is_empty(), "{}: {directives:?}", k.name);
+                assert_eq!(spilled, 0, "{}: {f:?}", k.name);
+                assert_eq!(f.stack_frame_bytes, Some(0), "{}: {f:?}", k.name);
+                assert!(
+                    registers <= MAX_OPTIMIZER_REGISTERS,
+                    "{} uses {registers} registers (at most {MAX_OPTIMIZER_REGISTERS})",
+                    k.name
+                );
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::audit::AuditReport;
 use crate::error::BuildError;
 use crate::manifest::{self, CrateNames};
 use crate::ptxas::{self, Ptxas, PtxasError, PtxasReport};
+use crate::register_caps::write_register_caps;
 use crate::{checks, toolchain};
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
@@ -184,6 +185,8 @@ impl KernelCrate {
         let kernels = resolve_kernels(&names, self.kernels)?;
         check_unique_names(&kernels)?;
         let ptx = compile(&nightly, &dir, &names, &target_dir.join("ptx-build"))?;
+        // Before the checks and the certificate: they cover the PTX the driver will compile.
+        let ptx = write_register_caps(&ptx, &kernels)?;
         let audit = checks::module(&ptx, &kernels)?;
 
         let file = format!("{}.ptx", names.lib);

@@ -7,6 +7,7 @@
 //! - [`ptx`]: a reader for PTX that sees what ptxas sees, and the module check;
 //! - [`audit`]: the PTX audit against the kernel descriptors (writes attributed, clamp proven);
 //! - [`ptxas`]: NVIDIA's `ptxas`, found and run offline, and its `-v` report;
+//! - [`write_register_caps`]: the multi-tensor entries' register caps, written into the PTX;
 //! - [`source_check`]: no assembly macros in a device crate's sources;
 //! - [`kernel_list`]: a kernel set as JSON, written next to its module, for tools that do not
 //!   link the kernel crate (`adamant audit --kernels`); beside it the module's audit certificate
@@ -19,6 +20,7 @@ mod kernel_crate;
 mod manifest;
 pub mod ptx;
 pub mod ptxas;
+mod register_caps;
 pub mod source_check;
 mod toolchain;
 
@@ -29,6 +31,7 @@ pub use cuda_link::{check_cuda_link, CUDA_CONFIG, CUDA_STUB_COMMANDS};
 pub use error::BuildError;
 pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};
 pub use manifest::{CrateNames, PTX_PROFILE};
+pub use register_caps::write_register_caps;
 pub use toolchain::{
     ALLOW_ANY_NIGHTLY_ENV, NIGHTLY_ENV, PINNED_NIGHTLY, PINNED_NIGHTLY_COMMIT, PINNED_TOOLCHAIN,
 };

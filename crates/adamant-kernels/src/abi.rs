@@ -142,6 +142,31 @@ pub fn kernel_in(set: &str, name: &str) -> Option<&'static KernelDescriptor> {
         .find(|k| k.set == set && k.name == name)
 }
 
+/// Threads per block of every optimizer launch (the runtime launches no other size).
+pub const OPTIMIZER_BLOCK_THREADS: u32 = 256;
+
+/// Registers of one multiprocessor, on sm_90 (and every architecture since sm_50).
+const REGISTERS_PER_SM: u32 = 65_536;
+/// Registers are allocated to a thread in steps of 8 (256 to a warp).
+const REGISTER_STEP: u32 = 8;
+
+/// Blocks of [`OPTIMIZER_BLOCK_THREADS`] a multiprocessor must be able to hold at once of a
+/// multi-tensor entry. A set of short chunks (the RL set's 2,674 chunks of at most 2,048
+/// elements) is bound by latency, not bandwidth, so the blocks in flight set its speed: left to
+/// itself ptxas gives the stepped DQN and curiosity entries 86 and 88 registers (they keep their
+/// record's words live through the loop), an SM then holds 2 blocks, and the RL set's step took
+/// 80.2 µs against 72.7 µs under the cap (docs/performance.md). Four blocks (64 registers) would
+/// make most multi-tensor entries spill.
+pub const MULTI_TENSOR_RESIDENT_BLOCKS: u32 = 3;
+
+/// The register cap of a multi-tensor optimizer entry: the most that still lets a
+/// multiprocessor hold [`MULTI_TENSOR_RESIDENT_BLOCKS`] blocks of [`OPTIMIZER_BLOCK_THREADS`],
+/// 80. [`KernelDescriptor::max_registers`] says which entries get it.
+pub const MULTI_TENSOR_MAX_REGISTERS: u32 =
+    REGISTERS_PER_SM / (OPTIMIZER_BLOCK_THREADS * MULTI_TENSOR_RESIDENT_BLOCKS) / REGISTER_STEP
+        * REGISTER_STEP;
+const _: () = assert!(MULTI_TENSOR_MAX_REGISTERS == 80);
+
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -466,6 +491,16 @@ impl KernelDescriptor {
     /// Whether this is a multi-tensor entry (driven by a chunk table).
     pub fn is_multi_tensor(&self) -> bool {
         self.params.iter().any(|p| p.role == ParamRole::ChunkTable)
+    }
+
+    /// The register cap the PTX build writes on this entry (`.maxnreg`), if it has one: the
+    /// multi-tensor optimizer entries' [`MULTI_TENSOR_MAX_REGISTERS`]. The other entries get
+    /// none: ptxas takes a cap as a budget and lets an entry under it grow into it (with a cap of
+    /// 80 on every entry, the guard pass went from 56 registers to 77, the NaN check from 52 to
+    /// 71, and a guarded RL step took 1.7 µs longer), and they fit in 64 without one.
+    pub fn max_registers(&self) -> Option<u32> {
+        (self.kind == KernelKind::Optimizer && self.is_multi_tensor())
+            .then_some(MULTI_TENSOR_MAX_REGISTERS)
     }
 
     /// Index of the clamp bound (plain optimizer entries only; always the last parameter).

@@ -17,12 +17,17 @@ use crate::launch_check::{assemble, buffer_keeps, check_tensors, Uniforms};
 use crate::records::Records;
 use crate::step::StepStates;
 
-/// Threads per block for the optimizer kernels.
-pub const BLOCK_THREADS: u32 = 256;
+/// Threads per block for the optimizer kernels: the ABI's, which the build sizes the
+/// multi-tensor entries' register cap for.
+pub const BLOCK_THREADS: u32 = adamant_kernels::abi::OPTIMIZER_BLOCK_THREADS;
 // The diagnostics epilogue resets and merges one record word per thread (it traps below this).
 const _: () = assert!(BLOCK_THREADS as usize >= adamant_kernels::diagnostics::MIN_BLOCK_THREADS);
 /// The most blocks a 1-D grid may have.
 const MAX_GRID: usize = i32::MAX as usize;
+
+// Every launch of the runtime uses blocks of at most `BLOCK_THREADS`: the multi-tensor entries'
+// register cap (`KernelDescriptor::max_registers`) is sized for those.
+const _: () = assert!(adamant_kernels::guard::GUARD_THREADS <= BLOCK_THREADS);
 
 /// What one launch enqueued, for logs and benchmark tables. Returned once the launch is
 /// enqueued, before it runs.
