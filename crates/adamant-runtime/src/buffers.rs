@@ -272,7 +272,7 @@ impl DeviceScalar {
     ///
     /// # Errors
     ///
-    /// [`Error::Capture`] during a capture; [`Error::Driver`] if the driver refuses the write.
+    /// [`Error::Capture`] during a capture; [`Error::Cuda`] if the driver refuses the write.
     pub fn set_async(&self, value: f32, stream: &Stream) -> Result<()> {
         if crate::graph::is_capturing(stream)? {
             return Err(Error::Capture {

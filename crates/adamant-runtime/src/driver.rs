@@ -1,7 +1,7 @@
 //! Every raw driver call the runtime makes (the ones cust 0.3.2 does not wrap: memsets of a
 //! word, mapped host pointers, pointer attributes, stream capture and graphs), each with a typed
 //! result. The rest of the runtime calls these and never `cust::sys`, so a failed call is turned
-//! into an error in one place: [`Error::Driver`] naming the operation and the driver's status,
+//! into an error in one place: [`Error::Cuda`] naming the operation and the driver's status,
 //! or [`Error::Capture`] for the capture and graph calls (what a caller of
 //! [`Adamant::capture`](crate::Adamant::capture) or [`StepGraph::launch`](crate::StepGraph::launch)
 //! handles).
@@ -14,16 +14,16 @@ use cust::sys::{
     CUstreamCaptureStatus,
 };
 
-use crate::error::{Error, Result};
+use crate::error::{DriverError, Error, Result};
 
-/// `status` as a result: [`Error::Driver`] naming `operation` unless it is success.
+/// `status` as a result: [`Error::Cuda`] naming `operation` unless it is success.
 fn driver(status: CUresult, operation: impl FnOnce() -> String) -> Result<()> {
     if status == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Driver {
+        Err(Error::Cuda {
             operation: operation(),
-            status: format!("{status:?}"),
+            source: DriverError::Status(status),
         })
     }
 }
@@ -72,7 +72,8 @@ pub(crate) unsafe fn fill_words(address: u64, bits: u32, count: usize, what: &st
 ///
 /// # Errors
 ///
-/// [`Error::Driver`] if the driver gives none (a device without unified addressing).
+/// [`Error::Cuda`] if the driver gives none (a device without unified addressing: reported as
+/// `CUDA_ERROR_NOT_SUPPORTED`).
 ///
 /// # Safety
 ///
@@ -83,9 +84,9 @@ pub(crate) unsafe fn mapped_device_pointer(host: *mut c_void, what: &str) -> Res
     let operation = || format!("mapping page-locked {what} into the device's address space");
     driver(status, operation)?;
     if device == 0 {
-        return Err(Error::Driver {
-            operation: operation(),
-            status: "a null device address".into(),
+        return Err(Error::Cuda {
+            operation: format!("{} (the driver gave a null address)", operation()),
+            source: DriverError::Status(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED),
         });
     }
     Ok(device)
@@ -211,4 +212,36 @@ pub(crate) unsafe fn destroy_graph(graph: CUgraph) {
 /// `exec` is a valid executable graph the caller owns and does not use again.
 pub(crate) unsafe fn destroy_exec(exec: CUgraphExec) {
     sys::cuGraphExecDestroy(exec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_raw_call_is_the_one_driver_error_with_its_status_and_operation() {
+        assert!(driver(CUresult::CUDA_SUCCESS, || unreachable!()).is_ok());
+        let err = driver(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, || {
+            "writing the records".into()
+        })
+        .unwrap_err();
+        match &err {
+            Error::Cuda {
+                operation,
+                source: DriverError::Status(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+            } => assert_eq!(operation, "writing the records"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            "CUDA error during writing the records: CUDA_ERROR_ILLEGAL_ADDRESS (CUresult 700)"
+        );
+        // A cust error of the same status reads the same way and has the same code.
+        let cust = Error::cuda("launching k", cust::error::CudaError::IllegalAddress);
+        match &cust {
+            Error::Cuda { source, .. } => assert_eq!(source.code(), 700),
+            other => panic!("{other:?}"),
+        }
+        assert!(cust.to_string().ends_with("(CUresult 700)"), "{cust}");
+    }
 }

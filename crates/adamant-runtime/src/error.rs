@@ -5,6 +5,47 @@ use cust::error::CudaError;
 /// The runtime's `Result`: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What the driver said when a call failed ([`Error::Cuda`]'s source): cust's error for a call
+/// cust wraps, the raw status for one the runtime makes itself. cust 0.3 keeps its own
+/// status-to-error table private, so a raw status stays a status rather than being guessed into
+/// a `CudaError`; [`DriverError::code`] gives the driver's number for either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// From a cust call.
+    Cust(CudaError),
+    /// From a raw driver call (`cust::sys`), never `CUDA_SUCCESS`.
+    Status(cust::sys::CUresult),
+}
+
+impl DriverError {
+    /// The driver's status number (`CUresult`), e.g. 700 for an illegal address.
+    pub fn code(&self) -> u32 {
+        match *self {
+            DriverError::Cust(e) => e as u32,
+            DriverError::Status(s) => s as u32,
+        }
+    }
+}
+
+impl std::fmt::Display for DriverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DriverError::Cust(e) => write!(f, "{e} (CUresult {})", self.code()),
+            DriverError::Status(s) => write!(f, "{s:?} (CUresult {})", self.code()),
+        }
+    }
+}
+
+impl std::error::Error for DriverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DriverError::Cust(e) => Some(e),
+            DriverError::Status(_) => None,
+        }
+    }
+}
+
 /// Everything the runtime can fail with. Each variant names what was wrong (the kernel, the
 /// buffer, the field) and the sizes or values involved, and its message says so in one line.
 /// Errors about the caller's inputs (lengths, overlaps, scalars, the clamp policy,
@@ -655,22 +696,16 @@ pub enum Error {
         group: String,
     },
 
-    /// A raw driver call (one cust does not wrap) failed.
-    #[error("CUDA error during {operation}: {status}")]
-    Driver {
-        /// What the runtime was doing.
-        operation: String,
-        /// The driver's status code.
-        status: String,
-    },
-
-    /// Any other driver error, with the operation that raised it.
-    #[error("CUDA error during {operation}")]
+    /// The driver refused a call, with the operation that made it: a call cust wraps (its
+    /// [`CudaError`]) or one the runtime makes itself (`driver.rs`, the raw status). The one
+    /// variant for every driver failure other than [`Error::NoDevice`], [`Error::OutOfMemory`],
+    /// [`Error::ModuleLoad`] and a capture's ([`Error::Capture`]).
+    #[error("CUDA error during {operation}: {source}")]
     Cuda {
         /// What the runtime was doing, e.g. "launching iqn_adam_kernel (4096 elements)".
         operation: String,
-        /// The driver's error.
-        source: CudaError,
+        /// What the driver said.
+        source: DriverError,
     },
 
     /// A NaN-check range that is empty or reaches past the slot table.
@@ -816,7 +851,7 @@ impl Error {
             }
             _ => Error::Cuda {
                 operation: operation.into(),
-                source,
+                source: DriverError::Cust(source),
             },
         }
     }
@@ -856,9 +891,9 @@ impl Error {
             | Error::RecordKernel { .. }
             | Error::InKernel { .. } => true,
             Error::InTensor { source, .. } => source.names_kernel(kernel),
-            Error::Cuda { operation, .. }
-            | Error::Driver { operation, .. }
-            | Error::Capture { operation } => operation.contains(kernel),
+            Error::Cuda { operation, .. } | Error::Capture { operation } => {
+                operation.contains(kernel)
+            }
             _ => false,
         }
     }
@@ -1022,7 +1057,7 @@ mod tests {
         }
         match copy() {
             Err(Error::Cuda { operation, source }) => {
-                assert_eq!(source, CudaError::InvalidValue);
+                assert_eq!(source, DriverError::Cust(CudaError::InvalidValue));
                 assert!(operation.contains("cust call"), "{operation}");
             }
             other => panic!("expected Error::Cuda, got {other:?}"),

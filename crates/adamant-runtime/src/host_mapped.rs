@@ -19,8 +19,8 @@ impl<T: DeviceCopy> HostMapped<T> {
     ///
     /// # Errors
     ///
-    /// [`Error::Cuda`] if the allocation fails, [`Error::Driver`] if the driver gives no device
-    /// address for it (a device without unified addressing).
+    /// [`Error::Cuda`] if the allocation fails or the driver gives no device address for it (a
+    /// device without unified addressing).
     pub(crate) fn new(value: &T, len: usize, what: &str) -> Result<Self> {
         let mut host = LockedBuffer::new(value, len.max(1))
             .map_err(|e| Error::cuda(format!("allocating page-locked {what}"), e))?;

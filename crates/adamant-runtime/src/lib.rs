@@ -66,7 +66,7 @@ mod step;
 pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer};
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
-pub use error::{Error, Result};
+pub use error::{DriverError, Error, Result};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, GroupParts, ParamGroup};
 pub use guard::GradientGuard;

@@ -110,7 +110,7 @@ impl DeviceMemory<f32> {
     ///
     /// # Errors
     ///
-    /// As [`DeviceMemory::from_host`]; [`Error::Driver`] if the memset fails.
+    /// As [`DeviceMemory::from_host`]; [`Error::Cuda`] if the memset fails.
     pub(crate) fn filled(len: usize, value: f32, what: &str) -> Result<Arc<Self>> {
         // SAFETY: every element is written by the memset below before anything can read it.
         let buffer = unsafe { DeviceBuffer::<f32>::uninitialized(len) }

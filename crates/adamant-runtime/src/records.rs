@@ -69,7 +69,7 @@ impl Records {
     /// # Errors
     ///
     /// [`Error::TooLarge`] for more than [`MAX_BUFFERS`] buffers or more than `u32::MAX` tensors;
-    /// [`Error::OutOfMemory`], [`Error::Cuda`] or [`Error::Driver`] if an allocation fails.
+    /// [`Error::OutOfMemory`], [`Error::Cuda`] if an allocation fails.
     pub fn new(n_tensors: usize, n_buffers: usize) -> Result<Records> {
         if n_buffers > MAX_BUFFERS {
             return Err(Error::TooLarge {
