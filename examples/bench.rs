@@ -199,9 +199,9 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
         // Every launch of this size (eager, graph, clamp on and off) runs on the one stream.
         let records = Records::single::<attn_adam_kernel::Entry>()?;
         let mut launch = |s: &Stream| -> Result<()> {
-            rt.launch_optimizer::<attn_adam_kernel::Entry>(
-                s, &buffers, &scalars, policy, &records,
-            )?;
+            rt.launch::<attn_adam_kernel::Entry>(s)
+                .plain(&scalars, policy)
+                .buffers(&buffers, &records)?;
             Ok(())
         };
         let hot = timer.median_us(false, &mut launch)?;
@@ -214,7 +214,9 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
             states.advance(rt, rt.stream())?;
             let k = attn_adam_kernel::StepScalars {};
             let graph = rt.capture(vec![Box::new(|s: &Stream| {
-                rt.launch_stepped::<attn_adam_kernel::Entry>(s, &buffers, &k, &states, 0, &records)
+                rt.launch::<attn_adam_kernel::Entry>(s)
+                    .stepped(&k, &states, 0)
+                    .buffers(&buffers, &records)
                     .map(|_| ())
             })])?;
             timer.median_us(false, |s| Ok(graph.launch(s)?))?
@@ -239,16 +241,18 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
             let k = attn_adam_kernel::StepScalars {};
             let graph = rt.capture(vec![Box::new(|s: &Stream| {
                 guard.enqueue_and_advance(rt, s, &states)?;
-                rt.launch_stepped::<attn_adam_kernel::Entry>(s, &buffers, &k, &states, 0, &records)
+                rt.launch::<attn_adam_kernel::Entry>(s)
+                    .stepped(&k, &states, 0)
+                    .buffers(&buffers, &records)
                     .map(|_| ())
             })])?;
             let guarded_us = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
             let graph = rt.capture(vec![Box::new(|s: &Stream| {
                 unguarded.advance(rt, s)?;
-                rt.launch_stepped::<attn_adam_kernel::Entry>(
-                    s, &buffers, &k, &unguarded, 0, &records,
-                )
-                .map(|_| ())
+                rt.launch::<attn_adam_kernel::Entry>(s)
+                    .stepped(&k, &unguarded, 0)
+                    .buffers(&buffers, &records)
+                    .map(|_| ())
             })])?;
             (
                 guarded_us,
@@ -277,16 +281,16 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
             for _ in 0..5 {
                 on_t.push(timer.median_us(false, |s| {
                     Ok(rt
-                        .launch_optimizer::<attn_adam_kernel::Entry>(
-                            s, &buffers, &scalars, policy, &records,
-                        )
+                        .launch::<attn_adam_kernel::Entry>(s)
+                        .plain(&scalars, policy)
+                        .buffers(&buffers, &records)
                         .map(|_| ())?)
                 })?);
                 off_t.push(timer.median_us(false, |s| {
                     Ok(rt
-                        .launch_optimizer::<attn_adam_kernel::Entry>(
-                            s, &buffers, &scalars, off, &records,
-                        )
+                        .launch::<attn_adam_kernel::Entry>(s)
+                        .plain(&scalars, off)
+                        .buffers(&buffers, &records)
                         .map(|_| ())?)
                 })?);
             }
@@ -496,7 +500,9 @@ impl RlStep<'_> {
             ($k:ident, $launch:expr, $set:expr, $record:expr) => {
                 Box::new(move |s: &Stream| {
                     let (b, k) = $launch;
-                    rt.launch_multi_stepped::<$k::Entry>(s, $set, b, k, states, $record)
+                    rt.launch::<$k::Entry>(s)
+                        .stepped(k, states, $record)
+                        .set($set, b)
                         .map(|_| ())
                 })
             };

@@ -216,15 +216,10 @@ fn stepped_launches_multiply_the_steps_bound() {
     states.advance(&rt, rt.stream()).unwrap();
     {
         let buffers = buffers!(iqn_adam_kernel, tensors);
-        rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut set,
-            &buffers,
-            &scalars,
-            &states,
-            0,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .stepped(&scalars, &states, 0)
+            .set(&mut set, &buffers)
+            .unwrap();
     }
     rt.synchronize().unwrap();
     // The first advance brings the record to the spec's step: the plain launches' step.

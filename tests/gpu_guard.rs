@@ -89,14 +89,9 @@ impl Group {
             m: &mut self.m,
             v: &mut self.v,
         };
-        rt.launch_stepped::<iqn_adam_kernel::Entry>(
-            s,
-            &b,
-            &iqn_adam_kernel::StepScalars {},
-            states,
-            0,
-            records,
-        )?;
+        rt.launch::<iqn_adam_kernel::Entry>(s)
+            .stepped(&iqn_adam_kernel::StepScalars {}, states, 0)
+            .buffers(&b, records)?;
         Ok(())
     }
 }
@@ -265,15 +260,10 @@ fn global_norm_clipping_over_a_set_matches_torchs_formula() {
                 v: &mut g.v,
             })
             .collect();
-        rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut set,
-            &buffers,
-            &iqn_adam_kernel::StepScalars {},
-            &states,
-            0,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .stepped(&iqn_adam_kernel::StepScalars {}, &states, 0)
+            .set(&mut set, &buffers)
+            .unwrap();
         rt.synchronize().unwrap();
         let (coef, reference) = clipped_reference(&host, max_norm as f64, 1);
         let guard_word = states.read_records().unwrap()[0].guard;

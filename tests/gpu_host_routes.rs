@@ -100,7 +100,9 @@ fn a_graph_keeps_the_buffers_it_recorded_after_their_handles_are_dropped() {
         let b = buffers(&mut g);
         rt.capture(vec![Box::new(|s: &Stream| {
             states.advance(&rt, s)?;
-            rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &K, &states, 0, &records)
+            rt.launch::<iqn_adam_kernel::Entry>(s)
+                .stepped(&K, &states, 0)
+                .buffers(&b, &records)
                 .map(|_| ())
         })])
         .unwrap()
@@ -154,7 +156,9 @@ fn a_step_state_replaced_after_capture_stays_alive_for_the_graph() {
         rt.capture(vec![Box::new(|s: &Stream| {
             let states = cell.borrow();
             states.advance(&rt, s)?;
-            rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &K, &states, 0, &records)
+            rt.launch::<iqn_adam_kernel::Entry>(s)
+                .stepped(&K, &states, 0)
+                .buffers(&b, &records)
                 .map(|_| ())
         })])
         .unwrap()
@@ -194,19 +198,16 @@ fn a_set_synced_again_after_capture_leaves_the_graph_its_own_tables() {
     let graph = {
         let tensors: Vec<_> = a.iter_mut().map(buffers).collect();
         states.advance(&rt, rt.stream()).unwrap();
-        rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut set,
-            &tensors,
-            &K,
-            &states,
-            0,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .stepped(&K, &states, 0)
+            .set(&mut set, &tensors)
+            .unwrap();
         rt.synchronize().unwrap();
         rt.capture(vec![Box::new(|s: &Stream| {
             states.advance(&rt, s)?;
-            rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(s, &mut set, &tensors, &K, &states, 0)
+            rt.launch::<iqn_adam_kernel::Entry>(s)
+                .stepped(&K, &states, 0)
+                .set(&mut set, &tensors)
                 .map(|_| ())
         })])
         .unwrap()
@@ -306,7 +307,9 @@ fn a_uniform_ptr_of_a_dropped_scalar_is_refused() {
             m: &mut g.m,
             v: &mut g.v,
         };
-        rt.launch_optimizer::<dqn_adam_update_kernel::Entry>(rt.stream(), &b, &k, BOUND, &records)
+        rt.launch::<dqn_adam_update_kernel::Entry>(rt.stream())
+            .plain(&k, BOUND)
+            .buffers(&b, &records)
     };
     launch(ptr).unwrap();
     rt.synchronize().unwrap();
@@ -344,8 +347,10 @@ fn a_launch_into_a_capture_adamant_did_not_begin_is_refused() {
     let begun = unsafe { sys::cuStreamBeginCapture_v2(stream.as_inner(), mode) };
     assert_eq!(begun, sys::CUresult::CUDA_SUCCESS);
     let b = buffers(&mut g);
-    let refused =
-        rt.launch_stepped::<iqn_adam_kernel::Entry>(&stream, &b, &K, &states, 0, &records);
+    let refused = rt
+        .launch::<iqn_adam_kernel::Entry>(&stream)
+        .stepped(&K, &states, 0)
+        .buffers(&b, &records);
     let mut graph: sys::CUgraph = std::ptr::null_mut();
     // SAFETY: ends the capture begun above.
     let ended = unsafe { sys::cuStreamEndCapture(stream.as_inner(), &mut graph) };
@@ -395,10 +400,14 @@ fn a_set_validated_for_one_kernel_is_rebuilt_for_another() {
     // SAFETY: the cust buffers outlive the launches (synchronised below).
     unsafe {
         let k = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
-        rt.launch_multi_raw::<iqn_adam_kernel::Entry>(rt.stream(), &mut set, &[iqn], &k, BOUND)
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&k, BOUND)
+            .raw_set(&mut set, &[iqn])
             .unwrap();
         let k = adam_scalars!(attn_adam_kernel, hyper, weight_decay: 0.0).unwrap();
-        rt.launch_multi_raw::<attn_adam_kernel::Entry>(rt.stream(), &mut set, &[attn], &k, BOUND)
+        rt.launch::<attn_adam_kernel::Entry>(rt.stream())
+            .plain(&k, BOUND)
+            .raw_set(&mut set, &[attn])
             .unwrap();
     }
     rt.synchronize().unwrap();
@@ -444,15 +453,10 @@ fn a_tensor_bound_past_the_ceiling_saturates_there_on_the_device() {
     set.sync::<iqn_adam_kernel::Entry>(&tensors).unwrap();
     set.set_clamp_scales(&[2.0]).unwrap();
     states.advance(&rt, rt.stream()).unwrap();
-    rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &mut set,
-        &tensors,
-        &k,
-        &states,
-        0,
-    )
-    .unwrap();
+    rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+        .stepped(&k, &states, 0)
+        .set(&mut set, &tensors)
+        .unwrap();
     rt.synchronize().unwrap();
     assert_eq!(states.read().unwrap()[0].bound, 100.0f32 * 9e15);
     let c = BOUND_CEILING;

@@ -1,5 +1,5 @@
 //! Launches on memory and a stream that "other code" owns (here: cust buffers known only by
-//! address, and a stream created with a raw driver call), through `Adamant::launch_optimizer_raw`
+//! address, and a stream created with a raw driver call), through `Launch::raw_buffers`
 //! and `ForeignStream`: the same results as the safe launch, bit for bit, and the same
 //! refusals, plus the driver's check that each range is device memory. GPU only (`#[ignore]`).
 use adamant_kernels::optimizers::iqn_adam_kernel;
@@ -110,14 +110,10 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
     let safe_records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     {
         let b = safe_buffers(&mut safe);
-        rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &scalars,
-            policy,
-            &safe_records,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .buffers(&b, &safe_records)
+            .unwrap();
     }
     rt.synchronize().unwrap();
 
@@ -131,13 +127,9 @@ fn raw_launches_on_a_foreign_stream_equal_safe_launches_bit_for_bit() {
         let stream = unsafe { ForeignStream::from_raw(raw_stream) };
         // SAFETY: `foreign` outlives the launch (the stream is synchronised below).
         let info = unsafe {
-            rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-                &stream,
-                &regions(&foreign),
-                &scalars,
-                policy,
-                &foreign_records,
-            )
+            rt.launch::<iqn_adam_kernel::Entry>(&stream)
+                .plain(&scalars, policy)
+                .raw_buffers(&regions(&foreign), &foreign_records)
         }
         .unwrap();
         assert_eq!(info.elements, N);
@@ -163,13 +155,9 @@ fn raw_launches_refuse_overlaps_short_buffers_and_ranges_past_their_allocation()
     let records = Records::single::<iqn_adam_kernel::Entry>().unwrap();
     let before = download(&owned);
     let launch = |b: &iqn_adam_kernel::Buffers<Raw>| unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            b,
-            &scalars,
-            policy,
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .raw_buffers(b, &records)
     };
     let base = owned[0].as_device_ptr().as_raw();
     // One element past the end of p's allocation.
@@ -224,13 +212,9 @@ fn raw_launches_refuse_host_memory_provokes_driver_errors() {
         ..regions(&owned)
     };
     let refused = unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &on_host,
-            &scalars,
-            ClampPolicy::Fixed { bound: 1.0 },
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::Fixed { bound: 1.0 })
+            .raw_buffers(&on_host, &records)
     };
     assert!(
         matches!(refused, Err(Error::ForeignBuffer { buffer: "g", .. })),
@@ -268,27 +252,17 @@ fn raw_stepped_launches_equal_safe_stepped_launches_over_steps() {
         safe_states.advance(&rt, rt.stream()).unwrap();
         {
             let b = safe_buffers(&mut safe);
-            rt.launch_stepped::<iqn_adam_kernel::Entry>(
-                rt.stream(),
-                &b,
-                &scalars,
-                &safe_states,
-                0,
-                &safe_records,
-            )
-            .unwrap();
+            rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                .stepped(&scalars, &safe_states, 0)
+                .buffers(&b, &safe_records)
+                .unwrap();
         }
         raw_states.advance(&rt, rt.stream()).unwrap();
         // SAFETY: `foreign` outlives the launches (the stream is synchronised below).
         unsafe {
-            rt.launch_stepped_raw::<iqn_adam_kernel::Entry>(
-                rt.stream(),
-                &regions(&foreign),
-                &scalars,
-                &raw_states,
-                0,
-                &raw_records,
-            )
+            rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                .stepped(&scalars, &raw_states, 0)
+                .raw_buffers(&regions(&foreign), &raw_records)
         }
         .unwrap();
     }
@@ -331,46 +305,28 @@ fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
             let b: Vec<_> = safe.iter_mut().map(safe_buffers).collect();
             if stepped {
                 safe_states.advance(&rt, rt.stream()).unwrap();
-                rt.launch_multi_stepped::<iqn_adam_kernel::Entry>(
-                    rt.stream(),
-                    &mut safe_set,
-                    &b,
-                    &step_scalars,
-                    &safe_states,
-                    0,
-                )
-                .unwrap();
+                rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                    .stepped(&step_scalars, &safe_states, 0)
+                    .set(&mut safe_set, &b)
+                    .unwrap();
             } else {
-                rt.launch_multi::<iqn_adam_kernel::Entry>(
-                    rt.stream(),
-                    &mut safe_set,
-                    &b,
-                    &scalars,
-                    policy,
-                )
-                .unwrap();
+                rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                    .plain(&scalars, policy)
+                    .set(&mut safe_set, &b)
+                    .unwrap();
             }
         }
         // SAFETY: `foreign` outlives the launches (synchronised below).
         let info = unsafe {
             if stepped {
                 raw_states.advance(&rt, rt.stream()).unwrap();
-                rt.launch_multi_stepped_raw::<iqn_adam_kernel::Entry>(
-                    rt.stream(),
-                    &mut raw_set,
-                    &raw_tensors,
-                    &step_scalars,
-                    &raw_states,
-                    0,
-                )
+                rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                    .stepped(&step_scalars, &raw_states, 0)
+                    .raw_set(&mut raw_set, &raw_tensors)
             } else {
-                rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
-                    rt.stream(),
-                    &mut raw_set,
-                    &raw_tensors,
-                    &scalars,
-                    policy,
-                )
+                rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+                    .plain(&scalars, policy)
+                    .raw_set(&mut raw_set, &raw_tensors)
             }
         }
         .unwrap();
@@ -391,13 +347,9 @@ fn raw_multi_tensor_launches_equal_safe_multi_tensor_launches() {
     let mut bad: Vec<_> = foreign.iter().map(|t| regions(t)).collect();
     bad[1].g = DeviceRegion::new(foreign[1][1].as_device_ptr().as_raw() + 4, N).unwrap();
     let refused = unsafe {
-        rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut raw_set,
-            &bad,
-            &scalars,
-            policy,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .raw_set(&mut raw_set, &bad)
     };
     match refused {
         Err(Error::InTensor { tensor: 1, source }) => assert!(

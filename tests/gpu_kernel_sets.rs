@@ -102,13 +102,9 @@ fn sgd_launch(
         momentum: 0.9,
         weight_decay: 0.0,
     };
-    rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &scalars,
-        ClampPolicy::Fixed { bound: 1.0 },
-        records,
-    )
+    rt.launch::<sgd_momentum_kernel::Entry>(rt.stream())
+        .plain(&scalars, ClampPolicy::Fixed { bound: 1.0 })
+        .buffers(&buffers, records)
 }
 
 fn filled(x: f32, n: usize) -> DeviceArray {

@@ -318,13 +318,9 @@ fn unaligned_buffers_take_the_scalar_path() {
     let policy = ClampPolicy::from_isv(1.0);
     // SAFETY: the four cust buffers outlive the launch (synchronised below).
     unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            policy,
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .raw_buffers(&buffers, &records)
     }
     .unwrap();
     rt.synchronize().unwrap();
@@ -494,13 +490,9 @@ fn bad_inputs_are_refused_before_launch() {
         v: &mut v,
     };
     let err = rt
-        .launch_optimizer::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            ClampPolicy::from_isv(1.0),
-            &records,
-        )
+        .launch::<iqn_adam_kernel::Entry>(rt.stream())
+        .plain(&scalars, ClampPolicy::from_isv(1.0))
+        .buffers(&buffers, &records)
         .unwrap_err();
     match &err {
         Error::LengthMismatch {
@@ -613,13 +605,9 @@ fn overlapping_buffers_are_refused_before_launch() {
     let policy = ClampPolicy::Fixed { bound: 1.0 };
     // SAFETY: every allocation outlives the (refused) launches.
     match unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            policy,
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .raw_buffers(&buffers, &records)
     } {
         Err(Error::Overlap {
             kernel,
@@ -652,13 +640,9 @@ fn overlapping_buffers_are_refused_before_launch() {
     ];
     // SAFETY: as above.
     match unsafe {
-        rt.launch_multi_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut set,
-            &tensors,
-            &scalars,
-            policy,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .raw_set(&mut set, &tensors)
     } {
         Err(Error::Overlap { first, second, .. }) => {
             assert!(

@@ -249,13 +249,9 @@ fn an_unaligned_launch_records_through_the_scalar_loop() {
     };
     // SAFETY: the cust buffers outlive the launch (synchronised below).
     unsafe {
-        rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &scalars,
-            ClampPolicy::from_isv(0.5),
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::from_isv(0.5))
+            .raw_buffers(&b, &records)
     }
     .unwrap();
     rt.synchronize().unwrap();
@@ -311,14 +307,10 @@ fn a_multi_tensor_launch_records_each_tensor_with_its_own_indices() {
                 v,
             })
             .collect();
-        rt.launch_multi::<attn_adam_kernel::Entry>(
-            rt.stream(),
-            &mut set,
-            &tensors,
-            &scalars,
-            ClampPolicy::from_isv(0.5),
-        )
-        .unwrap();
+        rt.launch::<attn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::from_isv(0.5))
+            .set(&mut set, &tensors)
+            .unwrap();
         rt.synchronize().unwrap();
         if step == 0 {
             let records = set.records().expect("built");
@@ -364,13 +356,10 @@ fn records_of_another_shape_are_refused_before_launch() {
             m,
             v,
         };
-        let refused = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &scalars,
-            ClampPolicy::from_isv(0.5),
-            &records,
-        );
+        let refused = rt
+            .launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::from_isv(0.5))
+            .buffers(&b, &records);
         match refused {
             Err(Error::RecordsMismatch {
                 kernel: "iqn_adam_kernel",

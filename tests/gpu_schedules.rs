@@ -151,14 +151,9 @@ impl Kernel {
                     m: a,
                     v: b,
                 };
-                rt.launch_stepped::<nadam_kernel::Entry>(
-                    s,
-                    &buffers,
-                    &nadam_kernel::StepScalars {},
-                    states,
-                    0,
-                    records,
-                )?;
+                rt.launch::<nadam_kernel::Entry>(s)
+                    .stepped(&nadam_kernel::StepScalars {}, states, 0)
+                    .buffers(&buffers, records)?;
             }
             Kernel::Rms => {
                 let buffers = rmsprop_centered_kernel::Buffers {
@@ -168,14 +163,9 @@ impl Kernel {
                     grad_avg: b,
                     momentum_buffer: c,
                 };
-                rt.launch_stepped::<rmsprop_centered_kernel::Entry>(
-                    s,
-                    &buffers,
-                    &rmsprop_centered_kernel::StepScalars {},
-                    states,
-                    0,
-                    records,
-                )?;
+                rt.launch::<rmsprop_centered_kernel::Entry>(s)
+                    .stepped(&rmsprop_centered_kernel::StepScalars {}, states, 0)
+                    .buffers(&buffers, records)?;
             }
         }
         Ok(())
@@ -486,14 +476,9 @@ fn a_captured_multi_tensor_nadam_step_equals_the_eager_one() {
                 }
             })
             .collect();
-        rt.launch_multi_stepped::<nadam_kernel::Entry>(
-            s,
-            set,
-            &buffers,
-            &nadam_kernel::StepScalars {},
-            states,
-            0,
-        )?;
+        rt.launch::<nadam_kernel::Entry>(s)
+            .stepped(&nadam_kernel::StepScalars {}, states, 0)
+            .set(set, &buffers)?;
         Ok(())
     };
     for _ in 0..steps {
@@ -559,7 +544,9 @@ fn a_plain_nadam_launch_is_refused_in_a_capture() {
                 m,
                 v,
             };
-            rt.launch_optimizer::<nadam_kernel::Entry>(s, &buffers, &scalars, policy, &records)
+            rt.launch::<nadam_kernel::Entry>(s)
+                .plain(&scalars, policy)
+                .buffers(&buffers, &records)
                 .map(|_| ())
         })])
         .err()
@@ -579,7 +566,9 @@ fn a_plain_nadam_launch_is_refused_in_a_capture() {
         m,
         v,
     };
-    rt.launch_optimizer::<nadam_kernel::Entry>(rt.stream(), &buffers, &scalars, policy, &records)
+    rt.launch::<nadam_kernel::Entry>(rt.stream())
+        .plain(&scalars, policy)
+        .buffers(&buffers, &records)
         .unwrap();
     rt.synchronize().unwrap();
     assert_eq!(records.read().sequence, 1, "only the eager launch ran");

@@ -261,15 +261,10 @@ fn stepped_launches_match_plain_launches() {
             m: &mut m1,
             v: &mut v1,
         };
-        rt.launch_stepped::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &step_scalars,
-            &states,
-            0,
-            &records1,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .stepped(&step_scalars, &states, 0)
+            .buffers(&b, &records1)
+            .unwrap();
         let h = AdamHyper {
             lr: lr_at(t),
             step: t as u64,
@@ -282,14 +277,10 @@ fn stepped_launches_match_plain_launches() {
             m: &mut m2,
             v: &mut v2,
         };
-        rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &iqn,
-            ClampPolicy::from_isv(0.0),
-            &records2,
-        )
-        .unwrap();
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .plain(&iqn, ClampPolicy::from_isv(0.0))
+            .buffers(&b, &records2)
+            .unwrap();
     }
     rt.synchronize().unwrap();
     let host = |b: &DeviceArray| b.download().unwrap();
@@ -509,14 +500,9 @@ fn stepped_launches_validate_before_enqueueing() {
         v: &mut v,
     };
     let launch = |index| {
-        rt.launch_stepped::<iqn_adam_kernel::Entry>(
-            rt.stream(),
-            &b,
-            &scalars,
-            &states,
-            index,
-            &records,
-        )
+        rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+            .stepped(&scalars, &states, index)
+            .buffers(&b, &records)
     };
     assert!(matches!(launch(0), Err(Error::NotAdvanced { .. })));
     states.advance(&rt, rt.stream()).unwrap();

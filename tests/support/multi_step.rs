@@ -119,7 +119,9 @@ pub fn step(
     macro_rules! run {
         ($k:ident, $scalars:expr) => {{
             let buffers = buffers!($k, tensors);
-            rt.launch_multi::<$k::Entry>(stream, set, &buffers, &$scalars, policy)
+            rt.launch::<$k::Entry>(stream)
+                .plain(&$scalars, policy)
+                .set(set, &buffers)
                 .map(|_| ())
         }};
     }
@@ -144,7 +146,9 @@ pub fn step(
         KernelRef::Curiosity => {
             let scalars = adam_scalars!(curiosity_adam_step, h).unwrap();
             let buffers = buffers!(curiosity_adam_step, tensors, v_max);
-            rt.launch_multi::<curiosity_adam_step::Entry>(stream, set, &buffers, &scalars, policy)
+            rt.launch::<curiosity_adam_step::Entry>(stream)
+                .plain(&scalars, policy)
+                .set(set, &buffers)
                 .map(|_| ())
         }
     }
@@ -194,7 +198,9 @@ pub fn step_stepped(
     macro_rules! run {
         ($k:ident, $scalars:expr $(, $v_max:ident)?) => {{
             let buffers = buffers!($k, tensors $(, $v_max)?);
-            rt.launch_multi_stepped::<$k::Entry>(stream, set, &buffers, &$scalars, states, 0)
+            rt.launch::<$k::Entry>(stream)
+                .stepped(&$scalars, states, 0)
+                .set(set, &buffers)
                 .map(|_| ())
         }};
     }

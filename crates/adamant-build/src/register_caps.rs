@@ -67,7 +67,7 @@ pub fn write_register_caps(
         }
         inserts.push((brace, format!(".maxnreg {cap}")));
     }
-    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    inserts.sort_by_key(|&(line, _)| std::cmp::Reverse(line));
     for (at, line) in inserts {
         lines.insert(at, line);
     }

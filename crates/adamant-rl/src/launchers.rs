@@ -1,5 +1,5 @@
 //! The seed's typed launchers: one per optimizer kernel of its training step, on a
-//! [`ParamGroup`] (the generic launches, `launch_optimizer` and `launch_multi`, take any
+//! [`ParamGroup`] (the generic launch, `Adamant::launch` with `.buffers` or `.set`, takes any
 //! kernel's buffers). Each fills the kernel's own generated `Buffers` and
 //! `Scalars` structs (from `adamant-kernels`), so a kernel whose arguments change breaks its launcher
 //! at compile time, and validates every hyperparameter before anything is enqueued.
@@ -32,7 +32,7 @@ macro_rules! group_buffers {
 /// The seed's typed launchers, as methods of [`Adamant`] (`use adamant_rl::SeedLaunchers;`, then
 /// `rt.iqn_adam(..)`): one per optimizer kernel of its training step, on a [`ParamGroup`], and
 /// the target network's soft update. Each fills the kernel's own generated `Buffers` and
-/// `Scalars` and launches it with [`Adamant::launch_optimizer`]. Sealed: implemented for
+/// `Scalars` and launches it with [`Adamant::launch`](adamant_runtime::Adamant::launch). Sealed: implemented for
 /// [`Adamant`] only.
 pub trait SeedLaunchers: sealed::Sealed {
     /// One step of `dqn_adam_update_kernel` on `group`, on `stream`: AdamW
@@ -73,7 +73,7 @@ pub trait SeedLaunchers: sealed::Sealed {
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
-    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Adamant::launch`](adamant_runtime::Adamant::launch). [`Error::Cuda`] if the driver refuses the launch.
     fn dqn_adam_update(
         &self,
         stream: &Stream,
@@ -112,7 +112,7 @@ pub trait SeedLaunchers: sealed::Sealed {
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
-    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Adamant::launch`](adamant_runtime::Adamant::launch). [`Error::Cuda`] if the driver refuses the launch.
     fn iqn_adam(
         &self,
         stream: &Stream,
@@ -193,7 +193,7 @@ pub trait SeedLaunchers: sealed::Sealed {
     /// Before anything is enqueued: [`Error::InvalidHyper`] for a hyperparameter out of range,
     /// [`Error::InvalidClamp`] or [`Error::DisabledWithoutReason`] for the policy (each inside
     /// an [`Error::InKernel`] naming the kernel), and the checks of
-    /// [`Adamant::launch_optimizer`]. [`Error::Cuda`] if the driver refuses the launch.
+    /// [`Adamant::launch`](adamant_runtime::Adamant::launch). [`Error::Cuda`] if the driver refuses the launch.
     fn attn_adam(
         &self,
         stream: &Stream,
@@ -317,13 +317,9 @@ impl SeedLaunchers for Adamant {
             weight_decay: hyper.weight_decay, grad_scale: grad_scale)?;
         let parts = group.parts_mut();
         let buffers = group_buffers!(dqn_adam_update_kernel, parts);
-        self.launch_optimizer::<dqn_adam_update_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            parts.records,
-        )
+        self.launch::<dqn_adam_update_kernel::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, parts.records)
     }
 
     fn iqn_adam(
@@ -337,13 +333,9 @@ impl SeedLaunchers for Adamant {
         let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let parts = group.parts_mut();
         let buffers = group_buffers!(iqn_adam_kernel, parts);
-        self.launch_optimizer::<iqn_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            parts.records,
-        )
+        self.launch::<iqn_adam_kernel::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, parts.records)
     }
 
     fn iql_adam(
@@ -360,13 +352,9 @@ impl SeedLaunchers for Adamant {
             weight_decay: hyper.weight_decay, grad_clip: grad_clip)?;
         let parts = group.parts_mut();
         let buffers = group_buffers!(iql_adam_kernel, parts);
-        self.launch_optimizer::<iql_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            parts.records,
-        )
+        self.launch::<iql_adam_kernel::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, parts.records)
     }
 
     fn attn_adam(
@@ -380,13 +368,9 @@ impl SeedLaunchers for Adamant {
         let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
         let parts = group.parts_mut();
         let buffers = group_buffers!(attn_adam_kernel, parts);
-        self.launch_optimizer::<attn_adam_kernel::Entry>(
-            stream,
-            &buffers,
-            &scalars,
-            policy,
-            parts.records,
-        )
+        self.launch::<attn_adam_kernel::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, parts.records)
     }
 
     fn curiosity_adam(
@@ -407,9 +391,9 @@ impl SeedLaunchers for Adamant {
         let v_max = parts.v_max.ok_or(missing)?;
         let buffers = group_buffers!(curiosity_adam_step, parts, v_max: v_max);
         let records = parts.records;
-        self.launch_optimizer::<curiosity_adam_step::Entry>(
-            stream, &buffers, &scalars, policy, records,
-        )
+        self.launch::<curiosity_adam_step::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, records)
     }
 
     fn soft_update(
@@ -426,9 +410,9 @@ impl SeedLaunchers for Adamant {
             online: online.input(),
         };
         let scalars = soft_update_kernel::Scalars { tau };
-        self.launch_optimizer::<soft_update_kernel::Entry>(
-            stream, &buffers, &scalars, policy, records,
-        )
+        self.launch::<soft_update_kernel::Entry>(stream)
+            .plain(&scalars, policy)
+            .buffers(&buffers, records)
     }
 }
 

@@ -611,15 +611,10 @@ impl<'rt> TrainingSession<'rt> {
                         m: parts.m,
                         v: parts.v,
                     };
-                    rt.launch_stepped::<$kernel::Entry>(
-                        s,
-                        &b,
-                        &$scalars,
-                        states,
-                        $record,
-                        parts.records,
-                    )
-                    .map(|_| ())
+                    rt.launch::<$kernel::Entry>(s)
+                        .stepped(&$scalars, states, $record)
+                        .buffers(&b, parts.records)
+                        .map(|_| ())
                 }) as Branch<'_>
             }};
         }
@@ -644,15 +639,10 @@ impl<'rt> TrainingSession<'rt> {
                         v_max,
                     };
                     let scalars = u.curiosity;
-                    rt.launch_stepped::<curiosity_adam_step::Entry>(
-                        s,
-                        &b,
-                        &scalars,
-                        states,
-                        record,
-                        parts.records,
-                    )
-                    .map(|_| ())
+                    rt.launch::<curiosity_adam_step::Entry>(s)
+                        .stepped(&scalars, states, record)
+                        .buffers(&b, parts.records)
+                        .map(|_| ())
                 }) as Branch<'_>
             }};
         }

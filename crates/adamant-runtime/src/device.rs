@@ -73,9 +73,9 @@ use crate::module::AuditedModule;
 ///     v: group.v,
 /// };
 /// let policy = ClampPolicy::from_isv(1.0);
-/// let info = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-///     rt.stream(), &buffers, &scalars, policy, group.records,
-/// )?;
+/// let info = rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+///     .plain(&scalars, policy)
+///     .buffers(&buffers, group.records)?;
 /// assert_eq!((info.kernel, info.elements, info.bound), ("iqn_adam_kernel", 4096, 100.0));
 ///
 /// rt.synchronize()?; // launches are asynchronous
@@ -217,8 +217,8 @@ impl Adamant {
     /// no stream of your own (an application's training step, such as adamant-rl's, runs on it).
     /// It is a blocking stream: it orders with the legacy default stream that cust's synchronous copies
     /// use, so a [`ParamGroup::upload`](crate::ParamGroup::upload) lands before a later launch
-    /// reads it. Pass it, or a stream of your own, to [`Adamant::launch_optimizer`] and
-    /// [`Adamant::launch_multi`].
+    /// reads it. Pass it, or a stream of your own, to [`Adamant::launch`](crate::Adamant::launch) and
+    /// [`Launch::set`](crate::Launch::set).
     pub fn stream(&self) -> &Stream {
         &self.stream
     }

@@ -163,9 +163,9 @@ pub enum Error {
     },
 
     /// A raw launch's buffer is not inside one device allocation the driver knows
-    /// ([`Adamant::launch_optimizer_raw`]); nothing was launched.
+    /// ([`Launch::raw_buffers`](crate::Launch::raw_buffers)); nothing was launched.
     ///
-    /// [`Adamant::launch_optimizer_raw`]: crate::Adamant::launch_optimizer_raw
+    /// [`Launch::raw_buffers`]: crate::Launch::raw_buffers
     #[error(
         "{kernel}: buffer `{buffer}` ({len} f32s at {ptr:#x}) is not device memory of this \
          context: {reason} (nothing was launched)"

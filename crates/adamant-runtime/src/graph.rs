@@ -92,7 +92,7 @@ impl Adamant {
     /// before capturing. Every launch's validation runs as it is recorded. A replay uses the
     /// recorded arguments, so a kernel whose scalars change from step to step (`#[step]` or
     /// `#[derived]`: the bias corrections, the lr) is recorded through its stepped launch
-    /// ([`Adamant::launch_stepped`]) after a [`StepStates::advance`](crate::StepStates::advance):
+    /// ([`Launch::stepped`](crate::Launch::stepped)) after a [`StepStates::advance`](crate::StepStates::advance):
     /// it reads every scalar from device memory that every replay advances. Its plain launch
     /// is refused in a capture ([`Error::Capture`]); a kernel of `#[hyper]` scalars alone (the
     /// soft update) may be recorded plain.
@@ -131,13 +131,17 @@ impl Adamant {
     ///         states.advance(&rt, s)?;
     ///         let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
     ///         let k = iqn_adam_kernel::StepScalars {};
-    ///         rt.launch_stepped::<iqn_adam_kernel::Entry>(s, &b, &k, &states, 0, &adam_records)
+    ///         rt.launch::<iqn_adam_kernel::Entry>(s)
+    ///             .stepped(&k, &states, 0)
+    ///             .buffers(&b, &adam_records)
     ///             .map(|_| ())
     ///     }),
     ///     Box::new(|s: &Stream| {
     ///         let b = soft_update_kernel::Buffers { target: &mut target, online: online.input() };
     ///         let tau = soft_update_kernel::Scalars { tau: 0.5 };
-    ///         rt.launch_optimizer::<soft_update_kernel::Entry>(s, &b, &tau, policy, &tau_records)
+    ///         rt.launch::<soft_update_kernel::Entry>(s)
+    ///             .plain(&tau, policy)
+    ///             .buffers(&b, &tau_records)
     ///             .map(|_| ())
     ///     }),
     /// ];

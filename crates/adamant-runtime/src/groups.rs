@@ -77,9 +77,9 @@ pub struct ParamGroup {
 ///     v: parts.v,
 /// };
 /// let policy = ClampPolicy::from_isv(1.0);
-/// rt.launch_optimizer::<attn_adam_kernel::Entry>(
-///     rt.stream(), &buffers, &scalars, policy, parts.records,
-/// )?;
+/// rt.launch::<attn_adam_kernel::Entry>(rt.stream())
+///     .plain(&scalars, policy)
+///     .buffers(&buffers, parts.records)?;
 /// # rt.synchronize()?;
 /// # Ok(())
 /// # }

@@ -58,7 +58,9 @@ use crate::step::StepStates;
 ///     guard.enqueue_and_advance(&rt, rt.stream(), &states)?;
 ///     let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
 ///     let k = iqn_adam_kernel::StepScalars {};
-///     rt.launch_stepped::<iqn_adam_kernel::Entry>(rt.stream(), &b, &k, &states, 0, &records)?;
+///     rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+///         .stepped(&k, &states, 0)
+///         .buffers(&b, &records)?;
 ///     Ok(())
 /// };
 /// step(&g)?;

@@ -1,8 +1,8 @@
 //! Launches on memory and streams that other CUDA code owns (a training codebase on cudarc or on
 //! raw driver calls), so that it can adopt adamant one kernel at a time: [`DeviceRegion`] is a
 //! raw device range, [`ForeignStream`] a borrowed raw stream, and
-//! [`Adamant::launch_optimizer_raw`], [`Adamant::launch_stepped_raw`] and their multi-tensor
-//! forms ([`Adamant::launch_multi_raw`], [`Adamant::launch_multi_stepped_raw`]) the validated
+//! [`Launch::raw_buffers`](crate::Launch::raw_buffers), [`Launch::raw_buffers`](crate::Launch::raw_buffers) and their multi-tensor
+//! forms ([`Launch::raw_set`](crate::Launch::raw_set), [`Launch::raw_set`](crate::Launch::raw_set)) the validated
 //! launches over them.
 //!
 //! The launch runs every check of the safe launchers (registered entry, bound, domains, lengths,
@@ -20,15 +20,10 @@ use cust::stream::Stream;
 use cust::sys::CUstream;
 
 use crate::buffers::LaunchBuffer;
-use crate::clamp_policy::ClampPolicy;
+#[cfg(doc)]
 use crate::device::Adamant;
 use crate::error::{Error, Result};
-use crate::launch::LaunchInfo;
-use crate::launch_check::Uniforms;
 use crate::memory::Keep;
-use crate::multi::TensorSet;
-use crate::records::Records;
-use crate::step::StepStates;
 
 /// `len` `f32`s of device memory at `ptr`, owned by other code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +34,7 @@ pub struct DeviceRegion {
 
 impl DeviceRegion {
     /// The range `ptr .. ptr + 4·len`. Checks what the address alone can tell: not null (unless
-    /// empty), 4-byte aligned, no overflow. [`Adamant::launch_optimizer_raw`] checks it against
+    /// empty), 4-byte aligned, no overflow. [`Launch::raw_buffers`](crate::Launch::raw_buffers) checks it against
     /// the driver's allocations.
     ///
     /// # Errors
@@ -218,230 +213,9 @@ impl Deref for ForeignStream<'_> {
     }
 }
 
-impl Adamant {
-    /// [`Adamant::launch_optimizer`] over memory other code owns: the same checks (registered
-    /// entry, bound, scalar domains, lengths, no written buffer overlapping another), and each
-    /// region must lie inside one device allocation the driver knows. `stream` may be a
-    /// [`ForeignStream`].
-    ///
-    /// ```
-    /// use adamant_kernels::optimizers::iqn_adam_kernel;
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, Error, Records};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let rt = match adamant_runtime::Adamant::new() {
-    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
-    /// #     other => other?,
-    /// # };
-    /// // Memory another library allocated, known to us by address and length only.
-    /// let n = 4096;
-    /// let owned: Vec<DeviceBuffer<f32>> =
-    ///     (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.1f32; n])).collect::<Result<_, _>>()?;
-    /// let region = |i: usize| DeviceRegion::new(owned[i].as_device_ptr().as_raw(), n);
-    /// let buffers = iqn_adam_kernel::Buffers { p: region(0)?, g: region(1)?, m: region(2)?, v: region(3)? };
-    /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
-    /// let hyper = AdamHyper::pytorch_defaults(1)?;
-    /// let scalars = adam_scalars!(iqn_adam_kernel, hyper, weight_decay: 0.0)?;
-    /// let policy = ClampPolicy::Fixed { bound: 1.0 };
-    /// // SAFETY: the four buffers outlive the launch (synchronised below) and nothing else
-    /// // touches them meanwhile.
-    /// unsafe {
-    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-    ///         rt.stream(),
-    ///         &buffers,
-    ///         &scalars,
-    ///         policy,
-    ///         &records,
-    ///     )?
-    /// };
-    /// rt.synchronize()?;
-    /// assert_eq!(records.read().sequence, 1);
-    ///
-    /// // One element past the end of its allocation: refused by the driver's tables.
-    /// let past = iqn_adam_kernel::Buffers {
-    ///     p: DeviceRegion::new(owned[0].as_device_ptr().as_raw() + 4, n)?, ..buffers
-    /// };
-    /// let refused = unsafe {
-    ///     rt.launch_optimizer_raw::<iqn_adam_kernel::Entry>(
-    ///         rt.stream(),
-    ///         &past,
-    ///         &scalars,
-    ///         policy,
-    ///         &records,
-    ///     )
-    /// };
-    /// assert!(matches!(refused, Err(Error::ForeignBuffer { buffer: "p", .. })));
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Safety
-    ///
-    /// Every region is device memory of the runtime's context that stays allocated until the
-    /// launch has run on `stream` (for a recorded graph, until its last replay: a graph keeps
-    /// the runtime's own memory alive, never a region), and no other work reads or writes the
-    /// regions the entry writes while it runs (the checks see addresses, not other code's work).
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Adamant::launch_optimizer`], and [`Error::ForeignBuffer`] for a region outside
-    /// the driver's device allocations. Nothing is enqueued on error.
-    pub unsafe fn launch_optimizer_raw<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        buffers: &E::Buffers<Raw>,
-        scalars: &E::Scalars,
-        policy: ClampPolicy,
-        records: &Records,
-    ) -> Result<LaunchInfo> {
-        check_regions::<E>(E::DESCRIPTOR.name, buffers)?;
-        self.launch_single::<E, _>(
-            stream,
-            buffers,
-            Uniforms::Plain { scalars, policy },
-            records,
-        )
-    }
-
-    /// [`Adamant::launch_stepped`] over memory other code owns: the bound and the `#[step]`
-    /// scalars come from record `index` of `states`, so a graph that records this launch after
-    /// [`StepStates::advance`](crate::StepStates::advance) trains at every replay, on foreign
-    /// buffers and a [`ForeignStream`] alike. The checks are those of
-    /// [`Adamant::launch_optimizer_raw`] and of the stepped launch.
-    ///
-    /// # Safety
-    ///
-    /// As [`Adamant::launch_optimizer_raw`]: for a recorded graph, until its last replay has run.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Adamant::launch_stepped`], and [`Error::ForeignBuffer`].
-    pub unsafe fn launch_stepped_raw<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        buffers: &E::Buffers<Raw>,
-        scalars: &E::StepScalars,
-        states: &StepStates,
-        index: usize,
-        records: &Records,
-    ) -> Result<LaunchInfo> {
-        check_regions::<E>(E::STEPPED_DESCRIPTOR.name, buffers)?;
-        let uniforms = Uniforms::Stepped {
-            scalars,
-            states,
-            index,
-        };
-        self.launch_single::<E, _>(stream, buffers, uniforms, records)
-    }
-}
-
-impl Adamant {
-    /// [`Adamant::launch_multi`] over memory other code owns: one launch of `E`'s multi-tensor
-    /// entry over `tensors`, each a set of foreign [`DeviceRegion`]s. Every region is checked
-    /// against the driver's allocations (an error inside an [`Error::InTensor`] naming the
-    /// tensor, in a set of more than one), then the checks of [`Adamant::launch_multi`] run:
-    /// lengths, overlaps across the whole set, the bound and the scalar domains. `set` keeps
-    /// the device tables as for the safe launch: built from these regions, and rebuilt only
-    /// when they change, which is refused while `stream` is being captured. The launch's
-    /// records are `set`'s ([`TensorSet::records`]).
-    ///
-    /// ```
-    /// use adamant_kernels::optimizers::attn_adam_kernel;
-    /// use adamant_runtime::cust::memory::DeviceBuffer;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceRegion, TensorSet};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let rt = match adamant_runtime::Adamant::new() {
-    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
-    /// #     other => other?,
-    /// # };
-    /// // Two tensors of another library's model, each as four raw allocations [p, g, m, v].
-    /// let owned: Vec<Vec<DeviceBuffer<f32>>> = [300usize, 5000]
-    ///     .iter()
-    ///     .map(|&n| (0..4).map(|_| DeviceBuffer::from_slice(&vec![0.01f32; n])).collect())
-    ///     .collect::<Result<_, _>>()?;
-    /// let region = |b: &DeviceBuffer<f32>| DeviceRegion::new(b.as_device_ptr().as_raw(), b.len());
-    /// let tensors = owned
-    ///     .iter()
-    ///     .map(|t| {
-    ///         Ok(attn_adam_kernel::Buffers {
-    ///             p: region(&t[0])?, g: region(&t[1])?, m: region(&t[2])?, v: region(&t[3])?,
-    ///         })
-    ///     })
-    ///     .collect::<adamant_runtime::Result<Vec<_>>>()?;
-    /// let hyper = AdamHyper::pytorch_defaults(1)?;
-    /// let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
-    /// let mut set = TensorSet::new();
-    /// // SAFETY: the regions outlive the launch (synchronised below), nothing else touches them.
-    /// let info = unsafe {
-    ///     rt.launch_multi_raw::<attn_adam_kernel::Entry>(
-    ///         rt.stream(), &mut set, &tensors, &scalars, ClampPolicy::Fixed { bound: 1.0 },
-    ///     )?
-    /// };
-    /// rt.synchronize()?;
-    /// assert_eq!((info.kernel, set.elements()), ("attn_adam_kernel_multi", 5300));
-    /// assert_eq!(set.records().expect("built").tensors.len(), 2);
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Safety
-    ///
-    /// As [`Adamant::launch_optimizer_raw`], for every region of every tensor.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Adamant::launch_multi`], and [`Error::ForeignBuffer`] (inside an
-    /// [`Error::InTensor`] in a set of more than one). Nothing is enqueued on error.
-    ///
-    /// [`TensorSet::records`]: crate::TensorSet::records
-    pub unsafe fn launch_multi_raw<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        set: &mut TensorSet,
-        tensors: &[E::Buffers<Raw>],
-        scalars: &E::Scalars,
-        policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        check_set_regions::<E>(E::MULTI_DESCRIPTOR.name, tensors)?;
-        self.launch_set::<E, _>(stream, set, tensors, Uniforms::Plain { scalars, policy })
-    }
-
-    /// [`Adamant::launch_multi_stepped`] over memory other code owns: the bound and the
-    /// `#[step]` scalars from record `index` of `states`, the region checks of
-    /// [`Adamant::launch_multi_raw`].
-    ///
-    /// # Safety
-    ///
-    /// As [`Adamant::launch_multi_raw`]: for a recorded graph, until its last replay has run.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Adamant::launch_multi_stepped`], and [`Error::ForeignBuffer`] as for
-    /// [`Adamant::launch_multi_raw`].
-    pub unsafe fn launch_multi_stepped_raw<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        set: &mut TensorSet,
-        tensors: &[E::Buffers<Raw>],
-        scalars: &E::StepScalars,
-        states: &StepStates,
-        index: usize,
-    ) -> Result<LaunchInfo> {
-        check_set_regions::<E>(E::MULTI_STEPPED_DESCRIPTOR.name, tensors)?;
-        let uniforms = Uniforms::Stepped {
-            scalars,
-            states,
-            index,
-        };
-        self.launch_set::<E, _>(stream, set, tensors, uniforms)
-    }
-}
-
 /// Every region of every tensor of a raw multi-tensor launch against the driver's allocations;
 /// an error names its tensor in a set of more than one (as the lengths' errors do).
-fn check_set_regions<E: OptimizerEntry>(
+pub(crate) fn check_set_regions<E: OptimizerEntry>(
     kernel: &'static str,
     tensors: &[E::Buffers<Raw>],
 ) -> Result<()> {
@@ -452,7 +226,10 @@ fn check_set_regions<E: OptimizerEntry>(
 }
 
 /// Every region of a raw launch against the driver's allocations, before any other check.
-fn check_regions<E: OptimizerEntry>(kernel: &'static str, buffers: &E::Buffers<Raw>) -> Result<()> {
+pub(crate) fn check_regions<E: OptimizerEntry>(
+    kernel: &'static str,
+    buffers: &E::Buffers<Raw>,
+) -> Result<()> {
     for (name, region) in same_buffers::<E, DeviceRegion>(buffers) {
         region.check_allocation(kernel, name)?;
     }

@@ -121,6 +121,16 @@ pub enum Uniforms<'s, E: OptimizerEntry> {
 }
 
 impl<E: OptimizerEntry> Uniforms<'_, E> {
+    /// The entry a launch of these uniforms runs: single or multi-tensor, plain or stepped.
+    pub fn descriptor(&self, multi: bool) -> &'static KernelDescriptor {
+        match (self, multi) {
+            (Uniforms::Plain { .. }, false) => E::DESCRIPTOR,
+            (Uniforms::Plain { .. }, true) => E::MULTI_DESCRIPTOR,
+            (Uniforms::Stepped { .. }, false) => E::STEPPED_DESCRIPTOR,
+            (Uniforms::Stepped { .. }, true) => E::MULTI_STEPPED_DESCRIPTOR,
+        }
+    }
+
     /// What a graph must keep besides the buffers and the records: the step-state record's
     /// allocations and the device scalars `checked` found.
     pub fn keeps(&self, checked: &CheckedArgs) -> Vec<Keep> {
@@ -159,8 +169,8 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
             operation: format!(
                 "a plain launch of {entry}: its scalar `{name}` ({how}) changes every step, and \
                  a graph would replay this launch's value at every step; record its stepped \
-                 launch (Adamant::launch_stepped or launch_multi_stepped, after \
-                 StepStates::advance), which reads it from the step-state record",
+                 launch (`Launch::stepped`, after StepStates::advance), which reads it from \
+                 the step-state record",
                 name = scalar.name,
             ),
         })

@@ -15,17 +15,6 @@ use crate::launch_check::Uniforms;
 use crate::multi::TensorSet;
 use crate::records::Records;
 
-/// The entry a launch of `E` with `uniforms` runs: single or multi-tensor, plain or stepped.
-fn entry<E: OptimizerEntry>(uniforms: &Uniforms<'_, E>, multi: bool) -> &'static str {
-    let descriptor = match (uniforms, multi) {
-        (Uniforms::Plain { .. }, false) => E::DESCRIPTOR,
-        (Uniforms::Plain { .. }, true) => E::MULTI_DESCRIPTOR,
-        (Uniforms::Stepped { .. }, false) => E::STEPPED_DESCRIPTOR,
-        (Uniforms::Stepped { .. }, true) => E::MULTI_STEPPED_DESCRIPTOR,
-    };
-    descriptor.name
-}
-
 impl Adamant {
     /// The single-buffer launch path (`launch_single_unnamed`), its errors naming the entry.
     pub(crate) fn launch_single<E: OptimizerEntry, K: LaunchKinds>(
@@ -35,7 +24,7 @@ impl Adamant {
         uniforms: Uniforms<'_, E>,
         records: &Records,
     ) -> Result<LaunchInfo> {
-        let kernel = entry(&uniforms, false);
+        let kernel = uniforms.descriptor(false).name;
         self.launch_single_unnamed::<E, K>(stream, buffers, uniforms, records)
             .map_err(|e| e.in_kernel(kernel))
     }
@@ -48,7 +37,7 @@ impl Adamant {
         tensors: &[E::Buffers<K>],
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
-        let kernel = entry(&uniforms, true);
+        let kernel = uniforms.descriptor(true).name;
         self.launch_set_unnamed::<E, K>(stream, set, tensors, uniforms)
             .map_err(|e| e.in_kernel(kernel))
     }

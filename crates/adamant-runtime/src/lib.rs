@@ -9,10 +9,10 @@
 //!   kernel crates' modules only as [`AuditedModule`]s ([`include_module!`],
 //!   [`Adamant::add_module`]), verified against the build's audit certificate. It launches
 //!   - any `#[optimizer_kernel]` entry on device buffers of the caller's
-//!     ([`Adamant::launch_optimizer`]; a [`ParamGroup`]'s with [`ParamGroup::parts_mut`]), or on
-//!     a whole set of tensors in one launch ([`Adamant::launch_multi`] with a [`TensorSet`]);
+//!     ([`Adamant::launch`](crate::Adamant::launch); a [`ParamGroup`]'s with [`ParamGroup::parts_mut`]), or on
+//!     a whole set of tensors in one launch ([`Launch::set`](crate::Launch::set) with a [`TensorSet`]);
 //!   - a recorded CUDA graph of such launches ([`Adamant::capture`], [`StepGraph::launch`]).
-//!   - stepped launches ([`Adamant::launch_stepped`], [`Adamant::launch_multi_stepped`]) that read
+//!   - stepped launches ([`Launch::stepped`](crate::Launch::stepped), [`Launch::set`](crate::Launch::set)) that read
 //!     the bound, lr, betas and bias corrections from device [`StepStates`] records, which a
 //!     replayed graph advances itself ([`StepStates::advance`]).
 //! - [`ClampPolicy`]: where a launch's weight-clamp bound comes from. Every optimizer launch takes
@@ -54,6 +54,7 @@ mod host_mapped;
 mod hyper;
 mod interop;
 mod launch;
+mod launch_builder;
 mod launch_check;
 mod launch_errors;
 mod memory;
@@ -73,6 +74,7 @@ pub use guard::GradientGuard;
 pub use hyper::AdamHyper;
 pub use interop::{DeviceRegion, ForeignStream, Raw};
 pub use launch::LaunchInfo;
+pub use launch_builder::{Launch, NoScalars, WithScalars};
 pub use module::AuditedModule;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
@@ -80,7 +82,7 @@ pub use records::{LaunchRecords, Records};
 pub use step::{GuardSpec, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
-/// (for [`Adamant::launch_optimizer`], say) or synchronising the context uses the same version.
+/// (for [`Adamant::launch`](crate::Adamant::launch), say) or synchronising the context uses the same version.
 pub use cust;
 
 /// adamant's kernels: the PTX module of every entry `adamant-kernels` declares, built by this crate's

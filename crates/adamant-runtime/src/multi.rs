@@ -4,21 +4,17 @@
 use std::sync::Arc;
 
 use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
-use adamant_kernels::diagnostics::shared_bytes;
 use adamant_kernels::multi::CHUNK_WORDS;
 use cust::stream::Stream;
 
-use crate::args::arg_pointers;
 use crate::buffers::{LaunchKinds, Owned};
-use crate::clamp_policy::ClampPolicy;
 use crate::clamp_scales::{check_products, check_scales};
 use crate::device::Adamant;
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch::{LaunchInfo, BLOCK_THREADS};
 use crate::launch_check::{assemble, buffer_keeps, check_tensors, SetTables, Signature, Uniforms};
 use crate::memory::{DeviceMemory, Keep};
 use crate::records::{LaunchRecords, Records};
-use crate::step::StepStates;
 
 /// Elements per chunk: a multiple of 4 (chunks of a 16-byte aligned tensor stay aligned), small
 /// enough that a set of skewed tensor sizes gives every multiprocessor several chunks, large
@@ -54,11 +50,11 @@ pub(crate) fn push_chunks(
 /// The most blocks a 1-D grid may have (the entry strides over chunks past it).
 const MAX_GRID: u32 = i32::MAX as u32;
 
-/// The device tables behind [`Adamant::launch_multi`] for one set of tensors: one table of
+/// The device tables behind [`Launch::set`](crate::Launch::set) for one set of tensors: one table of
 /// per-tensor pointers per buffer argument, one of 2048-element chunks and one of per-tensor
 /// clamp scales. Keep one per set of tensors (per model, per kernel) across steps: while the
 /// launches pass the same buffers, the tables are reused and a launch allocates and uploads
-/// nothing; a changed set rebuilds them. See [`Adamant::launch_multi`] for an example, and
+/// nothing; a changed set rebuilds them. See [`Launch::set`](crate::Launch::set) for an example, and
 /// [`TensorSet::set_clamp_scales`] for a bound per tensor.
 pub struct TensorSet {
     /// One device table of per-tensor pointers per buffer argument, in entry order.
@@ -91,7 +87,7 @@ impl Default for TensorSet {
 
 impl TensorSet {
     /// An empty set, with no device tables yet: the first [`TensorSet::sync`] (or
-    /// [`Adamant::launch_multi`]) builds them.
+    /// [`Launch::set`](crate::Launch::set)) builds them.
     pub fn new() -> TensorSet {
         TensorSet {
             tables: Vec::new(),
@@ -172,9 +168,9 @@ impl TensorSet {
     /// set.set_clamp_scales(&scales)?;
     /// let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.0, 1)?;
     /// let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: 0.0)?;
-    /// rt.launch_multi::<attn_adam_kernel::Entry>(
-    ///     rt.stream(), &mut set, &buffers, &scalars, ClampPolicy::Fixed { bound: 2.0 },
-    /// )?;
+    /// rt.launch::<attn_adam_kernel::Entry>(rt.stream())
+    ///     .plain(&scalars, ClampPolicy::Fixed { bound: 2.0 })
+    ///     .set(&mut set, &buffers)?;
     /// # rt.synchronize()?;
     /// # drop(buffers);
     /// # Ok(())
@@ -274,7 +270,7 @@ impl TensorSet {
     /// if the set changed. Validates every tensor first: every buffer has its tensor's parameter
     /// buffer's length, and no written buffer overlaps any other buffer of the set. Returns
     /// whether it rebuilt. Call it before [`Adamant::capture`] for a set that a captured
-    /// [`Adamant::launch_multi`] uses.
+    /// [`Launch::set`](crate::Launch::set) uses.
     ///
     /// # Errors
     ///
@@ -288,7 +284,7 @@ impl TensorSet {
     }
 
     /// [`TensorSet::sync`] over any buffer family: the raw multi-tensor launches
-    /// ([`Adamant::launch_multi_raw`]) build their tables from foreign regions with it.
+    /// ([`Launch::raw_set`](crate::Launch::raw_set)) build their tables from foreign regions with it.
     fn sync_views<E: OptimizerEntry, K: LaunchKinds>(
         &mut self,
         tensors: &[E::Buffers<K>],
@@ -376,93 +372,8 @@ impl TensorSet {
 }
 
 impl Adamant {
-    /// One launch of `E`'s multi-tensor entry (`<kernel>_multi`) that updates every tensor in
-    /// `tensors`, on `stream`: the same per-element code as [`Adamant::launch_optimizer`] and
-    /// the same clamp, for a whole model's separately allocated tensors at the cost of one
-    /// launch. `set` keeps the device tables; they are rebuilt (synchronously) only when
-    /// `tensors` differs from the last call, which is refused while `stream` is being captured
-    /// into a graph: sync the set before capturing. Runs the same checks as every launch path
-    /// before anything is enqueued; an empty set enqueues nothing.
-    ///
-    /// ```
-    /// use adamant_kernels::optimizers::attn_adam_kernel;
-    /// use adamant_runtime::{adam_scalars, AdamHyper, ClampPolicy, DeviceArray, ParamBuffer, TensorSet};
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let rt = match adamant_runtime::Adamant::new() {
-    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
-    /// #     other => other?,
-    /// # };
-    /// // An attention block's tensors, each allocated on its own: p, then [g, m, v] per tensor.
-    /// let mut tensors = Vec::new();
-    /// for len in [256 * 256, 256, 1024 * 256, 1024] {
-    ///     let state = |x: f32| DeviceArray::from_host(&vec![x; len]);
-    ///     let p = ParamBuffer::from_host(&vec![0.02; len])?;
-    ///     tensors.push((p, [state(1e-3)?, state(0.0)?, state(0.0)?]));
-    /// }
-    /// let policy = ClampPolicy::from_isv(1.0);
-    /// let mut set = TensorSet::new(); // kept across steps
-    /// for step in 1..=3 {
-    ///     let hyper = AdamHyper::new(3e-4, 0.9, 0.999, 1e-8, 0.01, step)?;
-    ///     let scalars = adam_scalars!(attn_adam_kernel, hyper, weight_decay: hyper.weight_decay)?;
-    ///     let buffers: Vec<_> = tensors
-    ///         .iter_mut()
-    ///         .map(|(p, [g, m, v])| attn_adam_kernel::Buffers { p, g: g.input(), m, v })
-    ///         .collect();
-    ///     let info = rt.launch_multi::<attn_adam_kernel::Entry>(
-    ///         rt.stream(), &mut set, &buffers, &scalars, policy,
-    ///     )?;
-    ///     assert_eq!(info.kernel, "attn_adam_kernel_multi");
-    /// }
-    /// assert_eq!(set.elements(), 256 * 256 + 256 + 1024 * 256 + 1024);
-    /// assert_eq!(set.rebuilds(), 1); // the same tensors every step: tables built once
-    /// rt.synchronize()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Adamant::launch_optimizer`] (a tensor's length error inside an [`Error::InTensor`]
-    /// naming it) and as [`TensorSet::sync`]; [`Error::Capture`] if the set changed while
-    /// `stream` is being captured.
-    pub fn launch_multi<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        set: &mut TensorSet,
-        tensors: &[E::Buffers<Owned<'_>>],
-        scalars: &E::Scalars,
-        policy: ClampPolicy,
-    ) -> Result<LaunchInfo> {
-        self.launch_set::<E, _>(stream, set, tensors, Uniforms::Plain { scalars, policy })
-    }
-
-    /// One launch of `E`'s stepped multi-tensor entry (`<kernel>_multi_stepped`): as
-    /// [`Adamant::launch_multi`], with the bound and the `#[step]` scalars read on the device
-    /// from record `index` of `states`, as [`Adamant::launch_stepped`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`Adamant::launch_multi`] (the policy's errors aside) and [`Adamant::launch_stepped`].
-    pub fn launch_multi_stepped<E: OptimizerEntry>(
-        &self,
-        stream: &Stream,
-        set: &mut TensorSet,
-        tensors: &[E::Buffers<Owned<'_>>],
-        scalars: &E::StepScalars,
-        states: &StepStates,
-        index: usize,
-    ) -> Result<LaunchInfo> {
-        let uniforms = Uniforms::Stepped {
-            scalars,
-            states,
-            index,
-        };
-        self.launch_set::<E, _>(stream, set, tensors, uniforms)
-    }
-
     /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
-    /// regions ([`Adamant::launch_multi_raw`]); `launch_set` names the entry in its errors.
+    /// regions ([`Launch::raw_set`](crate::Launch::raw_set)); `launch_set` names the entry in its errors.
     pub(crate) fn launch_set_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
@@ -529,19 +440,18 @@ impl Adamant {
             keeps.extend(uniforms.keeps(&checked));
             keeps
         })?;
-        let mut values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
-        let params = arg_pointers(&mut values);
-        let shared = shared_bytes(descriptor.buffer_count());
-        let function = self.function(descriptor)?;
-        // SAFETY: one pointer per entry parameter, in PTX order (generated from the kernel's
-        // definition), pointing into `values`. The tables describe exactly `tensors` for this
-        // kernel (checked above), which no other launch argument aliases (checked); they stay
-        // allocated while the launch can run (a buffer's drop waits for the device; a capture
-        // keeps them, retained above; raw regions are their caller's promise); each chunk lies
-        // inside its tensor (built from the checked lengths), and the scale table has one `f32`
-        // per tensor (built and replaced with the tables).
-        unsafe { stream.launch(function, grid, BLOCK_THREADS, shared, &params) }
-            .during_with(|| format!("launching {kernel} ({} tensors)", tensors.len()))?;
+        let values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
+        // SAFETY: `values` was assembled from the registered descriptor. The tables describe
+        // exactly `tensors` for this kernel (checked above), which no other launch argument
+        // aliases (checked); they stay allocated while the launch can run (a buffer's drop waits
+        // for the device; a capture keeps them, retained above; raw regions are their caller's
+        // promise); each chunk lies inside its tensor (built from the checked lengths), and the
+        // scale table has one `f32` per tensor (built and replaced with the tables).
+        unsafe {
+            self.enqueue(stream, descriptor, grid, values, || {
+                format!("{} tensors", tensors.len())
+            })?
+        };
         Ok(info)
     }
 }

@@ -124,11 +124,11 @@ impl Records {
         Records::new(n_tensors, descriptor.buffer_count())
     }
 
-    /// Records for single-buffer launches of `E` ([`Adamant::launch_optimizer`],
-    /// [`Adamant::launch_stepped`] and their raw forms): one tensor of `E`'s buffers.
+    /// Records for single-buffer launches of `E` ([`Adamant::launch`](crate::Adamant::launch),
+    /// [`Launch::stepped`](crate::Launch::stepped) and their raw forms): one tensor of `E`'s buffers.
     ///
-    /// [`Adamant::launch_optimizer`]: crate::Adamant::launch_optimizer
-    /// [`Adamant::launch_stepped`]: crate::Adamant::launch_stepped
+    /// [`Adamant::launch`]: crate::Adamant::launch
+    /// [`Launch::stepped`]: crate::Launch::stepped
     ///
     /// # Errors
     ///

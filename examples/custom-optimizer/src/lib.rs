@@ -1,7 +1,7 @@
 //! The host side of a downstream optimizer crate: its PTX module with the audit certificate
 //! `build.rs` wrote (built, checked and audited there), its kernel set, and the loading of both
 //! into adamant's runtime, which verifies the certificate first. Launches go through the
-//! runtime's generic, validated [`Adamant::launch_optimizer`] with the kernels' generated
+//! runtime's generic, validated [`Adamant::launch`](adamant_runtime::Adamant::launch) with the kernels' generated
 //! `Buffers` and `Scalars`.
 use adamant_kernels::abi::{self, KernelDescriptor};
 use adamant_runtime::{include_module, Adamant, AuditedModule};

@@ -1,5 +1,5 @@
 //! The downstream crate on a GPU: loads its module beside adamant's, launches Lion and SGD with
-//! momentum through the runtime's validated generic launch (`Adamant::launch_optimizer`) for 20
+//! momentum through the runtime's validated generic launch (`Adamant::launch`) for 20
 //! steps on 2^20 elements with the clamp engaged, and compares every element with the f64
 //! reference after the last step. Exits non-zero on a mismatch. With a folder argument it also
 //! writes the final SGD weights there (`sgd_p.f32`, raw little-endian) for
@@ -74,13 +74,9 @@ fn main() -> Result<ExitCode> {
             beta2,
             weight_decay: wd,
         };
-        rt.launch_optimizer::<lion_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            policy,
-            &records,
-        )?;
+        rt.launch::<lion_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .buffers(&buffers, &records)?;
         for i in 0..N {
             let c = beta1 as f64 * rm[i] + (1.0 - beta1 as f64) * gt[i] as f64;
             ambiguous[i] |= c.abs() < 1e-6;
@@ -129,13 +125,9 @@ fn main() -> Result<ExitCode> {
             momentum,
             weight_decay: wd,
         };
-        rt.launch_optimizer::<sgd_momentum_kernel::Entry>(
-            rt.stream(),
-            &buffers,
-            &scalars,
-            policy,
-            &records,
-        )?;
+        rt.launch::<sgd_momentum_kernel::Entry>(rt.stream())
+            .plain(&scalars, policy)
+            .buffers(&buffers, &records)?;
         for i in 0..N {
             // The buffer carries the errors of all its past terms (`bscale`), and each reaches p
             // times lr, beside the step's own terms.

@@ -16,13 +16,9 @@ fn launch(rt: &Adamant, params: &mut ParamBuffer, others: &mut ParamBuffer) {
         m: others,
         v: &mut v,
     };
-    let _ = rt.launch_optimizer::<iqn_adam_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &scalars,
-        ClampPolicy::Fixed { bound: 1.0 },
-        &records,
-    );
+    let _ = rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+        .plain(&scalars, ClampPolicy::Fixed { bound: 1.0 })
+        .buffers(&buffers, &records);
 }
 
 fn main() {}

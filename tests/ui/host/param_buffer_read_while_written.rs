@@ -9,13 +9,9 @@ fn launch(rt: &Adamant, target: &mut ParamBuffer) {
         target: &mut *target,
         online: target.input(),
     };
-    let _ = rt.launch_optimizer::<soft_update_kernel::Entry>(
-        rt.stream(),
-        &buffers,
-        &soft_update_kernel::Scalars { tau: 0.5 },
-        ClampPolicy::Fixed { bound: 1.0 },
-        &records,
-    );
+    let _ = rt.launch::<soft_update_kernel::Entry>(rt.stream())
+        .plain(&soft_update_kernel::Scalars { tau: 0.5 }, ClampPolicy::Fixed { bound: 1.0 })
+        .buffers(&buffers, &records);
 }
 
 fn main() {}

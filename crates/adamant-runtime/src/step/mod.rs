@@ -2,8 +2,8 @@
 //! [`StepRecord`]s (one per set of tensors), advances them on the device (and runs the schedule
 //! of each record's kernel), and takes the host's between-step writes (a learning-rate schedule,
 //! a hyperparameter, the owned `Q_ABS_REF`) as stream-ordered writes of one word, validated first.
-//! The stepped launches ([`Adamant::launch_stepped`](crate::Adamant::launch_stepped),
-//! [`Adamant::launch_multi_stepped`](crate::Adamant::launch_multi_stepped)) read their bound and
+//! The stepped launches ([`Launch::stepped`](crate::Launch::stepped),
+//! [`Launch::set`](crate::Launch::set)) read their bound and
 //! every scalar from a record, so a replayed graph trains, and a value the host changes between
 //! replays is the value the next replay uses.
 use std::mem::{offset_of, size_of};

@@ -192,7 +192,9 @@ fn main() -> Result<()> {
                 v: &mut v,
             };
             let k = nadam_kernel::StepScalars {};
-            rt.launch_stepped::<nadam_kernel::Entry>(s, &b, &k, &states, 0, &records)
+            rt.launch::<nadam_kernel::Entry>(s)
+                .stepped(&k, &states, 0)
+                .buffers(&b, &records)
                 .map(|_| ())
         },
         &|states| {
@@ -228,7 +230,9 @@ fn main() -> Result<()> {
                 momentum_buffer: &mut buf,
             };
             let k = rmsprop_centered_kernel::StepScalars {};
-            rt.launch_stepped::<rmsprop_centered_kernel::Entry>(s, &b, &k, &states, 0, &records)
+            rt.launch::<rmsprop_centered_kernel::Entry>(s)
+                .stepped(&k, &states, 0)
+                .buffers(&b, &records)
                 .map(|_| ())
         },
         &|states| {
