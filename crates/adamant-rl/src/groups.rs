@@ -5,8 +5,8 @@ use cust::stream::Stream;
 use adamant_runtime::nan_check::{GroupShape, SlotBindings};
 use adamant_runtime::{Adamant, ClampPolicy, DeviceScalar, Error, LaunchInfo, ParamGroup, Result};
 
+use crate::config::SessionConfig;
 use crate::launchers::SeedLaunchers;
-use crate::session::SessionConfig;
 use crate::slot_table::TABLE;
 
 /// Why the decision transformer's launch of `attn_adam_kernel` passes bound 0.0 (as in the seed).

@@ -20,14 +20,16 @@
 //! [`Adamant`]: adamant_runtime::Adamant
 #![warn(missing_docs)]
 
+mod config;
 mod groups;
 mod launchers;
 mod session;
 mod slot_table;
 
+pub use config::SessionConfig;
 pub use groups::{
     GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT, GROUP_SHAPES,
 };
 pub use launchers::SeedLaunchers;
-pub use session::{ClampPressure, ClampPressureLog, SessionConfig, SessionReport, TrainingSession};
+pub use session::{ClampPressure, ClampPressureLog, SessionReport, TrainingSession};
 pub use slot_table::{slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT, TABLE as SEED_TABLE};

@@ -23,82 +23,31 @@ use adamant_runtime::{
     GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepSpec, StepStates,
 };
 
+use crate::config::SessionConfig;
 use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT};
-use crate::launchers::{validate_curiosity_hyper, validate_grad_clip};
 use crate::slot_table::TABLE;
 
-/// The hyperparameters of a [`TrainingSession`]: lr and betas start the step-state records (the
-/// lr changes with [`TrainingSession::set_lr`]); eps, the weight decays and IQL's gradient clip
-/// are fixed for the run. Each `step` is the first step's `t` (1 for a fresh run).
-#[derive(Clone, Copy, Debug)]
-pub struct SessionConfig {
-    /// For the DQN trunk and heads.
-    pub dqn: AdamHyper,
-    /// For the IQN head.
-    pub iqn: AdamHyper,
-    /// For IQL.
-    pub iql: AdamHyper,
-    /// IQL's element-wise gradient clip (0 = off).
-    pub iql_grad_clip: f32,
-    /// For GpuAttention, GpuTlob and the decision transformer.
-    pub attention: AdamHyper,
-    /// For curiosity; its `weight_decay` must be 0.
-    pub curiosity: AdamHyper,
-}
-
-impl SessionConfig {
-    /// Checks every group's hyperparameters: each [`AdamHyper::validate`], curiosity's
-    /// `weight_decay` 0 and IQL's `grad_clip >= 0`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidHyper`] naming the first value out of range.
-    pub fn validate(&self) -> Result<()> {
-        for hyper in [&self.dqn, &self.iqn, &self.iql, &self.attention] {
-            hyper.validate()?;
+/// The hyperparameters of each group, in [`TrainingGroups::every`]'s order: an extra group
+/// takes the attention ones, or the curiosity ones with AMSGrad.
+fn per_group<'c>(config: &'c SessionConfig, groups: &TrainingGroups) -> Vec<&'c AdamHyper> {
+    let mut all = vec![
+        &config.dqn,
+        &config.dqn,
+        &config.iqn,
+        &config.iql,
+        &config.attention,
+        &config.attention,
+        &config.curiosity,
+        &config.attention,
+    ];
+    all.extend(groups.extra.iter().map(|g| {
+        if g.has_amsgrad() {
+            &config.curiosity
+        } else {
+            &config.attention
         }
-        validate_curiosity_hyper(&self.curiosity)?;
-        validate_grad_clip(self.iql_grad_clip)
-    }
-
-    /// Every group with the same hyperparameters (curiosity without weight decay), no gradient
-    /// clip.
-    pub fn uniform(hyper: AdamHyper) -> SessionConfig {
-        SessionConfig {
-            dqn: hyper,
-            iqn: hyper,
-            iql: hyper,
-            iql_grad_clip: 0.0,
-            attention: hyper,
-            curiosity: AdamHyper {
-                weight_decay: 0.0,
-                ..hyper
-            },
-        }
-    }
-
-    /// The hyperparameters of each group, in [`TrainingGroups::every`]'s order: an extra group
-    /// takes the attention ones, or the curiosity ones with AMSGrad.
-    fn per_group<'c>(&'c self, groups: &TrainingGroups) -> Vec<&'c AdamHyper> {
-        let mut all = vec![
-            &self.dqn,
-            &self.dqn,
-            &self.iqn,
-            &self.iql,
-            &self.attention,
-            &self.attention,
-            &self.curiosity,
-            &self.attention,
-        ];
-        all.extend(groups.extra.iter().map(|g| {
-            if g.has_amsgrad() {
-                &self.curiosity
-            } else {
-                &self.attention
-            }
-        }));
-        all
-    }
+    }));
+    all
 }
 
 /// What [`TrainingSession::report`] read back: every group's step-state record and the NaN
@@ -377,7 +326,7 @@ impl<'rt> TrainingSession<'rt> {
         cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
         let specs =
-            cfg.per_group(&groups)
+            per_group(&cfg, &groups)
                 .iter()
                 .zip(bounds.into_iter().chain(extra_bounds))
                 .enumerate()

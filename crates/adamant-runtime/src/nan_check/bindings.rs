@@ -7,8 +7,8 @@
 //! and every graph that recorded one of its checks: the buffer stays allocated while anything
 //! can still read it, whoever drops it. Raw bindings ([`SlotBindings::bind_raw`]) are `unsafe`:
 //! their memory's life is the caller's promise.
-use super::slots::{SlotId, Source};
-use super::tables::SlotTable;
+use super::slots::Source;
+use super::tables::{SlotId, SlotTable};
 use crate::buffers::{keep_of, ReadBuffer};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;

@@ -78,5 +78,5 @@ pub use group_slots::{
 };
 pub use layout::CHECK_CHUNK_ELEMENTS;
 pub use report::{NanReport, SlotResult};
-pub use slots::{q_abs_ref_eff, Check, SlotId, SlotSpec, Source};
-pub use tables::SlotTable;
+pub use slots::{q_abs_ref_eff, Check, SlotSpec, Source};
+pub use tables::{SlotId, SlotTable};

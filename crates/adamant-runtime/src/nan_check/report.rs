@@ -5,7 +5,8 @@ use std::ops::RangeInclusive;
 
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 
-use super::slots::{Check, SlotId};
+use super::slots::Check;
+use super::tables::SlotId;
 use super::tables::SlotTable;
 use crate::error::{Error, Result};
 

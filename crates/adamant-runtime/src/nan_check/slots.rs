@@ -1,7 +1,9 @@
-//! What a slot of the NaN check is: its [`Check`], its [`Source`], its line of a table
-//! ([`SlotSpec`]) and its [`SlotId`]. The table itself is a value ([`SlotTable`], in
-//! `tables.rs`), declared by whoever owns the buffers it watches.
-use super::tables::SlotTable;
+//! What a slot of the NaN check is: its [`Check`], its [`Source`] and its line of a table
+//! ([`SlotSpec`]). The table itself is a value ([`SlotTable`], in `tables.rs`, with the
+//! [`SlotId`] of each of its slots: the two name each other), declared by whoever owns the
+//! buffers it watches.
+#[cfg(doc)]
+use super::tables::{SlotId, SlotTable};
 use crate::groups::GroupBuffer;
 
 /// What a slot checks.
@@ -87,84 +89,6 @@ pub struct SlotSpec {
     pub check: Check,
     /// What it watches.
     pub source: Source,
-}
-
-/// A slot of one table. It carries its table, so bindings and reports of another table refuse
-/// it ([`Error::ForeignSlot`](crate::Error::ForeignSlot)) instead of reading someone else's
-/// slot at the same index. The only constructors are the constants `slot_table!` generates and
-/// [`SlotTable::id`] / [`SlotTable::id_by_name`], so a `SlotId` always names a declared slot.
-#[derive(Clone, Copy)]
-pub struct SlotId {
-    table: SlotTable,
-    index: usize,
-}
-
-impl SlotId {
-    /// The slot with this index, for `slot_table!`'s constants and the table's own lookups
-    /// (public for the macro, not part of the API).
-    ///
-    /// # Panics
-    ///
-    /// If `index` is past the table (at compile time: the macro's constants are `const`s).
-    #[doc(hidden)]
-    pub const fn declared(table: SlotTable, index: usize) -> SlotId {
-        assert!(index < table.len(), "a slot index past its table");
-        SlotId { table, index }
-    }
-
-    /// The table the slot is declared in.
-    pub fn table(self) -> SlotTable {
-        self.table
-    }
-
-    /// The slot's index in its table.
-    pub fn index(self) -> usize {
-        self.index
-    }
-
-    /// The slot's line of its table.
-    pub fn spec(self) -> &'static SlotSpec {
-        &self.table.slots()[self.index]
-    }
-
-    /// The slot's name, as its table declares it.
-    pub fn name(self) -> &'static str {
-        self.spec().name
-    }
-}
-
-impl PartialEq for SlotId {
-    fn eq(&self, other: &SlotId) -> bool {
-        self.index == other.index && self.table == other.table
-    }
-}
-
-impl Eq for SlotId {}
-
-impl std::hash::Hash for SlotId {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.table.hash(state);
-        self.index.hash(state);
-    }
-}
-
-impl std::fmt::Debug for SlotId {
-    /// `SlotId(model #1 logits)`
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "SlotId({} #{} {})",
-            self.table.name(),
-            self.index,
-            self.name()
-        )
-    }
-}
-
-impl std::fmt::Display for SlotId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "slot {} `{}`", self.index, self.name())
-    }
 }
 
 /// `max(Q_ABS_REF, 1.0)`: thresholds never shrink below `factor × 1.0` while the ISV's

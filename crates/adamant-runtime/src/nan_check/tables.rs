@@ -1,12 +1,12 @@
-//! A slot table as a value ([`SlotTable`]) and `slot_table!`, the macro a table is declared
-//! with. The checker's modules take the table they run from the caller (through the
+//! A slot table as a value ([`SlotTable`]) with the id of each of its slots ([`SlotId`]), and
+//! `slot_table!`, the macro a table is declared with. The checker's modules take the table they run from the caller (through the
 //! [`SlotBindings`](super::SlotBindings) it binds), so one runtime checks any number of tables;
 //! an application declares its own (adamant-rl declares the seed's).
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::RangeInclusive;
 
-use super::slots::{Check, SlotId, SlotSpec};
+use super::slots::{Check, SlotSpec};
 use crate::error::{Error, Result};
 
 /// A slot table: a name and its slots, in index order. Built in a `const` (by
@@ -242,4 +242,82 @@ pub fn validate_range(table: SlotTable, range: &RangeInclusive<usize>) -> Result
         });
     }
     Ok(())
+}
+
+/// A slot of one table. It carries its table, so bindings and reports of another table refuse
+/// it ([`Error::ForeignSlot`](crate::Error::ForeignSlot)) instead of reading someone else's
+/// slot at the same index. The only constructors are the constants `slot_table!` generates and
+/// [`SlotTable::id`] / [`SlotTable::id_by_name`], so a `SlotId` always names a declared slot.
+#[derive(Clone, Copy)]
+pub struct SlotId {
+    table: SlotTable,
+    index: usize,
+}
+
+impl SlotId {
+    /// The slot with this index, for `slot_table!`'s constants and the table's own lookups
+    /// (public for the macro, not part of the API).
+    ///
+    /// # Panics
+    ///
+    /// If `index` is past the table (at compile time: the macro's constants are `const`s).
+    #[doc(hidden)]
+    pub const fn declared(table: SlotTable, index: usize) -> SlotId {
+        assert!(index < table.len(), "a slot index past its table");
+        SlotId { table, index }
+    }
+
+    /// The table the slot is declared in.
+    pub fn table(self) -> SlotTable {
+        self.table
+    }
+
+    /// The slot's index in its table.
+    pub fn index(self) -> usize {
+        self.index
+    }
+
+    /// The slot's line of its table.
+    pub fn spec(self) -> &'static SlotSpec {
+        &self.table.slots()[self.index]
+    }
+
+    /// The slot's name, as its table declares it.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+}
+
+impl PartialEq for SlotId {
+    fn eq(&self, other: &SlotId) -> bool {
+        self.index == other.index && self.table == other.table
+    }
+}
+
+impl Eq for SlotId {}
+
+impl std::hash::Hash for SlotId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.table.hash(state);
+        self.index.hash(state);
+    }
+}
+
+impl std::fmt::Debug for SlotId {
+    /// `SlotId(model #1 logits)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SlotId({} #{} {})",
+            self.table.name(),
+            self.index,
+            self.name()
+        )
+    }
+}
+
+impl std::fmt::Display for SlotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "slot {} `{}`", self.index, self.name())
+    }
 }
