@@ -1,6 +1,7 @@
 //! A slot table as a value ([`SlotTable`]) with the id of each of its slots ([`SlotId`]), and
-//! `slot_table!`, the macro a table is declared with. The checker's modules take the table they run from the caller (through the
-//! [`SlotBindings`](super::SlotBindings) it binds), so one runtime checks any number of tables;
+//! `slot_table!`, the macro a table is declared with. The checker's modules take the table
+//! they run from the caller (through the [`SlotBindings`](super::SlotBindings) it binds), so
+//! one runtime checks any number of tables;
 //! an application declares its own (adamant-rl declares the seed's).
 use std::fmt;
 use std::hash::{Hash, Hasher};
