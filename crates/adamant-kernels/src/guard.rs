@@ -23,55 +23,16 @@
 //! The record layout and the pure parts ([`finish`], [`verdict`]) are ungated: the host tests them
 //! against f64 references.
 use crate::kernel_entry;
-use crate::step::{StepRecord, StepState};
-
-/// [`StepGuard::mode`]: skip the step if any gradient is NaN or infinite.
-pub const GUARD_SKIP_NON_FINITE: u32 = 1 << 0;
-/// [`StepGuard::mode`]: scale the gradients by the global-norm clip coefficient.
-pub const GUARD_CLIP: u32 = 1 << 1;
-
-/// [`StepState::flags`]: a step was skipped for a non-finite gradient (sticky).
-pub const FLAG_SKIPPED_STEP: u32 = 1 << 1;
-/// [`StepState::flags`]: a guarded record found no guard run for its step, and skipped it
-/// (sticky).
-pub const FLAG_UNGUARDED_STEP: u32 = 1 << 2;
+use crate::step::{count_skip, StepRecord};
+// The guard's words are part of the step record, so they are defined with it (the advance reads
+// them); they are the guard's API, so they are named here too.
+pub use crate::step::{
+    advance_skips, StepGuard, FLAG_SKIPPED_STEP, FLAG_UNGUARDED_STEP, GUARD_CLIP,
+    GUARD_SKIP_NON_FINITE, NO_NON_FINITE,
+};
 
 /// `torch.nn.utils.clip_grad_norm_`'s epsilon: the coefficient is `max_norm / (norm + 1e-6)`.
 pub const CLIP_EPSILON: f32 = 1e-6;
-
-/// The guard part of a step-state record: the host's settings and the last guard run's verdict.
-/// 48 bytes.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepGuard {
-    /// [`GUARD_SKIP_NON_FINITE`] | [`GUARD_CLIP`], or 0 for an unguarded record (whose entries
-    /// and advance ignore everything below).
-    pub mode: u32,
-    /// The coefficient this step's `#[grad]` inputs are multiplied by (1 without clipping).
-    pub clip_coef: f32,
-    /// 1 if this step is skipped (a non-finite gradient under [`GUARD_SKIP_NON_FINITE`]).
-    pub skip: u32,
-    /// The step the last guard run was for: the record's `step` plus one when it ran, which is
-    /// the record's `step` once the advance has taken it.
-    pub epoch: u32,
-    // The four words above are everything a stepped entry reads of the guard ([`verdict`]):
-    // they share one 16-byte group, so the entry fetches them in one vector load.
-    /// The clipping threshold (finite and `> 0` when [`GUARD_CLIP`] is set): set by the host.
-    pub max_norm: f32,
-    /// This step's global gradient norm (NaN or inf when a gradient is non-finite).
-    pub norm: f32,
-    /// How many steps were skipped (non-finite or unguarded).
-    pub skipped_steps: u32,
-    /// The step number the last skipped step would have had.
-    pub last_skipped_step: u32,
-    /// The first non-finite gradient of the last guarded step: its element index counting the
-    /// guard's tensors one after another (the index in the tensor, for one tensor);
-    /// [`NO_NON_FINITE`] if every gradient was finite.
-    pub first_non_finite: u64,
-}
-
-/// [`StepGuard::first_non_finite`] of a step whose gradients were all finite.
-pub const NO_NON_FINITE: u64 = u64::MAX;
 
 /// The guard's verdict on a record, from the sum of squares of its tensors' gradients and the
 /// first non-finite one's index ([`NO_NON_FINITE`] for none): run by
@@ -109,30 +70,6 @@ pub fn finish(record: &mut StepRecord, sum_of_squares: f64, first_non_finite: u6
     } else {
         1.0
     };
-}
-
-fn count_skip(guard: &mut StepGuard, state: &mut StepState, step: u32, flag: u32) {
-    guard.skipped_steps = guard.skipped_steps.saturating_add(1);
-    guard.last_skipped_step = step;
-    state.flags |= flag;
-}
-
-/// Whether the advance of a guarded record must not advance it: the guard skipped its step, or
-/// no guard ran for it (then counted and flagged here, since nothing else saw it).
-#[inline(always)]
-pub fn advance_skips(record: &mut StepRecord) -> bool {
-    let (guard, state) = (&mut record.guard, &mut record.state);
-    if guard.mode == 0 {
-        return false;
-    }
-    let step = state.step.wrapping_add(1);
-    if guard.epoch != step {
-        // The entries read the verdict: this step is skipped, whatever the last run said.
-        guard.skip = 1;
-        count_skip(guard, state, step, FLAG_UNGUARDED_STEP);
-        return true;
-    }
-    guard.skip != 0
 }
 
 /// What a stepped entry (or a schedule) does with `record` after its advance ([`verdict`]).
@@ -557,6 +494,7 @@ unsafe fn warp_reduce(sums: *mut u64, firsts: *mut u64, seen: Seen) -> Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::step::StepState;
 
     fn guarded(mode: u32, max_norm: f32, step: u32) -> StepRecord {
         let mut record = StepRecord::default();

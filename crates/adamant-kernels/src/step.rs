@@ -74,6 +74,76 @@ pub struct StepState {
     pub last_bad_q_abs_ref_step: u32,
 }
 
+/// [`StepGuard::mode`]: skip the step if any gradient is NaN or infinite.
+pub const GUARD_SKIP_NON_FINITE: u32 = 1 << 0;
+/// [`StepGuard::mode`]: scale the gradients by the global-norm clip coefficient.
+pub const GUARD_CLIP: u32 = 1 << 1;
+
+/// [`StepState::flags`]: a step was skipped for a non-finite gradient (sticky).
+pub const FLAG_SKIPPED_STEP: u32 = 1 << 1;
+/// [`StepState::flags`]: a guarded record found no guard run for its step, and skipped it
+/// (sticky).
+pub const FLAG_UNGUARDED_STEP: u32 = 1 << 2;
+
+/// The guard part of a step-state record: the host's settings and the last guard run's verdict.
+/// 48 bytes.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepGuard {
+    /// [`GUARD_SKIP_NON_FINITE`] | [`GUARD_CLIP`], or 0 for an unguarded record (whose entries
+    /// and advance ignore everything below).
+    pub mode: u32,
+    /// The coefficient this step's `#[grad]` inputs are multiplied by (1 without clipping).
+    pub clip_coef: f32,
+    /// 1 if this step is skipped (a non-finite gradient under [`GUARD_SKIP_NON_FINITE`]).
+    pub skip: u32,
+    /// The step the last guard run was for: the record's `step` plus one when it ran, which is
+    /// the record's `step` once the advance has taken it.
+    pub epoch: u32,
+    // The four words above are everything a stepped entry reads of the guard ([`verdict`]):
+    // they share one 16-byte group, so the entry fetches them in one vector load.
+    /// The clipping threshold (finite and `> 0` when [`GUARD_CLIP`] is set): set by the host.
+    pub max_norm: f32,
+    /// This step's global gradient norm (NaN or inf when a gradient is non-finite).
+    pub norm: f32,
+    /// How many steps were skipped (non-finite or unguarded).
+    pub skipped_steps: u32,
+    /// The step number the last skipped step would have had.
+    pub last_skipped_step: u32,
+    /// The first non-finite gradient of the last guarded step: its element index counting the
+    /// guard's tensors one after another (the index in the tensor, for one tensor);
+    /// [`NO_NON_FINITE`] if every gradient was finite.
+    pub first_non_finite: u64,
+}
+
+/// [`StepGuard::first_non_finite`] of a step whose gradients were all finite.
+pub const NO_NON_FINITE: u64 = u64::MAX;
+
+/// Counts a skipped step in the guard and flags it in the record's sticky flags.
+pub(crate) fn count_skip(guard: &mut StepGuard, state: &mut StepState, step: u32, flag: u32) {
+    guard.skipped_steps = guard.skipped_steps.saturating_add(1);
+    guard.last_skipped_step = step;
+    state.flags |= flag;
+}
+
+/// Whether the advance of a guarded record must not advance it: the guard skipped its step, or
+/// no guard ran for it (then counted and flagged here, since nothing else saw it).
+#[inline(always)]
+pub fn advance_skips(record: &mut StepRecord) -> bool {
+    let (guard, state) = (&mut record.guard, &mut record.state);
+    if guard.mode == 0 {
+        return false;
+    }
+    let step = state.step.wrapping_add(1);
+    if guard.epoch != step {
+        // The entries read the verdict: this step is skipped, whatever the last run said.
+        guard.skip = 1;
+        count_skip(guard, state, step, FLAG_UNGUARDED_STEP);
+        return true;
+    }
+    guard.skip != 0
+}
+
 /// How many 32-bit words a record holds for its kernel's own scalars ([`StepRecord::scalars`]):
 /// the `#[hyper]` and `#[derived]` scalars of the kernel the record was made for, in declared
 /// order. `#[optimizer_kernel]` refuses a kernel with more (a compile error).
@@ -96,7 +166,7 @@ pub struct StepRecord {
     pub state: StepState,
     /// The step's own protection: skip on a non-finite gradient, global-norm clipping
     /// ([`crate::guard`]).
-    pub guard: crate::guard::StepGuard,
+    pub guard: StepGuard,
     /// The kernel's `#[hyper]` and `#[derived]` scalars, one word each (an `f32`'s bits or a
     /// `u32`), at the slot its descriptor gives ([`crate::abi::RecordScalar`]).
     pub scalars: [u32; RECORD_SCALARS],
@@ -188,7 +258,7 @@ pub(crate) unsafe fn advance_record(states: *mut u32, mirror: *mut u32, i: usize
     let record = &mut *(states as *mut StepRecord).add(i);
     // A guarded record whose step is skipped (a non-finite gradient, or no guard run for
     // it) keeps its step number, bias corrections and bound.
-    if !crate::guard::advance_skips(record) {
+    if !advance_skips(record) {
         let state = &mut record.state;
         let q_abs_ref = if state.bound_mode == BOUND_FROM_Q_ABS_REF && state.q_abs_ref != 0 {
             *(state.q_abs_ref as *const f32)
@@ -208,13 +278,11 @@ pub(crate) unsafe fn advance_record(states: *mut u32, mirror: *mut u32, i: usize
 #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))] // the host has no entry bodies
 pub(crate) fn publish(to: &mut StepRecord, record: &StepRecord) {
     const _: () = assert!(core::mem::size_of::<StepState>() <= 64);
-    const _: () = assert!(core::mem::size_of::<crate::guard::StepGuard>() <= 64);
+    const _: () = assert!(core::mem::size_of::<StepGuard>() <= 64);
     const _: () = assert!(4 * RECORD_SCALARS <= 64);
     // Every byte of the record is in one of the parts.
     const _: () = assert!(
-        core::mem::size_of::<StepState>()
-            + core::mem::size_of::<crate::guard::StepGuard>()
-            + 4 * RECORD_SCALARS
+        core::mem::size_of::<StepState>() + core::mem::size_of::<StepGuard>() + 4 * RECORD_SCALARS
             == core::mem::size_of::<StepRecord>()
     );
     to.state = record.state;

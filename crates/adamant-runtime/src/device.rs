@@ -99,7 +99,7 @@ pub struct Adamant {
     ordinal: u32,
     /// The captures in progress ([`Adamant::capture_step`]), by the driver's capture id, with
     /// the allocations their launches used so far: the graph each becomes keeps them alive.
-    pub(crate) captures: crate::graph::Captures,
+    pub(crate) captures: crate::memory::Captures,
     context: Context,
 }
 

@@ -9,7 +9,6 @@
 //! no such views). A launch on a stream captured by code other than [`Adamant::capture`] is
 //! refused, since no graph of ours would keep its memory.
 use std::marker::PhantomData;
-use std::sync::Mutex;
 
 use cust::event::{Event, EventFlags};
 use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
@@ -19,9 +18,6 @@ use crate::device::Adamant;
 use crate::driver;
 use crate::error::{CudaContext, Error, Result};
 use crate::memory::Keep;
-
-/// The captures in progress, by capture id, with what their launches used so far.
-pub(crate) type Captures = Mutex<Vec<(u64, Vec<Keep>)>>;
 
 /// One branch of a recording for [`Adamant::capture`]: a closure that makes its launches on the
 /// stream it is given. Branches of one capture have no order between them, so the GPU may run

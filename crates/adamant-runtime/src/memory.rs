@@ -16,6 +16,10 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 
 use crate::error::{Error, Result};
 
+/// The captures in progress, by the driver's capture id, with what their launches used so far
+/// (held by the runtime, filled by `Adamant::retain`, taken by the graph each becomes).
+pub(crate) type Captures = std::sync::Mutex<Vec<(u64, Vec<Keep>)>>;
+
 /// An allocation a captured graph keeps alive until it is dropped.
 pub(crate) type Keep = Arc<dyn Any + Send + Sync>;
 
