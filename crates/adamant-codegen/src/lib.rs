@@ -33,9 +33,11 @@ mod device_crate;
 mod domain;
 mod entry;
 mod entry_parts;
+mod group_use;
 mod multi_tensor;
 mod optimizer;
 mod record;
+mod scalar_group;
 mod signature;
 #[cfg(test)]
 mod snapshot_tests;
@@ -61,6 +63,49 @@ pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
     DeviceCratePath::resolve()
         .and_then(|kernels| entry::expand(attr.into(), item.into(), &kernels))
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Declares a scalar group: scalars that kernels share, declared once with their lifetimes and
+/// domains, and taken by an `#[optimizer_kernel]` as one argument, `#[group] name: Group`.
+///
+/// ```ignore
+/// #[scalar_group]
+/// #[derive(Clone, Copy, Debug)]
+/// pub struct BiasCorrections {
+///     #[step]
+///     #[domain(gt = 0.0, le = 1.0)]
+///     bias_correction1: f32,
+///     #[step]
+///     #[domain(gt = 0.0, le = 1.0)]
+///     bias_correction2: f32,
+/// }
+/// ```
+///
+/// Each field is a scalar as a kernel declares one (`f32` or `u32`, a lifetime, an optional
+/// `#[domain]`); a buffer, a `#[uniform_ptr]` or a field without a lifetime is an error here.
+/// The struct keeps its other attributes (write `#[scalar_group]` first) and its fields become
+/// as visible as the struct. Beside it the macro defines a hidden `#[macro_export]` macro and
+/// re-exports it under the struct's name, at the struct's path: the kernel macro calls it to
+/// learn the fields (a proc macro cannot read another item), wherever the type's path reaches,
+/// in this crate or downstream. Group names are therefore unique within a crate. The
+/// kernel side is described at [`optimizer_kernel`].
+#[proc_macro_attribute]
+pub fn scalar_group(attr: TokenStream, item: TokenStream) -> TokenStream {
+    DeviceCratePath::resolve()
+        .and_then(|kernels| scalar_group::expand(attr.into(), item.into(), &kernels))
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// The callback a scalar group's macro calls with its fields (see [`optimizer_kernel`]); not
+/// for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __optimizer_kernel_with_groups(input: TokenStream) -> TokenStream {
+    DeviceCratePath::resolve()
+        .and_then(|kernels| optimizer::expand_with_groups(input.into(), &kernels))
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

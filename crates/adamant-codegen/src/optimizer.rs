@@ -32,7 +32,30 @@ pub fn expand(
     item: TokenStream,
     kernels: &DeviceCratePath,
 ) -> syn::Result<TokenStream> {
-    let kernel = signature::parse(attr, item)?;
+    expand_resolved(attr, item, &[], kernels)
+}
+
+/// The expansion of the callback that a scalar group's macro calls with its fields
+/// ([`crate::group_use`]): the next group's call, or the kernel once every group is resolved.
+pub fn expand_with_groups(
+    input: TokenStream,
+    kernels: &DeviceCratePath,
+) -> syn::Result<TokenStream> {
+    let (attr, item, groups) = crate::group_use::parse_state(input)?;
+    expand_resolved(attr, item, &groups, kernels)
+}
+
+/// The kernel `item`, `groups` holding the fields of its first `#[group]` arguments.
+pub fn expand_resolved(
+    attr: TokenStream,
+    item: TokenStream,
+    groups: &[TokenStream],
+    kernels: &DeviceCratePath,
+) -> syn::Result<TokenStream> {
+    if let Some(call) = crate::group_use::next_callback(&attr, &item, groups, kernels)? {
+        return Ok(call);
+    }
+    let kernel = signature::parse(attr, item, groups)?;
     let module = module(&kernel, kernels);
     let sweep = sweep(&kernel, kernels);
     let entry = device_entry(&kernel, kernels, ScalarSource::Arguments);
@@ -74,7 +97,14 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let vis = &k.func.vis;
     let docs = k.func.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let lints = k.func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
-    let body = &k.func.block;
+    // A kernel with groups builds them from their fields before its own statements.
+    let body = match k.groups.is_empty() {
+        true => k.func.block.to_token_stream(),
+        false => {
+            let (groups, block) = (crate::group_use::bindings(&k.groups), &k.func.block);
+            quote! {{ #groups #block }}
+        }
+    };
     let bound = format_ident!("{}", BOUND);
     // The author's arguments without their role attributes. `update` keeps the author's patterns
     // (`mut x`); `element` only forwards, so it takes plain names.

@@ -21,6 +21,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
 
 use crate::domain::{self, Domain};
+pub use crate::group_use::GroupBinding;
 
 /// The clamp bound the macro appends to every optimizer entry. Authors cannot declare it.
 pub const BOUND: &str = "weight_clamp_max_abs";
@@ -101,6 +102,8 @@ pub struct Arg {
     pub grad: bool,
     /// The scalar's lifetime (every `Role::Scalar` has one; nothing else does).
     pub lifetime: Option<Lifetime>,
+    /// The index in [`OptimizerFn::groups`] of the `#[group]` this scalar is a field of.
+    pub group: Option<usize>,
 }
 
 impl Arg {
@@ -112,8 +115,12 @@ impl Arg {
 
 /// A validated optimizer kernel definition.
 pub struct OptimizerFn {
+    /// The author's function with every `#[group]` argument replaced by the group's fields (one
+    /// argument per scalar, as the entries take them).
     pub func: ItemFn,
     pub args: Vec<Arg>,
+    /// The `#[group]` arguments, bound in the body from their fields ([`crate::group_use`]).
+    pub groups: Vec<GroupBinding>,
     /// `#[optimizer_kernel(schedule = path)]`: the function that computes the `#[derived]`
     /// scalars from `t` on the device after every advance.
     pub schedule: Option<syn::Path>,
@@ -189,13 +196,24 @@ fn parse_kernel_attr(attr: TokenStream) -> syn::Result<Option<syn::Path>> {
         .ok_or_else(|| syn::Error::new_spanned(attr, ATTR_HELP))
 }
 
-pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
-    let func: ItemFn = syn::parse2(item.clone()).map_err(|e| {
+/// The item `#[optimizer_kernel]` applies to, as a function.
+pub fn parse_fn(item: TokenStream) -> syn::Result<ItemFn> {
+    syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
             "#[optimizer_kernel] applies to a plain `fn` that computes one element's update",
         )
-    })?;
+    })
+}
+
+/// Parses and validates a kernel whose `#[group]` arguments are resolved: `groups` holds the
+/// fields of each, in the order the arguments come (nothing when it has none).
+pub fn parse(
+    attr: TokenStream,
+    item: TokenStream,
+    groups: &[TokenStream],
+) -> syn::Result<OptimizerFn> {
+    let mut func = parse_fn(item)?;
     // Every independent check runs and reports, so an author fixes a kernel in one pass; a
     // check that needs another's result (the roles need every argument parsed) runs only when
     // that one passed.
@@ -203,14 +221,37 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
     let schedule = errors.check(parse_kernel_attr(attr)).flatten();
     errors.check(check_fn_attrs(&func.attrs));
     errors.check(check_signature_shape(&func));
-    let args: Vec<Option<Arg>> = func
-        .sig
-        .inputs
-        .iter()
-        .map(|a| errors.check(parse_arg(a)))
-        .collect();
+    let mut bindings = Vec::new();
+    let mut inputs = syn::punctuated::Punctuated::new();
+    let mut args: Vec<Option<Arg>> = Vec::new();
+    let mut resolved = groups.iter();
+    for input in &func.sig.inputs {
+        if !crate::group_use::is_group(input) {
+            args.push(errors.check(parse_arg(input)));
+            inputs.push(input.clone());
+            continue;
+        }
+        let fields = resolved
+            .next()
+            .expect("the callbacks resolve every #[group] before this parse");
+        match crate::group_use::flatten(input, fields) {
+            Ok((binding, fields)) => {
+                for field in fields {
+                    args.push(errors.check(parse_arg(&field)).map(|mut a| {
+                        a.group = Some(bindings.len());
+                        a
+                    }));
+                    inputs.push(field);
+                }
+                bindings.push(binding);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    func.sig.inputs = inputs;
     if let Some(args) = args.iter().cloned().collect::<Option<Vec<Arg>>>() {
-        if errors.check(check_roles(&func, &args)).is_some() {
+        let distinct = errors.check(crate::group_use::check_names(&args, &bindings));
+        if distinct.is_some() && errors.check(check_roles(&func, &args)).is_some() {
             errors.check(check_schedule(&func, &args, schedule.as_ref()));
         }
     }
@@ -221,6 +262,7 @@ pub fn parse(attr: TokenStream, item: TokenStream) -> syn::Result<OptimizerFn> {
     Ok(OptimizerFn {
         func,
         args: args.into_iter().flatten().collect(),
+        groups: bindings,
         schedule,
     })
 }
@@ -360,7 +402,7 @@ fn check_signature_shape(func: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
-fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
+pub(crate) fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
     let typed = match arg {
         FnArg::Typed(typed) => typed,
         FnArg::Receiver(r) => {
@@ -406,6 +448,7 @@ fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
             role,
             grad,
             lifetime,
+            group: None,
         }),
     }
 }

@@ -25,7 +25,10 @@
 // renames it); inside this crate that name resolves through this line.
 extern crate self as adamant_kernels;
 
-pub use adamant_codegen::{kernel_entry, optimizer_kernel};
+pub use adamant_codegen::{kernel_entry, optimizer_kernel, scalar_group};
+// The callback through which a scalar group's macro hands its fields to `#[optimizer_kernel]`.
+#[doc(hidden)]
+pub use adamant_codegen::__optimizer_kernel_with_groups;
 
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
@@ -48,6 +51,7 @@ pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
 pub mod prelude;
+pub mod scalar_groups;
 pub mod soft_update;
 pub mod step;
 pub mod vector;

@@ -7,8 +7,9 @@
 //! `lr >= 0`, `0 <= beta < 1`, `eps > 0`, `weight_decay >= 0`, `grad_clip >= 0` (0 = off) and
 //! `0 < bias_correction <= 1` (`1 - beta^step`: a step of 0 would give 0, a division by zero and
 //! NaN weights).
-use crate::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay, AdamScalars};
+use crate::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay};
 use crate::optimizer_kernel;
+use crate::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 
 /// DQN trunk and heads: AdamW (decoupled decay `p *= 1 - lr·wd` before the step), with the
 /// gradient scaled by the global-norm clip coefficient the host left in device memory
@@ -21,37 +22,17 @@ pub fn dqn_adam_update_kernel(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[uniform_ptr(default = 1.0)] grad_scale: f32,
-    #[step]
-    #[domain(ge = 0.0)]
-    lr: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta1: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta2: f32,
-    #[hyper]
-    #[domain(gt = 0.0)]
-    eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction1: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction2: f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
 ) -> f32 {
-    let s = AdamScalars {
-        lr,
-        beta1,
-        beta2,
-        eps,
-        bias_correction1,
-        bias_correction2,
-    };
-    adam_step(p * (1.0 - lr * weight_decay), g * grad_scale, m, v, s)
+    adam_step(
+        p * (1.0 - adam.lr * decay.weight_decay),
+        g * grad_scale,
+        m,
+        v,
+        adam.with(bc),
+    )
 }
 
 /// IQN head (its own parameter buffer): Adam with L2 decay `g += wd·p`.
@@ -62,37 +43,11 @@ pub fn iqn_adam_kernel(
     #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[step]
-    #[domain(ge = 0.0)]
-    lr: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta1: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta2: f32,
-    #[hyper]
-    #[domain(gt = 0.0)]
-    eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction1: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction2: f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
 ) -> f32 {
-    let s = AdamScalars {
-        lr,
-        beta1,
-        beta2,
-        eps,
-        bias_correction1,
-        bias_correction2,
-    };
-    adam_step(p, l2_decay(g, p, weight_decay), m, v, s)
+    adam_step(p, l2_decay(g, p, decay.weight_decay), m, v, adam.with(bc))
 }
 
 /// IQL value/policy networks: element-wise gradient clip to `±grad_clip` (0 = off) first, then
@@ -104,41 +59,15 @@ pub fn iql_adam_kernel(
     #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[step]
-    #[domain(ge = 0.0)]
-    lr: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta1: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta2: f32,
-    #[hyper]
-    #[domain(gt = 0.0)]
-    eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
     #[hyper]
     #[domain(ge = 0.0)]
     grad_clip: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction1: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction2: f32,
+    #[group] bc: BiasCorrections,
 ) -> f32 {
-    let s = AdamScalars {
-        lr,
-        beta1,
-        beta2,
-        eps,
-        bias_correction1,
-        bias_correction2,
-    };
     let g = clip_gradient(g, grad_clip);
-    adam_step(p, l2_decay(g, p, weight_decay), m, v, s)
+    adam_step(p, l2_decay(g, p, decay.weight_decay), m, v, adam.with(bc))
 }
 
 /// GpuAttention, GpuTlob and the decision transformer: AdamW.
@@ -149,37 +78,17 @@ pub fn attn_adam_kernel(
     #[grad] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
-    #[step]
-    #[domain(ge = 0.0)]
-    lr: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta1: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta2: f32,
-    #[hyper]
-    #[domain(gt = 0.0)]
-    eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction1: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction2: f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
 ) -> f32 {
-    let s = AdamScalars {
-        lr,
-        beta1,
-        beta2,
-        eps,
-        bias_correction1,
-        bias_correction2,
-    };
-    adam_step(p * (1.0 - lr * weight_decay), g, m, v, s)
+    adam_step(
+        p * (1.0 - adam.lr * decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
 }
 
 /// Curiosity model: Adam without decay, AMSGrad (`v_max = max(v_max, v)` in the denominator).
@@ -191,32 +100,8 @@ pub fn curiosity_adam_step(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[state] v_max: &mut f32,
-    #[step]
-    #[domain(ge = 0.0)]
-    lr: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta1: f32,
-    #[step]
-    #[domain(ge = 0.0, lt = 1.0)]
-    beta2: f32,
-    #[hyper]
-    #[domain(gt = 0.0)]
-    eps: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction1: f32,
-    #[step]
-    #[domain(gt = 0.0, le = 1.0)]
-    bias_correction2: f32,
+    #[group] adam: Adam,
+    #[group] bc: BiasCorrections,
 ) -> f32 {
-    let s = AdamScalars {
-        lr,
-        beta1,
-        beta2,
-        eps,
-        bias_correction1,
-        bias_correction2,
-    };
-    amsgrad_step(p, g, m, v, v_max, s)
+    amsgrad_step(p, g, m, v, v_max, adam.with(bc))
 }
