@@ -1,6 +1,8 @@
 //! Optimizers adamant does not ship, written as a downstream crate would write them: each
 //! body is the per-element update only, and `#[optimizer_kernel]` stamps the weight clamp and
-//! its bound into every entry, as it does for adamant's own kernels.
+//! its bound into every entry, as it does for adamant's own kernels. The weight decay every one
+//! of them takes is adamant's scalar group `WeightDecay` (`#[group] decay: WeightDecay`, read as
+//! `decay.weight_decay`): its lifetime and domain are declared once, in `adamant-kernels`.
 //!
 //! On nvptx the crate is `no_std` and needs `abi_gpu_kernel` (the entries the macro generates
 //! are `extern "gpu-kernel"`); the panic handler comes with `adamant_kernels`, so this crate
@@ -27,13 +29,11 @@ pub fn lion_kernel(
     #[hyper]
     #[domain(ge = 0.0, le = 1.0)]
     beta2: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
+    #[group] decay: WeightDecay,
 ) -> f32 {
     let c = beta1 * *m + (1.0 - beta1) * g;
     *m = beta2 * *m + (1.0 - beta2) * g;
-    p - lr * (sign(c) + weight_decay * p)
+    p - lr * (sign(c) + decay.weight_decay * p)
 }
 
 /// SGD with momentum as `torch.optim.SGD` computes it (no dampening, no Nesterov): L2 decay
@@ -50,11 +50,9 @@ pub fn sgd_momentum_kernel(
     #[hyper]
     #[domain(ge = 0.0, lt = 1.0)]
     momentum: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
+    #[group] decay: WeightDecay,
 ) -> f32 {
-    let d = g + weight_decay * p;
+    let d = g + decay.weight_decay * p;
     *momentum_buffer = momentum * *momentum_buffer + d;
     p - lr * *momentum_buffer
 }
@@ -83,14 +81,12 @@ pub fn rmsprop_centered_kernel(
     #[hyper]
     #[domain(gt = 0.0)]
     eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
+    #[group] decay: WeightDecay,
     #[hyper]
     #[domain(ge = 0.0, lt = 1.0)]
     momentum: f32,
 ) -> f32 {
-    let d = g + weight_decay * p;
+    let d = g + decay.weight_decay * p;
     *square_avg = alpha * *square_avg + (1.0 - alpha) * d * d;
     *grad_avg = alpha * *grad_avg + (1.0 - alpha) * d;
     let avg = sqrt(*square_avg - *grad_avg * *grad_avg) + eps;
@@ -129,9 +125,7 @@ pub fn nadam_kernel(
     #[hyper]
     #[domain(gt = 0.0)]
     eps: f32,
-    #[hyper]
-    #[domain(ge = 0.0)]
-    weight_decay: f32,
+    #[group] decay: WeightDecay,
     #[hyper]
     #[domain(ge = 0.0)]
     momentum_decay: f32,
@@ -142,7 +136,7 @@ pub fn nadam_kernel(
     // ψ shapes the schedule only (it reaches the update through μ): the schedule reads it
     // from the record's hyperparameters, which are the kernel's own scalars.
     let _ = momentum_decay;
-    let d = g + weight_decay * p;
+    let d = g + decay.weight_decay * p;
     *m = beta1 * *m + (1.0 - beta1) * d;
     *v = beta2 * *v + (1.0 - beta2) * d * d;
     let denom = sqrt(*v / bias_correction2) + eps;
