@@ -1,10 +1,10 @@
 //! The `#[optimizer_kernel]` / `#[kernel_entry]` contract, checked through rustc itself: every
 //! route around the clamp epilogue in `tests/ui/<category>/` (`body`: what an optimizer body
-//! may hold; `signature`: the kernel's declaration; `scalars`: scalar lifetimes, domains and
-//! uniform pointers; `kernel_entry`: `#[kernel_entry]`; `host`: the runtime's types) must be
-//! rejected with an error spanned on the offending tokens (the committed `.stderr` files pin
-//! message and caret), and the
-//! kernels in `tests/ui/pass` must build and run (their `main` checks the generated items).
+//! may hold; `signature`: the kernel's declaration; `scalars`: scalar lifetimes, domains,
+//! uniform pointers and scalar groups; `kernel_entry`: `#[kernel_entry]`; `host`: the
+//! runtime's types) must be rejected with an error spanned on the offending tokens (the
+//! committed `.stderr` files pin message and caret), and the kernels in `tests/ui/pass` must
+//! build and run (their `main` checks the generated items).
 //! `tests/ui/pass/renamed_dep` holds the fixture that uses the macros through a renamed
 //! dependency; the package `tests/renamed-dep` runs it, since this package cannot depend on
 //! adamant-kernels under a second name.

@@ -46,25 +46,62 @@ mod structure_tests;
 #[cfg(test)]
 mod test_kernels;
 
+/// The expansion `expand` makes with the device crate's path, or its errors.
+fn with_device_crate(
+    expand: impl FnOnce(&DeviceCratePath) -> syn::Result<proc_macro2::TokenStream>,
+) -> TokenStream {
+    DeviceCratePath::resolve()
+        .and_then(|kernels| expand(&kernels))
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
 /// Turns a per-element update into a clamped optimizer kernel. See `signature` for the argument
 /// roles (`#[param]`, `#[input]`, `#[state]`, `#[uniform_ptr(default = ..)]`, plain scalars with
 /// an optional `#[domain(..)]`) and `body` for what the body may contain.
+///
+/// # Scalar groups
+///
+/// Scalars that several kernels take are declared once, as a [`macro@scalar_group`], and a
+/// kernel takes the group as one argument, `#[group] name: Group`:
+///
+/// ```ignore
+/// #[optimizer_kernel]
+/// pub fn iqn_adam_kernel(
+///     #[param] p: f32,
+///     #[grad] g: f32,
+///     #[state] m: &mut f32,
+///     #[state] v: &mut f32,
+///     #[group] adam: Adam,          // lr, beta1, beta2, eps
+///     #[group] decay: WeightDecay,  // weight_decay
+///     #[group] bc: BiasCorrections, // bias_correction1, bias_correction2
+/// ) -> f32 {
+///     adam_step(p, l2_decay(g, p, decay.weight_decay), m, v, adam.with(bc))
+/// }
+/// ```
+///
+/// The kernel is the one with the group's fields written out in place of the argument, each with
+/// the lifetime and `#[domain]` the group gives it: the same entries, descriptors (scalar names
+/// and order) and step record. The body reads the group as one value (`adam.lr`); the fields are
+/// not in scope by their own names. A field named like another scalar of the kernel, or two
+/// groups with a field in common, is an error (a kernel names each scalar once).
+///
+/// A proc macro cannot read another item, so the kernel learns the fields from the group: the
+/// group's path (`Adam`, `adamant_kernels::scalar_groups::WeightDecay`, or either through a `use`) names, besides the
+/// struct, a macro that `#[scalar_group]` defined; the kernel expands to a call of that macro,
+/// which calls back into this crate with the fields appended, one group after the other. A path
+/// that names no group is rustc's "cannot find macro", with "`T` is not a scalar group" beside
+/// it when `T` is a type.
 #[proc_macro_attribute]
 pub fn optimizer_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    DeviceCratePath::resolve()
-        .and_then(|kernels| optimizer::expand(attr.into(), item.into(), &kernels))
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    with_device_crate(|kernels| optimizer::expand(attr.into(), item.into(), kernels))
 }
 
 /// Declares a device entry that is not an optimizer kernel (for example the NaN checker); every
 /// pointer argument takes `#[input]`, `#[output]` or `#[index]`.
 #[proc_macro_attribute]
 pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    DeviceCratePath::resolve()
-        .and_then(|kernels| entry::expand(attr.into(), item.into(), &kernels))
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    with_device_crate(|kernels| entry::expand(attr.into(), item.into(), kernels))
 }
 
 /// Declares a scalar group: scalars that kernels share, declared once with their lifetimes and
@@ -93,10 +130,7 @@ pub fn kernel_entry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// kernel side is described at [`optimizer_kernel`].
 #[proc_macro_attribute]
 pub fn scalar_group(attr: TokenStream, item: TokenStream) -> TokenStream {
-    DeviceCratePath::resolve()
-        .and_then(|kernels| scalar_group::expand(attr.into(), item.into(), &kernels))
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    with_device_crate(|kernels| scalar_group::expand(attr.into(), item.into(), kernels))
 }
 
 /// The callback a scalar group's macro calls with its fields (see [`optimizer_kernel`]); not
@@ -104,8 +138,5 @@ pub fn scalar_group(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __optimizer_kernel_with_groups(input: TokenStream) -> TokenStream {
-    DeviceCratePath::resolve()
-        .and_then(|kernels| optimizer::expand_with_groups(input.into(), &kernels))
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    with_device_crate(|kernels| optimizer::expand_with_groups(input.into(), kernels))
 }

@@ -12,7 +12,7 @@ use syn::ext::IdentExt;
 use syn::{Attribute, Fields, FnArg, ItemStruct, Visibility};
 
 use crate::device_crate::DeviceCratePath;
-use crate::signature::{self, Errors, Role};
+use crate::signature::{self, Errors};
 
 const STRUCT_HELP: &str = "#[scalar_group] applies to a struct with named fields, each a scalar \
 of the kernels that take the group: `#[step]`/`#[hyper]`/`#[derived(init = ..)]`, an optional \
@@ -67,35 +67,35 @@ pub fn expand(
             ));
             continue;
         }
-        let attrs: Vec<&Attribute> = field
-            .attrs
-            .iter()
-            .filter(|a| !a.path().is_ident("doc"))
-            .collect();
+        // A role is refused before the field is read as a scalar: a buffer's type checks would
+        // otherwise speak first, about a `&mut f32` the group must not hold anyway.
+        let buffer = field.attrs.iter().find(|a| {
+            ["param", "input", "grad", "state", "uniform_ptr"]
+                .iter()
+                .any(|role| a.path().is_ident(role))
+        });
+        if let Some(role) = buffer {
+            let what = match role.path().is_ident("uniform_ptr") {
+                true => "a #[uniform_ptr] (device memory read at every launch)",
+                false => "a buffer",
+            };
+            errors.push(syn::Error::new_spanned(
+                role,
+                format!(
+                    "a scalar group holds scalars only; `{}` is {what}: buffers (#[param], \
+                     #[input], #[grad], #[state]) and #[uniform_ptr]s are each kernel's own \
+                     arguments",
+                    ident.unraw()
+                ),
+            ));
+            continue;
+        }
+        let attrs = field.attrs.iter().filter(|a| !a.path().is_ident("doc"));
         let ty = &field.ty;
         let tokens = quote! { #(#attrs)* #ident: #ty };
         let arg: FnArg = syn::parse2(tokens.clone())?;
-        let Some(parsed) = errors.check(signature::parse_arg(&arg)) else {
-            continue;
-        };
-        match parsed.role {
-            Role::Scalar(_) => handed.push(tokens),
-            Role::UniformPtr(_) => errors.push(syn::Error::new_spanned(
-                field,
-                format!(
-                    "a scalar group holds scalars only; `{}` is a #[uniform_ptr] (device memory \
-                     read at every launch): declare it on each kernel that reads it",
-                    ident.unraw()
-                ),
-            )),
-            _ => errors.push(syn::Error::new_spanned(
-                field,
-                format!(
-                    "a scalar group holds scalars only; `{}` is a buffer: buffers (#[param], \
-                     #[input], #[grad], #[state]) are each kernel's own arguments",
-                    ident.unraw()
-                ),
-            )),
+        if errors.check(signature::parse_arg(&arg)).is_some() {
+            handed.push(tokens);
         }
     }
     errors.finish()?;

@@ -11,6 +11,8 @@
 //! - a plain `f32` or `u32`: a uniform scalar. An `f32` may carry `#[domain(gt|ge = .., lt|le =
 //!   ..)]` (the values a launch may pass, [`crate::domain`]); it is finite in any case, and a
 //!   `u32` takes any value.
+//! - `#[group] name: Group`: the scalars of a `#[scalar_group]`, as if written out here
+//!   ([`crate::group_use`]); the body reads them as `name.field`.
 //!
 //! `weight_clamp_max_abs`, `len`, `chunks`, `n_chunks`, `weight_clamp_scales` and names starting
 //! with `__adamant` are the generated entries' own. The body is checked after the signature, by
