@@ -1,5 +1,5 @@
 //! Scalar groups: scalars that several kernels take, declared once with their lifetimes and
-//! domains ([`scalar_group`](crate::scalar_group)), and the groups adamant's Adam kernels share.
+//! domains ([`scalar_group`]), and the groups adamant's Adam kernels share.
 //! A kernel takes a group as one argument, `#[group] adam: Adam`, and reads `adam.lr`; its
 //! entries, descriptors and record are those of the fields written out in its place.
 use crate::adam::AdamScalars;

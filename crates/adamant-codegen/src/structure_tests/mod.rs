@@ -26,6 +26,8 @@
 //! - [`check_element_clamps`]: `element`'s body is exactly
 //!   `::adamant_kernels::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
 //!
+//! - `groups`: a kernel with scalar groups calls each group's macro in turn, then expands as
+//!   its twin with the fields written out does (but for the body of `update`).
 //! - `renamed_dependency`: expanded for a crate that renamed `adamant-kernels`, no token of any
 //!   expansion names `adamant_kernels`, and the expansion differs from the one under the crate's
 //!   own name by that identifier only.
@@ -48,6 +50,7 @@ mod element_clamps;
 mod entries_delegate;
 mod entry_signatures;
 mod expansion;
+mod groups;
 mod renamed_dependency;
 mod sweep_stores;
 mod syntax;
