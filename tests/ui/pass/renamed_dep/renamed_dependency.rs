@@ -29,6 +29,26 @@ pub fn sgd_momentum(
     p - lr * step
 }
 
+/// A scalar group of this crate: its `ScalarGroup` impl, and the callback by which its macro hands
+/// the fields to a kernel, are `::kernels_renamed::..` paths too.
+#[kernels_renamed::scalar_group]
+pub struct Rate {
+    #[hyper]
+    #[domain(gt = 0.0)]
+    rate: f32,
+}
+
+/// Plain SGD with decay, its scalars from two groups: this crate's and adamant's.
+#[optimizer_kernel]
+pub fn grouped_sgd(
+    #[param] p: f32,
+    #[input] g: f32,
+    #[group] rate: Rate,
+    #[group] decay: kernels_renamed::scalar_groups::WeightDecay,
+) -> f32 {
+    p - rate.rate * (g + decay.weight_decay * p)
+}
+
 /// Counts the non-finite values of `data` into `*count`.
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count_non_finite(
@@ -178,4 +198,9 @@ fn main() {
     assert_eq!(m, -20.0);
     let mut m = 0.0;
     assert!(sgd_momentum::element(1.0, f32::NAN, &mut m, 1.0, 0.5, 0.0, 0.0, 0, 4.0).is_nan());
+
+    // The groups' fields, in order, as the kernel's scalars.
+    let names: Vec<&str> = grouped_sgd::DESCRIPTOR.params.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["p", "g", "len", "rate", "weight_decay", "records", "weight_clamp_max_abs"]);
+    assert_eq!(grouped_sgd::element(1.0, 2.0, 0.5, 0.0, 4.0), 0.0);
 }
