@@ -97,12 +97,14 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let vis = &k.func.vis;
     let docs = k.func.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let lints = k.func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
-    // A kernel with groups builds them from their fields before its own statements.
-    let body = match k.groups.is_empty() {
-        true => k.func.block.to_token_stream(),
+    // A kernel with groups builds them from their fields before its own statements. Its
+    // `update` takes the fields one by one, an arity the author never wrote: not theirs to allow.
+    let (body, arity) = match k.groups.is_empty() {
+        true => (k.func.block.to_token_stream(), quote!()),
         false => {
             let (groups, block) = (crate::group_use::bindings(&k.groups), &k.func.block);
-            quote! {{ #groups #block }}
+            let arity = quote!(#[allow(clippy::too_many_arguments)]);
+            (quote! {{ #groups #block }}, arity)
         }
     };
     let bound = format_ident!("{}", BOUND);
@@ -156,6 +158,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             /// The per-element update as written in the kernel's definition (no clamp).
             #[inline(always)]
             #(#lints)*
+            #arity
             pub fn update(#(#inputs),*) -> f32 #body
 
             /// What the entry stores to the parameter buffer for one element: [`update`], then the

@@ -15,7 +15,6 @@ use crate::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 /// gradient scaled by the global-norm clip coefficient the host left in device memory
 /// (`grad_scale`; a null pointer means 1.0).
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn dqn_adam_update_kernel(
     #[param] p: f32,
     #[grad] g: f32,
@@ -37,7 +36,6 @@ pub fn dqn_adam_update_kernel(
 
 /// IQN head (its own parameter buffer): Adam with L2 decay `g += wd·p`.
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn iqn_adam_kernel(
     #[param] p: f32,
     #[grad] g: f32,
@@ -53,7 +51,6 @@ pub fn iqn_adam_kernel(
 /// IQL value/policy networks: element-wise gradient clip to `±grad_clip` (0 = off) first, then
 /// Adam with L2 decay.
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn iql_adam_kernel(
     #[param] p: f32,
     #[grad] g: f32,
@@ -72,7 +69,6 @@ pub fn iql_adam_kernel(
 
 /// GpuAttention, GpuTlob and the decision transformer: AdamW.
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn attn_adam_kernel(
     #[param] p: f32,
     #[grad] g: f32,
@@ -93,7 +89,6 @@ pub fn attn_adam_kernel(
 
 /// Curiosity model: Adam without decay, AMSGrad (`v_max = max(v_max, v)` in the denominator).
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn curiosity_adam_step(
     #[param] p: f32,
     #[grad] g: f32,

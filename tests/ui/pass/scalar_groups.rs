@@ -33,7 +33,6 @@ mod clip {
 }
 
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn grouped(
     #[param] p: f32,
     #[grad] g: f32,

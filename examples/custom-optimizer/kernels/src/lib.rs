@@ -65,7 +65,6 @@ pub fn sgd_momentum_kernel(
 /// Every scalar says how long it lives: `lr` is the record's shared per-step field (a schedule
 /// sets it between steps), the rest are hyperparameters the host may change between steps.
 #[optimizer_kernel]
-#[allow(clippy::too_many_arguments)]
 pub fn rmsprop_centered_kernel(
     #[param] p: f32,
     #[grad] g: f32,
@@ -104,7 +103,6 @@ pub fn rmsprop_centered_kernel(
 /// they are `#[derived]`: [`nadam_schedule`] computes them on the device after every advance,
 /// and a captured step reads the current ones. `1 − β2^t` is the record's own bias correction.
 #[optimizer_kernel(schedule = nadam_schedule)]
-#[allow(clippy::too_many_arguments)]
 pub fn nadam_kernel(
     #[param] p: f32,
     #[grad] g: f32,
