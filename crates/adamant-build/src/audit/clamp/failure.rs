@@ -1,0 +1,96 @@
+//! Why a value stored to a parameter buffer is not proven clamped.
+/// Why a value stored to a parameter buffer is not proven clamped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClampFailure {
+    /// The value does not depend on the bound parameter at all.
+    NoBound,
+    /// The instructions between the bound and the store could not be evaluated.
+    Unprovable { reason: String },
+    /// Evaluated, the device code gives another value than the contract for one input.
+    Wrong {
+        x: u32,
+        bound: u32,
+        /// The tensor's scale, in a multi-tensor entry.
+        scale: Option<u32>,
+        got: u32,
+        expected: u32,
+    },
+    /// A multi-tensor entry's stored value is not clamped with a per-tensor scale.
+    NoTensorScale,
+    /// A multi-tensor entry's value is clamped with the scale of another index than the one its
+    /// parameter-buffer pointer was loaded at.
+    OtherTensor {
+        scale_line: usize,
+        scale_index: String,
+        pointer_index: String,
+    },
+}
+
+fn show(bits: u32) -> String {
+    let v = f32::from_bits(bits);
+    if v.is_nan() {
+        format!("NaN (0x{bits:08x})")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+impl std::fmt::Display for ClampFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClampFailure::NoBound => f.write_str(
+                "the value does not depend on the clamp bound (the last parameter): no clamp",
+            ),
+            ClampFailure::Unprovable { reason } => {
+                write!(f, "the clamp cannot be proven: {reason}")
+            }
+            ClampFailure::Wrong {
+                x,
+                bound,
+                scale: None,
+                got,
+                expected,
+            } => write!(
+                f,
+                "the clamp computes the wrong value: for x = {} and bound = {} the device code \
+                 stores {}, the contract `bound > 0 && |x| > bound ? copysign(bound, x) : x` \
+                 gives {}",
+                show(*x),
+                show(*bound),
+                show(*got),
+                show(*expected)
+            ),
+            ClampFailure::Wrong {
+                x,
+                bound,
+                scale: Some(scale),
+                got,
+                expected,
+            } => write!(
+                f,
+                "the clamp computes the wrong value: for x = {}, bound = {} and tensor scale = {} \
+                 the device code stores {}, the contract (`b = min(bound × scale, 1e18)`, \
+                 then `b > 0 && |x| > b ? copysign(b, x) : x`) gives {}",
+                show(*x),
+                show(*bound),
+                show(*scale),
+                show(*got),
+                show(*expected)
+            ),
+            ClampFailure::NoTensorScale => f.write_str(
+                "the value is not clamped with its tensor's bound: a multi-tensor entry must \
+                 scale the bound by the tensor's `weight_clamp_scales` entry",
+            ),
+            ClampFailure::OtherTensor {
+                scale_line,
+                scale_index,
+                pointer_index,
+            } => write!(
+                f,
+                "the value is clamped with another tensor's bound: its scale is loaded (line \
+                 {scale_line}) at index `{scale_index}`, its parameter-buffer pointer at index \
+                 `{pointer_index}`"
+            ),
+        }
+    }
+}

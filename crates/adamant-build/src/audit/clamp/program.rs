@@ -1,0 +1,122 @@
+//! The slice compiled to straight-line steps in dependency order, and the extra cases around its
+//! constants.
+use std::collections::HashMap;
+
+use super::slice::Slice;
+use super::ClampProver;
+use crate::audit::eval;
+use crate::audit::opcodes::sources;
+use crate::ptx::Operand;
+
+impl<'a> ClampProver<'a> {
+    /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
+    /// ulp, both signs): a clamp that special-cases one value is caught at that value, not only
+    /// if the fixed table happens to contain it.
+    pub(super) fn constant_cases(&self, program: &[Step]) -> Vec<(u32, u32)> {
+        let mut constants: Vec<f32> = Vec::new();
+        for step in program {
+            for a in &step.args {
+                if let Src::Imm(bits) = *a {
+                    let v = f32::from_bits(bits);
+                    // Integer immediates (masks, shifts) read as floats too: harmless cases.
+                    for c in [v, v.next_up(), v.next_down()] {
+                        for c in [c, -c] {
+                            if !constants.iter().any(|k| k.to_bits() == c.to_bits()) {
+                                constants.push(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let anchors = [1.0f32, 100.0, 0.0, -1.0, f32::NAN, 3.0, 1e-3];
+        let mut out = Vec::new();
+        for &c in &constants {
+            for &a in &anchors {
+                out.push((c.to_bits(), a.to_bits()));
+                out.push((a.to_bits(), c.to_bits()));
+            }
+            for &d in &constants {
+                out.push((c.to_bits(), d.to_bits()));
+            }
+        }
+        out.truncate(20_000);
+        out
+    }
+
+    /// The slice as straight-line steps in dependency order, and where `value` ends up.
+    pub(super) fn compile(
+        &self,
+        value: &'a str,
+        slice: &Slice<'a>,
+    ) -> Result<(Vec<Step>, Src), String> {
+        let mut program: Vec<Step> = Vec::new();
+        let mut slot_of: HashMap<&'a str, usize> = HashMap::new();
+        let result = self.emit(value, slice, &mut program, &mut slot_of, 0)?;
+        Ok((program, result))
+    }
+
+    fn emit(
+        &self,
+        reg: &'a str,
+        slice: &Slice<'a>,
+        program: &mut Vec<Step>,
+        slot_of: &mut HashMap<&'a str, usize>,
+        depth: usize,
+    ) -> Result<Src, String> {
+        if slice.x == Some(reg) {
+            return Ok(Src::X);
+        }
+        if slice.bound_regs.contains(reg) {
+            return Ok(Src::Bound);
+        }
+        if slice.scale_regs.contains_key(reg) {
+            return Ok(Src::Scale);
+        }
+        if let Some(&k) = slot_of.get(reg) {
+            return Ok(Src::Slot(k));
+        }
+        if depth > 256 {
+            return Err("the clamp's slice is too deep".into());
+        }
+        let i = *slice
+            .defs
+            .get(reg)
+            .ok_or_else(|| format!("`{reg}` is outside the clamp's slice"))?;
+        let inst = &self.instructions[i];
+        let f32_immediates = eval::is_f32(inst);
+        let mut args = Vec::new();
+        for o in sources(inst) {
+            args.push(match o {
+                Operand::Register(r) => self.emit(r, slice, program, slot_of, depth + 1)?,
+                Operand::Immediate(text) => {
+                    Src::Imm(eval::immediate(text, f32_immediates).ok_or_else(|| {
+                        format!("cannot read the immediate `{text}` of `{}`", inst.text)
+                    })?)
+                }
+                other => return Err(format!("cannot evaluate the operand {other}")),
+            });
+        }
+        program.push(Step { inst: i, args });
+        let k = program.len() - 1;
+        slot_of.insert(reg, k);
+        Ok(Src::Slot(k))
+    }
+}
+
+/// Where one argument of a compiled step comes from.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Src {
+    X,
+    Bound,
+    /// A multi-tensor entry's scale of the stored tensor.
+    Scale,
+    Imm(u32),
+    Slot(usize),
+}
+
+/// One instruction of a compiled clamp: its index and its arguments.
+pub(super) struct Step {
+    pub(super) inst: usize,
+    pub(super) args: Vec<Src>,
+}

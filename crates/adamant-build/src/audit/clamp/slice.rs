@@ -1,0 +1,164 @@
+//! The slice of a stored value: the instructions between the bound, the one value `x` they
+//! clamp, and the stored register.
+use std::collections::{HashMap, HashSet};
+
+use super::{ClampFailure, ClampProver};
+use crate::audit::eval;
+use crate::audit::opcodes::sources;
+use crate::ptx::Operand;
+
+/// The instructions between `x`, the bound and the stored value, ready to evaluate.
+pub(super) struct Slice<'a> {
+    /// Register -> its one definition.
+    pub(super) defs: HashMap<&'a str, usize>,
+    /// The registers holding the bound (`ld.param` of the bound parameter).
+    pub(super) bound_regs: HashSet<&'a str>,
+    /// The registers holding a tensor's scale, with the instruction that loads each.
+    pub(super) scale_regs: HashMap<&'a str, usize>,
+    pub(super) x: Option<&'a str>,
+}
+
+impl<'a> ClampProver<'a> {
+    /// The registers an evaluable definition reads, or why it is not evaluable.
+    fn operands_of(&self, i: usize) -> Result<Vec<&'a str>, String> {
+        let inst = &self.instructions[i];
+        if !eval::plain_operands(inst) {
+            return Err(format!(
+                "`{}` (line {}) has a negated or paired predicate",
+                inst.text, inst.line
+            ));
+        }
+        let srcs = sources(inst);
+        if let Some(bad) = srcs.iter().find(|o| !eval::is_value(o)) {
+            return Err(format!(
+                "`{}` (line {}) reads {bad}, which is neither a register nor an immediate",
+                inst.text, inst.line
+            ));
+        }
+        Ok(srcs
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Register(r) => Some(r.as_str()),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Builds the slice of `value`: the bound-dependent instructions feeding it, their other
+    /// inputs reduced to a single `x`.
+    pub(super) fn slice(&self, value: &'a str) -> Result<Slice<'a>, ClampFailure> {
+        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        let mut slice = Slice {
+            defs: HashMap::new(),
+            bound_regs: HashSet::new(),
+            scale_regs: HashMap::new(),
+            x: None,
+        };
+        let mut frontier: Vec<&'a str> = Vec::new();
+        let mut stack = vec![value];
+        let mut seen = HashSet::new();
+        while let Some(reg) = stack.pop() {
+            if !seen.insert(reg) {
+                continue;
+            }
+            let i = self.flow.single_def(reg).map_err(unprovable)?;
+            let inst = &self.instructions[i];
+            if self.bound_register(inst) == Some(reg) {
+                if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
+                    return Err(unprovable(format!(
+                        "the bound is read as `{}`, not as a 32-bit float",
+                        inst.text
+                    )));
+                }
+                slice.bound_regs.insert(reg);
+                continue;
+            }
+            if self.scale_register(inst) == Some(reg) {
+                slice.scale_regs.insert(reg, i);
+                continue;
+            }
+            let srcs = self.operands_of(i).map_err(unprovable)?;
+            slice.defs.insert(reg, i);
+            for s in srcs {
+                if self.bound_dependent.contains(s) {
+                    stack.push(s);
+                } else if !frontier.contains(&s) {
+                    frontier.push(s);
+                }
+            }
+        }
+        if slice.bound_regs.is_empty() {
+            return Err(unprovable(
+                "the bound is not read where the value is built".into(),
+            ));
+        }
+        if frontier.is_empty() {
+            return Err(unprovable(
+                "the stored value is computed from the bound alone, not from an updated value"
+                    .into(),
+            ));
+        }
+        // The clamped value: one frontier register from which every other one is computed.
+        let mut memo = HashMap::new();
+        let x = frontier
+            .iter()
+            .copied()
+            .find(|&x| frontier.iter().all(|&f| self.pure_from(f, x, &mut memo, 0)));
+        let Some(x) = x else {
+            return Err(unprovable(format!(
+                "besides the bound, the stored value depends on {} values that are not all \
+                 computed from one of them ({})",
+                frontier.len(),
+                frontier.join(", ")
+            )));
+        };
+        slice.x = Some(x);
+        let mut stack = frontier;
+        while let Some(reg) = stack.pop() {
+            if reg == x || slice.defs.contains_key(reg) {
+                continue;
+            }
+            let i = self.flow.single_def(reg).map_err(unprovable)?;
+            slice.defs.insert(reg, i);
+            stack.extend(self.operands_of(i).map_err(unprovable)?);
+        }
+        Ok(slice)
+    }
+
+    /// Whether `reg` is `x` or computed from `x` and immediates alone, by unguarded single
+    /// definitions that the interpreter knows (memoized: the walk may cross the update's DAG).
+    fn pure_from(
+        &self,
+        reg: &'a str,
+        x: &'a str,
+        memo: &mut HashMap<(&'a str, &'a str), bool>,
+        depth: usize,
+    ) -> bool {
+        if reg == x {
+            return true;
+        }
+        if depth > 64 {
+            return false;
+        }
+        if let Some(&known) = memo.get(&(reg, x)) {
+            return known;
+        }
+        let result = match self.flow.single_def(reg) {
+            Ok(i) => {
+                let inst = &self.instructions[i];
+                let computes = matches!(
+                    crate::audit::opcodes::class(inst),
+                    crate::audit::opcodes::Class::Compute | crate::audit::opcodes::Class::Compare
+                );
+                computes
+                    && self.operands_of(i).is_ok_and(|srcs| {
+                        srcs.into_iter()
+                            .all(|s| self.pure_from(s, x, memo, depth + 1))
+                    })
+            }
+            Err(_) => false,
+        };
+        memo.insert((reg, x), result);
+        result
+    }
+}

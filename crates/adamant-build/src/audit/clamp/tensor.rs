@@ -1,0 +1,44 @@
+//! A multi-tensor entry's clamp: the scale it uses is its own tensor's.
+use super::slice::Slice;
+use super::{ClampFailure, ClampProver};
+use crate::audit::tensor_index::TensorIndex;
+use crate::ptx::Operand;
+
+impl<'a> ClampProver<'a> {
+    /// A multi-tensor entry: the value must be clamped with a scale, and every scale it depends
+    /// on must have been loaded at the index the stored pointer was loaded at.
+    pub(super) fn check_tensor(
+        &self,
+        slice: &Slice<'a>,
+        scales: usize,
+        address: Option<&'a Operand>,
+        table: usize,
+    ) -> Result<(), ClampFailure> {
+        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        if slice.scale_regs.is_empty() {
+            return Err(ClampFailure::NoTensorScale);
+        }
+        let index = TensorIndex {
+            flow: self.flow,
+            instructions: self.instructions,
+        };
+        let address = address.ok_or_else(|| unprovable("the store has no address".into()))?;
+        let stored = index.stored_index(address, table).map_err(|e| {
+            unprovable(format!("the stored pointer's tensor cannot be traced: {e}"))
+        })?;
+        for &load in slice.scale_regs.values() {
+            let inst = &self.instructions[load];
+            let scale = index
+                .load_index(inst, scales, 4)
+                .map_err(|e| unprovable(format!("the scale's tensor cannot be traced: {e}")))?;
+            if scale != stored {
+                return Err(ClampFailure::OtherTensor {
+                    scale_line: inst.line,
+                    scale_index: scale.to_string(),
+                    pointer_index: stored.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
