@@ -33,6 +33,7 @@ use crate::ptx;
 mod clamp;
 mod entry;
 mod eval;
+mod lattice;
 mod opcodes;
 mod provenance;
 mod report;

@@ -1,7 +1,7 @@
 //! Pointer provenance in one entry body: for every register, which pointers its value may be
-//! derived from. A flow-insensitive fixpoint over all definitions of each register (loop
-//! variables and values merged after branches take the union of all their definitions), so it
-//! over-approximates: a value gets every root any of its definitions could give it.
+//! derived from. It is one part of the register lattice (`lattice.rs`), computed by its one
+//! flow-insensitive fixpoint, so it over-approximates: a value gets every root any of its
+//! definitions could give it.
 //!
 //! What counts as a root:
 //! - an entry parameter of pointer type, read with `ld.param` ([`Root::Pointer`]);
@@ -23,6 +23,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use adamant_kernels::abi::{KernelDescriptor, ParamType};
 
+use super::clamp::ClampSources;
+use super::lattice::Value;
 use super::opcodes::{address, class, destinations, sources, Class};
 use crate::ptx::{Instruction, Operand, PtxEntry};
 
@@ -41,14 +43,17 @@ pub(super) enum Root {
 
 pub(super) type Roots = BTreeSet<Root>;
 
-/// Def-use facts of one entry body.
+/// Def-use facts of one entry body: every register's definitions and its value in the lattice.
 pub(super) struct Provenance<'a> {
-    entry: &'a PtxEntry,
+    pub(super) entry: &'a PtxEntry,
     descriptor: &'a KernelDescriptor,
-    instructions: &'a [Instruction],
+    pub(super) instructions: &'a [Instruction],
     /// Register -> the instructions that define it.
     pub(super) defs: HashMap<&'a str, Vec<usize>>,
-    roots: HashMap<&'a str, Roots>,
+    /// Register -> what the lattice knows of its value.
+    pub(super) values: HashMap<&'a str, Value>,
+    /// Where an optimizer entry's clamp inputs come from (none in other entries).
+    pub(super) clamp: Option<ClampSources>,
 }
 
 impl<'a> Provenance<'a> {
@@ -56,6 +61,7 @@ impl<'a> Provenance<'a> {
         entry: &'a PtxEntry,
         descriptor: &'a KernelDescriptor,
         instructions: &'a [Instruction],
+        clamp: Option<ClampSources>,
     ) -> Self {
         let mut defs: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, inst) in instructions.iter().enumerate() {
@@ -68,7 +74,8 @@ impl<'a> Provenance<'a> {
             descriptor,
             instructions,
             defs,
-            roots: HashMap::new(),
+            values: HashMap::new(),
+            clamp,
         };
         flow.fixpoint();
         flow
@@ -153,8 +160,8 @@ impl<'a> Provenance<'a> {
             .is_some_and(|p| p.ty == ParamType::Ptr)
     }
 
-    /// What one definition gives its destinations.
-    fn defined_roots(&self, inst: &Instruction) -> Roots {
+    /// The roots one definition gives its destinations.
+    pub(super) fn defined_roots(&self, inst: &Instruction) -> Roots {
         let mut out = Roots::new();
         match class(inst) {
             Class::Load if Self::is_param_load(inst) => {
@@ -177,8 +184,8 @@ impl<'a> Provenance<'a> {
             Class::Exchange | Class::Compute => {
                 for s in sources(inst) {
                     for r in s.registers() {
-                        if let Some(set) = self.roots.get(r) {
-                            out.extend(set.iter().cloned());
+                        if let Some(value) = self.values.get(r) {
+                            out.extend(value.roots.iter().cloned());
                         }
                     }
                     for sym in s.symbols() {
@@ -214,33 +221,11 @@ impl<'a> Provenance<'a> {
         }
     }
 
-    fn fixpoint(&mut self) {
-        // Sets only grow and are drawn from a finite set of roots, so this terminates; the
-        // iteration cap only guards against a bug (and then the audit fails, see `converged`).
-        for _ in 0..10_000 {
-            let mut changed = false;
-            for inst in self.instructions {
-                let dests = destinations(inst);
-                if dests.is_empty() {
-                    continue;
-                }
-                let out = self.defined_roots(inst);
-                for d in dests {
-                    let set = self.roots.entry(d).or_default();
-                    let before = set.len();
-                    set.extend(out.iter().cloned());
-                    changed |= set.len() != before;
-                }
-            }
-            if !changed {
-                return;
-            }
-        }
-        panic!("pointer provenance did not converge in {}", self.entry.name);
-    }
-
     pub(super) fn roots(&self, reg: &str) -> Roots {
-        self.roots.get(reg).cloned().unwrap_or_default()
+        self.values
+            .get(reg)
+            .map(|v| v.roots.clone())
+            .unwrap_or_default()
     }
 
     /// The roots of an operand: a register's, a symbol's own, an address's base's.

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
 
-use super::clamp::{BoundSource, ClampProver};
+use super::clamp::{BoundSource, ClampProver, ClampSources};
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
 use super::{ClampAudit, Violation, WriteAudit};
@@ -37,7 +37,6 @@ pub(super) fn audit_writes(
     let descriptor = cx.descriptor;
     let name = &entry.name;
     let instructions = entry.instructions();
-    let flow = Provenance::new(entry, descriptor, &instructions);
     let is_optimizer = descriptor.kind == KernelKind::Optimizer;
     let last = |i: &usize| i + 1 == descriptor.params.len() && *i < entry.params.len();
     let bound = match (
@@ -51,7 +50,9 @@ pub(super) fn audit_writes(
     // A multi-tensor entry's scales (entry.rs checks that every entry with a parameter table
     // has exactly one, and no other entry has any).
     let scales = descriptor.clamp_scales_index();
-    let prover = bound.map(|b| ClampProver::new(&flow, &instructions, b, scales));
+    let sources = bound.map(|bound| ClampSources { bound, scales });
+    let flow = Provenance::new(entry, descriptor, &instructions, sources);
+    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();

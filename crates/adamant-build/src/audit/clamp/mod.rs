@@ -35,5 +35,5 @@ mod tensor;
 
 pub use contract::{cases, contract, scaled_cases, tensor_contract};
 pub use failure::ClampFailure;
-pub(super) use origin::BoundSource;
+pub(super) use origin::{BoundSource, ClampSources};
 pub(super) use prover::ClampProver;

@@ -1,10 +1,13 @@
 //! Where the bound (and a multi-tensor entry's per-tensor scale) comes from: which loads are the
-//! bound's and the scale's origin.
+//! bound's and the scale's origin, and what each definition gives the register lattice's clamp
+//! inputs (`lattice.rs`).
+use std::collections::BTreeSet;
+
 use adamant_kernels::step::BOUND_OFFSET;
 
-use super::ClampProver;
-use crate::audit::opcodes::{address, destinations};
-use crate::audit::provenance::Provenance;
+use crate::audit::lattice::ClampInput;
+use crate::audit::opcodes::{address, destinations, sources};
+use crate::audit::provenance::{Provenance, Root};
 use crate::ptx::{Instruction, Operand};
 
 /// Where an optimizer entry reads its clamp bound: always through its last parameter.
@@ -18,9 +21,17 @@ pub(in crate::audit) enum BoundSource {
     Record(usize),
 }
 
+/// Where an optimizer entry's clamp inputs come from: its bound, and in a multi-tensor entry its
+/// `weight_clamp_scales` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::audit) struct ClampSources {
+    pub(in crate::audit) bound: BoundSource,
+    pub(in crate::audit) scales: Option<usize>,
+}
+
 /// Whether `inst` is an unguarded load of 32-bit words of one of `types` from global or
 /// generic memory: the only loads a step-state bound or a tensor's scale may come from.
-pub(super) fn is_word_load(inst: &Instruction, types: &[&str]) -> bool {
+fn is_word_load(inst: &Instruction, types: &[&str]) -> bool {
     inst.op() == "ld"
         && inst.guard.is_none()
         && !["param", "shared", "local", "const"]
@@ -29,14 +40,14 @@ pub(super) fn is_word_load(inst: &Instruction, types: &[&str]) -> bool {
         && types.iter().any(|t| inst.has_modifier(t))
 }
 
-impl<'a> ClampProver<'a> {
+impl<'a> Provenance<'a> {
     /// The register that `inst` loads the bound into, if `inst` is the bound's load.
-    pub(super) fn bound_register(&self, inst: &'a Instruction) -> Option<&'a str> {
+    pub(in crate::audit) fn bound_register(&self, inst: &'a Instruction) -> Option<&'a str> {
         let dests = destinations(inst);
-        match self.source {
+        match self.clamp?.bound {
             BoundSource::Argument(i) => {
                 let loads = Provenance::is_param_load(inst)
-                    && address(inst).and_then(|a| self.flow.param_of(a)) == Some(i);
+                    && address(inst).and_then(|a| self.param_of(a)) == Some(i);
                 match dests.as_slice() {
                     [d] if loads => Some(*d),
                     _ => None,
@@ -52,7 +63,7 @@ impl<'a> ClampProver<'a> {
                 let Operand::Register(base) = base.as_ref() else {
                     return None;
                 };
-                let start = self.flow.offset_from_param(base, i)?.checked_add(*offset)?;
+                let start = self.offset_from_param(base, i)?.checked_add(*offset)?;
                 let element = (BOUND_OFFSET as i64).checked_sub(start)?;
                 if element % 4 != 0 {
                     return None;
@@ -63,20 +74,76 @@ impl<'a> ClampProver<'a> {
     }
 
     /// The register that `inst` loads a tensor's scale into, if `inst` is a 32-bit load through
-    /// the `weight_clamp_scales` pointer (at which index is checked per store).
-    pub(super) fn scale_register(&self, inst: &'a Instruction) -> Option<&'a str> {
-        let scales = self.scales?;
+    /// the `weight_clamp_scales` pointer alone (at which index is checked per store).
+    pub(in crate::audit) fn scale_register(&self, inst: &'a Instruction) -> Option<&'a str> {
+        self.scale_load(inst, |roots, scales| {
+            *roots == BTreeSet::from([Root::Pointer(scales)])
+        })
+    }
+
+    /// The register of a 32-bit scalar load whose address roots pass `through(roots, scales)`.
+    fn scale_load(
+        &self,
+        inst: &'a Instruction,
+        through: impl Fn(&BTreeSet<Root>, usize) -> bool,
+    ) -> Option<&'a str> {
+        let scales = self.clamp?.scales?;
         if !is_word_load(inst, &["b32", "f32"])
             || inst.opcode.split('.').any(|m| m.starts_with('v'))
         {
             return None;
         }
-        let from_scales = address(inst).is_some_and(|a| {
-            self.flow.address_roots(a) == [crate::audit::provenance::Root::Pointer(scales)].into()
-        });
+        let from_scales = address(inst).is_some_and(|a| through(&self.address_roots(a), scales));
         match destinations(inst).as_slice() {
             [d] if from_scales => Some(*d),
             _ => None,
         }
+    }
+
+    /// The clamp inputs the definition `inst` (instruction `i`) gives each of `dests`: the
+    /// bound's load gives its register the bound (and nothing else); any other instruction gives
+    /// every destination the inputs of every register it reads, and a load that may be a
+    /// tensor's scale (its address may derive from the scales pointer) records itself, to be
+    /// judged once the roots are final.
+    pub(in crate::audit) fn defined_clamp_inputs(
+        &self,
+        i: usize,
+        inst: &'a Instruction,
+        dests: &[&'a str],
+    ) -> Vec<BTreeSet<ClampInput>> {
+        if let Some(bound) = self.bound_register(inst) {
+            return dests
+                .iter()
+                .map(|&d| match d == bound {
+                    true => BTreeSet::from([ClampInput::Bound]),
+                    false => BTreeSet::new(),
+                })
+                .collect();
+        }
+        let mut read = BTreeSet::new();
+        for s in sources(inst) {
+            for r in s.registers() {
+                if let Some(value) = self.values.get(r) {
+                    read.extend(value.clamp_inputs.iter().copied());
+                }
+            }
+        }
+        if self
+            .scale_load(inst, |roots, scales| roots.contains(&Root::Pointer(scales)))
+            .is_some()
+        {
+            read.insert(ClampInput::ScaleLoad(i));
+        }
+        vec![read; dests.len()]
+    }
+
+    /// Whether `reg`'s value is computed from the bound or a tensor's scale.
+    pub(in crate::audit) fn depends_on_bound(&self, reg: &str) -> bool {
+        self.values.get(reg).is_some_and(|v| {
+            v.clamp_inputs.iter().any(|input| match *input {
+                ClampInput::Bound => true,
+                ClampInput::ScaleLoad(i) => self.scale_register(&self.instructions[i]).is_some(),
+            })
+        })
     }
 }

@@ -1,71 +1,31 @@
-//! One entry's clamp prover: what depends on the bound, and the proof of one stored value.
-use std::collections::HashSet;
+//! One entry's clamp prover: the proof of one stored value, on the register lattice's facts.
 
 use super::contract::{cases, contract, scaled_cases, tensor_contract};
-use super::origin::BoundSource;
 use super::program::Src;
 use super::ClampFailure;
 use crate::audit::eval;
-use crate::audit::opcodes::sources;
 use crate::audit::provenance::Provenance;
 use crate::ptx::{Instruction, Operand};
 
-/// One entry's clamp prover: the registers that depend on the bound, computed once.
+/// One entry's clamp prover.
 pub(in crate::audit) struct ClampProver<'a> {
     pub(super) flow: &'a Provenance<'a>,
     pub(super) instructions: &'a [Instruction],
-    pub(super) source: BoundSource,
     /// A multi-tensor entry's `weight_clamp_scales` parameter.
     pub(super) scales: Option<usize>,
-    pub(super) bound_dependent: HashSet<&'a str>,
 }
 
 impl<'a> ClampProver<'a> {
     pub(in crate::audit) fn new(
         flow: &'a Provenance<'a>,
         instructions: &'a [Instruction],
-        source: BoundSource,
         scales: Option<usize>,
     ) -> Self {
-        let mut prover = ClampProver {
+        ClampProver {
             flow,
             instructions,
-            source,
             scales,
-            bound_dependent: HashSet::new(),
-        };
-        // Forward fixpoint: a register depends on the bound if one of its definitions reads
-        // the bound parameter or a register that does.
-        loop {
-            let mut changed = false;
-            for inst in instructions {
-                let dests = crate::audit::opcodes::destinations(inst);
-                if dests.is_empty() {
-                    continue;
-                }
-                if let Some(bound) = prover
-                    .bound_register(inst)
-                    .or_else(|| prover.scale_register(inst))
-                {
-                    changed |= prover.bound_dependent.insert(bound);
-                    continue;
-                }
-                let reads = sources(inst).iter().any(|s| {
-                    s.registers()
-                        .iter()
-                        .any(|r| prover.bound_dependent.contains(r))
-                });
-                if reads {
-                    for d in dests {
-                        changed |= prover.bound_dependent.insert(d);
-                    }
-                }
-            }
-            if !changed {
-                break;
-            }
         }
-        prover
     }
 
     /// Proves that the value in `value`, stored at `address` through a pointer of parameter
@@ -81,7 +41,7 @@ impl<'a> ClampProver<'a> {
         let Operand::Register(value) = value else {
             return Err(ClampFailure::NoBound);
         };
-        if !self.bound_dependent.contains(value.as_str()) {
+        if !self.flow.depends_on_bound(value) {
             return Err(ClampFailure::NoBound);
         }
         let slice = self.slice(value)?;

@@ -63,7 +63,7 @@ impl<'a> ClampProver<'a> {
             }
             let i = self.flow.single_def(reg).map_err(unprovable)?;
             let inst = &self.instructions[i];
-            if self.bound_register(inst) == Some(reg) {
+            if self.flow.bound_register(inst) == Some(reg) {
                 if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
                     return Err(unprovable(format!(
                         "the bound is read as `{}`, not as a 32-bit float",
@@ -73,14 +73,14 @@ impl<'a> ClampProver<'a> {
                 slice.bound_regs.insert(reg);
                 continue;
             }
-            if self.scale_register(inst) == Some(reg) {
+            if self.flow.scale_register(inst) == Some(reg) {
                 slice.scale_regs.insert(reg, i);
                 continue;
             }
             let srcs = self.operands_of(i).map_err(unprovable)?;
             slice.defs.insert(reg, i);
             for s in srcs {
-                if self.bound_dependent.contains(s) {
+                if self.flow.depends_on_bound(s) {
                     stack.push(s);
                 } else if !frontier.contains(&s) {
                     frontier.push(s);
