@@ -6,7 +6,9 @@
 //! stepped, and the audit must name it.
 mod support;
 
-use adamant_build::audit::{audit, clamp_scaled_cases, ClampFailure, Violation};
+use adamant_build::audit::{
+    audit, clamp_scaled_cases, ClampFailure, TraceReason, Unprovable, Violation,
+};
 use adamant_kernels::abi::{self, KernelDescriptor, KernelParam, ParamRole};
 
 use ptx_edit::*;
@@ -129,11 +131,10 @@ fn a_scale_read_one_slot_off_is_unprovable() {
             let a = &s.address;
             e[s.load] = e[s.load].replace(&format!("[{a}]"), &format!("[{a}+4]"));
         });
-        rejected(
-            kernel.name,
-            &ptx,
-            |f| matches!(f, ClampFailure::Unprovable { reason } if reason.contains("scale")),
-        );
+        rejected(kernel.name, &ptx, |f| {
+            matches!(f, ClampFailure::Unprovable { reason: Unprovable::ScaleTensor(e) }
+                    if e.reason == TraceReason::ConstantOffset { bytes: 4 })
+        });
     }
 }
 
@@ -156,11 +157,14 @@ fn a_scale_address_moved_by_bytes_is_unprovable() {
             e.insert(add, format!("\tadd.s64 \t{bumped}, {offset}, 4;"));
             e[add + 1] = e[add + 1].replace(&format!(", {offset}"), &format!(", {bumped}"));
         });
-        rejected(
-            kernel.name,
-            &ptx,
-            |f| matches!(f, ClampFailure::Unprovable { reason } if reason.contains("scale")),
-        );
+        rejected(kernel.name, &ptx, |f| {
+            matches!(
+                f,
+                ClampFailure::Unprovable {
+                    reason: Unprovable::ScaleTensor(_)
+                }
+            )
+        });
     }
 }
 

@@ -34,6 +34,7 @@ mod clamp;
 mod entry;
 mod eval;
 mod lattice;
+mod located;
 mod opcodes;
 mod provenance;
 mod report;
@@ -43,11 +44,13 @@ mod writes;
 
 pub use clamp::{
     cases as clamp_cases, contract as clamp_contract, scaled_cases as clamp_scaled_cases,
-    tensor_contract as clamp_tensor_contract,
+    tensor_contract as clamp_tensor_contract, Unprovable,
 };
+pub use located::{At, DefinitionError};
 pub use report::{
     param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit, WriteAudit,
 };
+pub use tensor_index::{TraceError, TraceReason};
 pub use violation::{ClampFailure, Violation};
 
 use entry::audit_entry;

@@ -25,6 +25,7 @@ use adamant_kernels::abi::{KernelDescriptor, ParamType};
 
 use super::clamp::ClampSources;
 use super::lattice::Value;
+use super::located::{At, DefinitionError};
 use super::opcodes::{address, class, destinations, sources, Class};
 use crate::ptx::{Instruction, Operand, PtxEntry};
 
@@ -99,28 +100,21 @@ impl<'a> Provenance<'a> {
     /// The one definition of `reg`, unguarded, or why there is none: what the clamp's slice
     /// and the tensor index follow back, since a register defined twice or under a guard could
     /// hold either value at a use.
-    pub(super) fn single_def(&self, reg: &str) -> Result<usize, String> {
+    pub(super) fn single_def(&self, reg: &str) -> Result<usize, DefinitionError> {
+        let register = reg.to_string();
         match self.defs.get(reg).map(Vec::as_slice) {
-            Some([i]) => {
-                let inst = &self.instructions[*i];
-                if inst.guard.is_some() {
-                    Err(format!(
-                        "`{reg}` is defined under a guard (`{}`, line {})",
-                        inst.text, inst.line
-                    ))
-                } else {
-                    Ok(*i)
-                }
-            }
-            Some(defs) if defs.len() > 1 => Err(format!(
-                "`{reg}` has {} definitions (lines {})",
-                defs.len(),
-                defs.iter()
-                    .map(|&i| self.instructions[i].line.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            _ => Err(format!("`{reg}` is never defined")),
+            Some([i]) => match &self.instructions[*i] {
+                inst if inst.guard.is_some() => Err(DefinitionError::Guarded {
+                    register,
+                    at: At::of(inst),
+                }),
+                _ => Ok(*i),
+            },
+            Some(defs) if defs.len() > 1 => Err(DefinitionError::Several {
+                register,
+                lines: defs.iter().map(|&i| self.instructions[i].line).collect(),
+            }),
+            _ => Err(DefinitionError::Undefined { register }),
         }
     }
 

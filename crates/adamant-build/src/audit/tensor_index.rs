@@ -19,9 +19,89 @@
 //! value through them here). So two loads traced to one index register read the index of the same
 //! chunk: a use always sees its definition's latest execution, and both loads' definitions
 //! dominate the store that uses them.
+use std::fmt;
+
+use super::located::{At, DefinitionError};
 use super::opcodes::{address, sources};
 use super::provenance::{is_64, Provenance, Root};
 use crate::ptx::{parse_integer, Instruction, Operand};
+
+/// Why a per-tensor table address is not traced to its index register: the instruction where
+/// the trace stopped, if one, and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    pub at: Option<At>,
+    pub reason: TraceReason,
+}
+
+/// What stopped a trace (the accepted shapes are listed in this module's documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceReason {
+    /// The load or store has no address operand.
+    NoAddress,
+    /// The load reads the table at a constant byte offset (another tensor's element).
+    ConstantOffset { bytes: i64 },
+    /// The load's address is not a register.
+    NoIndex,
+    /// The address adds an index to something that is not the table's own address.
+    NoTableOperand,
+    /// The address is not the table's address plus an index.
+    NotTablePlusIndex,
+    /// The index is multiplied by `factor`, not by the table's element size.
+    WrongElementSize { factor: String, size: i64 },
+    /// The index (or the byte offset) is the constant `operand`.
+    ConstantIndex { operand: String },
+    /// The stored pointer is loaded, but not from the table.
+    NotFromTable,
+    /// The stored pointer passes through an instruction the trace does not follow.
+    NotFollowed,
+    /// The stored pointer's definitions are too deep to follow.
+    TooDeep,
+    /// A register on the way has no one unguarded definition.
+    Definition(DefinitionError),
+}
+
+impl TraceError {
+    fn at(inst: &Instruction, reason: TraceReason) -> TraceError {
+        TraceError {
+            at: Some(At::of(inst)),
+            reason,
+        }
+    }
+
+    fn bare(reason: TraceReason) -> TraceError {
+        TraceError { at: None, reason }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use TraceReason as R;
+        if let Some(at) = &self.at {
+            write!(f, "{at} ")?;
+        }
+        match &self.reason {
+            R::NoAddress => f.write_str("has no address"),
+            R::ConstantOffset { bytes } => {
+                write!(f, "reads the table at a constant offset of {bytes} bytes")
+            }
+            R::NoIndex => f.write_str("reads the table without an index"),
+            R::NoTableOperand => f.write_str("does not add an index to the table's own address"),
+            R::NotTablePlusIndex => f.write_str("is not the table's address plus an index"),
+            R::WrongElementSize { factor, size } => write!(
+                f,
+                "scales the index by {factor}, not by the table's {size}-byte elements"
+            ),
+            R::ConstantIndex { operand } => write!(f, "the index is the constant {operand}"),
+            R::NotFromTable => f.write_str("loads the stored pointer, but not from the table"),
+            R::NotFollowed => f.write_str(
+                "passes the stored pointer on in a way the audit does not follow to its table load",
+            ),
+            R::TooDeep => f.write_str("the stored pointer's definitions are too deep to follow"),
+            R::Definition(e) => write!(f, "{e}"),
+        }
+    }
+}
 
 /// Traces per-tensor table addresses in one entry body.
 pub(super) struct TensorIndex<'a> {
@@ -31,8 +111,11 @@ pub(super) struct TensorIndex<'a> {
 
 impl<'a> TensorIndex<'a> {
     /// The one unguarded definition of `reg`, or why there is none.
-    fn def(&self, reg: &str) -> Result<&'a Instruction, String> {
-        self.flow.single_def(reg).map(|i| &self.instructions[i])
+    fn def(&self, reg: &str) -> Result<&'a Instruction, TraceError> {
+        self.flow
+            .single_def(reg)
+            .map(|i| &self.instructions[i])
+            .map_err(|e| TraceError::bare(TraceReason::Definition(e)))
     }
 
     /// The index register the table parameter `table`, of elements of `size` bytes, is read at
@@ -42,18 +125,16 @@ impl<'a> TensorIndex<'a> {
         load: &'a Instruction,
         table: usize,
         size: i64,
-    ) -> Result<&'a str, String> {
+    ) -> Result<&'a str, TraceError> {
         let Some(Operand::Address { base, offset }) = address(load) else {
-            return Err(format!("`{}` has no address", load.text));
+            return Err(TraceError::at(load, TraceReason::NoAddress));
         };
         if *offset != 0 {
-            return Err(format!(
-                "`{}` reads the table at a constant offset of {offset} bytes",
-                load.text
-            ));
+            let bytes = *offset;
+            return Err(TraceError::at(load, TraceReason::ConstantOffset { bytes }));
         }
         let Operand::Register(a) = base.as_ref() else {
-            return Err(format!("`{}` reads the table without an index", load.text));
+            return Err(TraceError::at(load, TraceReason::NoIndex));
         };
         let inst = self.def(a)?;
         let (base, index) = match (inst.op(), sources(inst)) {
@@ -63,25 +144,17 @@ impl<'a> TensorIndex<'a> {
                 } else if self.is_table(y, table) {
                     (y, self.scaled(x, size)?)
                 } else {
-                    return Err(format!(
-                        "`{}` (line {}) does not add an index to the table's own address",
-                        inst.text, inst.line
-                    ));
+                    return Err(TraceError::at(inst, TraceReason::NoTableOperand));
                 }
             }
             ("mad", [i, k, b]) if inst.has_modifier("wide") && inst.has_modifier("u32") => {
                 self.expect_size(k, size, inst)?;
                 (b, self.index(i)?)
             }
-            _ => {
-                return Err(format!(
-                    "`{}` (line {}) is not the table's address plus an index",
-                    inst.text, inst.line
-                ))
-            }
+            _ => return Err(TraceError::at(inst, TraceReason::NotTablePlusIndex)),
         };
         if !self.is_table(base, table) {
-            return Err(format!("`{}` does not start at the table", inst.text));
+            return Err(TraceError::at(inst, TraceReason::NoTableOperand));
         }
         Ok(index)
     }
@@ -91,32 +164,33 @@ impl<'a> TensorIndex<'a> {
         matches!(operand, Operand::Register(r) if self.flow.offset_from_param(r, table) == Some(0))
     }
 
-    fn expect_size(&self, k: &Operand, size: i64, inst: &Instruction) -> Result<(), String> {
+    fn expect_size(&self, k: &Operand, size: i64, inst: &Instruction) -> Result<(), TraceError> {
         match k {
             Operand::Immediate(t) if parse_integer(t) == Some(size) => Ok(()),
-            _ => Err(format!(
-                "`{}` (line {}) scales the index by {k}, not by the table's {size}-byte elements",
-                inst.text, inst.line
-            )),
+            _ => {
+                let factor = k.to_string();
+                let reason = TraceReason::WrongElementSize { factor, size };
+                Err(TraceError::at(inst, reason))
+            }
         }
     }
 
     /// The index register of a byte offset `index × size`.
-    fn scaled(&self, operand: &'a Operand, size: i64) -> Result<&'a str, String> {
+    fn scaled(&self, operand: &'a Operand, size: i64) -> Result<&'a str, TraceError> {
         let Operand::Register(r) = operand else {
-            return Err(format!(
-                "the table is read at the constant offset {operand}"
-            ));
+            let operand = operand.to_string();
+            return Err(TraceError::bare(TraceReason::ConstantIndex { operand }));
         };
         let inst = self.def(r)?;
         match (inst.op(), sources(inst)) {
             ("shl", [i, Operand::Immediate(n)]) if is_64(inst) => {
                 match parse_integer(n).and_then(|n| 1i64.checked_shl(u32::try_from(n).ok()?)) {
                     Some(k) if k == size => self.index(i),
-                    _ => Err(format!(
-                        "`{}` (line {}) scales the index by 2^{n}, not by {size}",
-                        inst.text, inst.line
-                    )),
+                    _ => {
+                        let factor = format!("2^{n}");
+                        let reason = TraceReason::WrongElementSize { factor, size };
+                        Err(TraceError::at(inst, reason))
+                    }
                 }
             }
             ("mul", [i, k])
@@ -126,17 +200,15 @@ impl<'a> TensorIndex<'a> {
                 self.expect_size(k, size, inst)?;
                 self.index(i)
             }
-            _ => Err(format!(
-                "`{}` (line {}) is not an index times the table's element size",
-                inst.text, inst.line
-            )),
+            _ => Err(TraceError::at(inst, TraceReason::NotTablePlusIndex)),
         }
     }
 
     /// The register holding an index, followed through zero extensions and moves.
-    fn index(&self, operand: &'a Operand) -> Result<&'a str, String> {
+    fn index(&self, operand: &'a Operand) -> Result<&'a str, TraceError> {
         let Operand::Register(r) = operand else {
-            return Err(format!("the index is the constant {operand}"));
+            let operand = operand.to_string();
+            return Err(TraceError::bare(TraceReason::ConstantIndex { operand }));
         };
         let inst = self.def(r)?;
         match (inst.op(), sources(inst)) {
@@ -153,12 +225,12 @@ impl<'a> TensorIndex<'a> {
         &self,
         stored: &'a Operand,
         table: usize,
-    ) -> Result<&'a str, String> {
+    ) -> Result<&'a str, TraceError> {
         let Operand::Address { base, .. } = stored else {
-            return Err("the store has no address".into());
+            return Err(TraceError::bare(TraceReason::NoAddress));
         };
         let Operand::Register(first) = base.as_ref() else {
-            return Err("the stored address is not a register".into());
+            return Err(TraceError::bare(TraceReason::NoIndex));
         };
         let mut reg: &'a str = first;
         for _ in 0..64 {
@@ -169,10 +241,7 @@ impl<'a> TensorIndex<'a> {
                     self.flow.address_roots(a) == [Root::Pointer(table)].into_iter().collect()
                 });
                 if !from_table {
-                    return Err(format!(
-                        "the stored pointer is loaded by `{}` (line {}), not from the table",
-                        inst.text, inst.line
-                    ));
+                    return Err(TraceError::at(inst, TraceReason::NotFromTable));
                 }
                 return self.load_index(inst, table, 8);
             }
@@ -186,15 +255,9 @@ impl<'a> TensorIndex<'a> {
                 .collect();
             match (inst.op(), carriers.as_slice()) {
                 ("add" | "mov" | "cvta", [Operand::Register(r)]) => reg = r,
-                _ => {
-                    return Err(format!(
-                        "the stored pointer passes through `{}` (line {}), which the audit \
-                         does not follow to its table load",
-                        inst.text, inst.line
-                    ))
-                }
+                _ => return Err(TraceError::at(inst, TraceReason::NotFollowed)),
             }
         }
-        Err("the stored pointer's definitions are too deep to follow".into())
+        Err(TraceError::bare(TraceReason::TooDeep))
     }
 }

@@ -62,7 +62,9 @@ pub enum Violation {
         /// Plain stores attributed to it.
         stores: usize,
     },
-    /// A value stored to the parameter buffer that is not clamped.
+    /// A value stored to the parameter buffer that is not clamped. `line` and `instruction` are
+    /// the store's; where the proof stopped at another instruction, the failure's
+    /// [`Unprovable`](super::Unprovable) reason names that one's line and text too.
     ClampBypassed {
         entry: String,
         line: usize,

@@ -169,9 +169,7 @@ pub(super) fn audit_writes(
             let verdict = match &prover {
                 Some(p) => p.prove(value, address(inst), i),
                 None => Err(super::ClampFailure::Unprovable {
-                    reason:
-                        "the entry declares no clamp bound (or step state) as its last parameter"
-                            .into(),
+                    reason: super::Unprovable::NoBoundDeclared,
                 }),
             };
             match verdict {

@@ -1,11 +1,13 @@
 //! Why a value stored to a parameter buffer is not proven clamped.
+use super::Unprovable;
+
 /// Why a value stored to a parameter buffer is not proven clamped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClampFailure {
     /// The value does not depend on the bound parameter at all.
     NoBound,
     /// The instructions between the bound and the store could not be evaluated.
-    Unprovable { reason: String },
+    Unprovable { reason: Unprovable },
     /// Evaluated, the device code gives another value than the contract for one input.
     Wrong {
         x: u32,

@@ -32,8 +32,10 @@ mod program;
 mod prover;
 mod slice;
 mod tensor;
+mod unprovable;
 
 pub use contract::{cases, contract, scaled_cases, tensor_contract};
 pub use failure::ClampFailure;
 pub(super) use origin::{BoundSource, ClampSources};
 pub(super) use prover::ClampProver;
+pub use unprovable::Unprovable;

@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 
 use super::slice::Slice;
-use super::ClampProver;
+use super::{ClampProver, Unprovable};
 use crate::audit::eval;
+use crate::audit::located::At;
 use crate::audit::opcodes::sources;
 use crate::ptx::Operand;
 
@@ -49,7 +50,7 @@ impl<'a> ClampProver<'a> {
         &self,
         value: &'a str,
         slice: &Slice<'a>,
-    ) -> Result<(Vec<Step>, Src), String> {
+    ) -> Result<(Vec<Step>, Src), Unprovable> {
         let mut program: Vec<Step> = Vec::new();
         let mut slot_of: HashMap<&'a str, usize> = HashMap::new();
         let result = self.emit(value, slice, &mut program, &mut slot_of, 0)?;
@@ -63,7 +64,7 @@ impl<'a> ClampProver<'a> {
         program: &mut Vec<Step>,
         slot_of: &mut HashMap<&'a str, usize>,
         depth: usize,
-    ) -> Result<Src, String> {
+    ) -> Result<Src, Unprovable> {
         if slice.x == Some(reg) {
             return Ok(Src::X);
         }
@@ -77,12 +78,14 @@ impl<'a> ClampProver<'a> {
             return Ok(Src::Slot(k));
         }
         if depth > 256 {
-            return Err("the clamp's slice is too deep".into());
+            return Err(Unprovable::TooDeep);
         }
         let i = *slice
             .defs
             .get(reg)
-            .ok_or_else(|| format!("`{reg}` is outside the clamp's slice"))?;
+            .ok_or_else(|| Unprovable::OutsideSlice {
+                register: reg.to_string(),
+            })?;
         let inst = &self.instructions[i];
         let f32_immediates = eval::is_f32(inst);
         let mut args = Vec::new();
@@ -91,10 +94,14 @@ impl<'a> ClampProver<'a> {
                 Operand::Register(r) => self.emit(r, slice, program, slot_of, depth + 1)?,
                 Operand::Immediate(text) => {
                     Src::Imm(eval::immediate(text, f32_immediates).ok_or_else(|| {
-                        format!("cannot read the immediate `{text}` of `{}`", inst.text)
+                        let (at, text) = (At::of(inst), text.clone());
+                        Unprovable::Immediate { at, text }
                     })?)
                 }
-                other => return Err(format!("cannot evaluate the operand {other}")),
+                other => {
+                    let (at, operand) = (At::of(inst), other.to_string());
+                    return Err(Unprovable::NotAValue { at, operand });
+                }
             });
         }
         program.push(Step { inst: i, args });

@@ -2,8 +2,9 @@
 
 use super::contract::{cases, contract, scaled_cases, tensor_contract};
 use super::program::Src;
-use super::ClampFailure;
+use super::{ClampFailure, Unprovable};
 use crate::audit::eval;
+use crate::audit::located::At;
 use crate::audit::provenance::Provenance;
 use crate::ptx::{Instruction, Operand};
 
@@ -78,8 +79,10 @@ impl<'a> ClampProver<'a> {
             for (k, step) in program.iter().enumerate() {
                 let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
                 let inst = &self.instructions[step.inst];
-                slots[k] = eval::apply(inst, &args).map_err(|e| ClampFailure::Unprovable {
-                    reason: format!("{e} (line {})", inst.line),
+                slots[k] = eval::apply(inst, &args).map_err(|message| {
+                    let at = At::of(inst);
+                    let reason = Unprovable::Evaluation { at, message };
+                    ClampFailure::Unprovable { reason }
                 })?;
             }
             let got = value_of(result, &slots);

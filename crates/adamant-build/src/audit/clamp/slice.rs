@@ -2,8 +2,9 @@
 //! clamp, and the stored register.
 use std::collections::{HashMap, HashSet};
 
-use super::{ClampFailure, ClampProver};
+use super::{ClampFailure, ClampProver, Unprovable};
 use crate::audit::eval;
+use crate::audit::located::At;
 use crate::audit::opcodes::sources;
 use crate::ptx::Operand;
 
@@ -20,20 +21,15 @@ pub(super) struct Slice<'a> {
 
 impl<'a> ClampProver<'a> {
     /// The registers an evaluable definition reads, or why it is not evaluable.
-    fn operands_of(&self, i: usize) -> Result<Vec<&'a str>, String> {
+    fn operands_of(&self, i: usize) -> Result<Vec<&'a str>, Unprovable> {
         let inst = &self.instructions[i];
         if !eval::plain_operands(inst) {
-            return Err(format!(
-                "`{}` (line {}) has a negated or paired predicate",
-                inst.text, inst.line
-            ));
+            return Err(Unprovable::PredicateForm { at: At::of(inst) });
         }
         let srcs = sources(inst);
         if let Some(bad) = srcs.iter().find(|o| !eval::is_value(o)) {
-            return Err(format!(
-                "`{}` (line {}) reads {bad}, which is neither a register nor an immediate",
-                inst.text, inst.line
-            ));
+            let (at, operand) = (At::of(inst), bad.to_string());
+            return Err(Unprovable::NotAValue { at, operand });
         }
         Ok(srcs
             .iter()
@@ -47,7 +43,8 @@ impl<'a> ClampProver<'a> {
     /// Builds the slice of `value`: the bound-dependent instructions feeding it, their other
     /// inputs reduced to a single `x`.
     pub(super) fn slice(&self, value: &'a str) -> Result<Slice<'a>, ClampFailure> {
-        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        let unprovable = |reason: Unprovable| ClampFailure::Unprovable { reason };
+        let undefined = |e| unprovable(Unprovable::Definition(e));
         let mut slice = Slice {
             defs: HashMap::new(),
             bound_regs: HashSet::new(),
@@ -61,14 +58,12 @@ impl<'a> ClampProver<'a> {
             if !seen.insert(reg) {
                 continue;
             }
-            let i = self.flow.single_def(reg).map_err(unprovable)?;
+            let i = self.flow.single_def(reg).map_err(undefined)?;
             let inst = &self.instructions[i];
             if self.flow.bound_register(inst) == Some(reg) {
                 if !(inst.has_modifier("f32") || inst.has_modifier("b32")) {
-                    return Err(unprovable(format!(
-                        "the bound is read as `{}`, not as a 32-bit float",
-                        inst.text
-                    )));
+                    let at = At::of(inst);
+                    return Err(unprovable(Unprovable::BoundNotF32 { at }));
                 }
                 slice.bound_regs.insert(reg);
                 continue;
@@ -88,15 +83,10 @@ impl<'a> ClampProver<'a> {
             }
         }
         if slice.bound_regs.is_empty() {
-            return Err(unprovable(
-                "the bound is not read where the value is built".into(),
-            ));
+            return Err(unprovable(Unprovable::BoundNotRead));
         }
         if frontier.is_empty() {
-            return Err(unprovable(
-                "the stored value is computed from the bound alone, not from an updated value"
-                    .into(),
-            ));
+            return Err(unprovable(Unprovable::BoundOnly));
         }
         // The clamped value: one frontier register from which every other one is computed.
         let mut memo = HashMap::new();
@@ -105,12 +95,8 @@ impl<'a> ClampProver<'a> {
             .copied()
             .find(|&x| frontier.iter().all(|&f| self.pure_from(f, x, &mut memo, 0)));
         let Some(x) = x else {
-            return Err(unprovable(format!(
-                "besides the bound, the stored value depends on {} values that are not all \
-                 computed from one of them ({})",
-                frontier.len(),
-                frontier.join(", ")
-            )));
+            let registers = frontier.iter().map(|r| r.to_string()).collect();
+            return Err(unprovable(Unprovable::SeveralInputs { registers }));
         };
         slice.x = Some(x);
         let mut stack = frontier;
@@ -118,7 +104,7 @@ impl<'a> ClampProver<'a> {
             if reg == x || slice.defs.contains_key(reg) {
                 continue;
             }
-            let i = self.flow.single_def(reg).map_err(unprovable)?;
+            let i = self.flow.single_def(reg).map_err(undefined)?;
             slice.defs.insert(reg, i);
             stack.extend(self.operands_of(i).map_err(unprovable)?);
         }

@@ -1,6 +1,6 @@
 //! A multi-tensor entry's clamp: the scale it uses is its own tensor's.
 use super::slice::Slice;
-use super::{ClampFailure, ClampProver};
+use super::{ClampFailure, ClampProver, Unprovable};
 use crate::audit::tensor_index::TensorIndex;
 use crate::ptx::Operand;
 
@@ -14,7 +14,7 @@ impl<'a> ClampProver<'a> {
         address: Option<&'a Operand>,
         table: usize,
     ) -> Result<(), ClampFailure> {
-        let unprovable = |reason: String| ClampFailure::Unprovable { reason };
+        let unprovable = |reason: Unprovable| ClampFailure::Unprovable { reason };
         if slice.scale_regs.is_empty() {
             return Err(ClampFailure::NoTensorScale);
         }
@@ -22,15 +22,15 @@ impl<'a> ClampProver<'a> {
             flow: self.flow,
             instructions: self.instructions,
         };
-        let address = address.ok_or_else(|| unprovable("the store has no address".into()))?;
-        let stored = index.stored_index(address, table).map_err(|e| {
-            unprovable(format!("the stored pointer's tensor cannot be traced: {e}"))
-        })?;
+        let address = address.ok_or_else(|| unprovable(Unprovable::NoStoreAddress))?;
+        let stored = index
+            .stored_index(address, table)
+            .map_err(|e| unprovable(Unprovable::StoredTensor(e)))?;
         for &load in slice.scale_regs.values() {
             let inst = &self.instructions[load];
             let scale = index
                 .load_index(inst, scales, 4)
-                .map_err(|e| unprovable(format!("the scale's tensor cannot be traced: {e}")))?;
+                .map_err(|e| unprovable(Unprovable::ScaleTensor(e)))?;
             if scale != stored {
                 return Err(ClampFailure::OtherTensor {
                     scale_line: inst.line,
