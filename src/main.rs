@@ -4,6 +4,10 @@
 //! by `#[optimizer_kernel]`/`#[kernel_entry]`, proves from the PTX that each optimizer entry clamps
 //! what it stores to its parameter buffer, and assembles the module with `ptxas` to report
 //! registers, stack and spills per entry. It exits non-zero on any violation.
+//!
+//! `adamant audit --explain ENTRY` prints instead the audit's reasoning for one entry: for every
+//! value it stores to its parameter buffer, the chain of instructions the value comes from back
+//! to the bound's origin, and the verdict. It exits non-zero if that entry has a violation.
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,6 +67,10 @@ struct AuditArgs {
     /// Also write the audited PTX text to this file.
     #[arg(long, value_name = "PATH")]
     write_ptx: Option<PathBuf>,
+    /// Explain the audit of this entry instead: for every value it stores to its parameter
+    /// buffer, the chain of instructions back to the bound's origin and the verdict.
+    #[arg(long, value_name = "ENTRY")]
+    explain: Option<String>,
     /// GPU architecture for ptxas.
     #[arg(long, value_name = "SM", default_value = ptxas::DEFAULT_ARCH)]
     arch: Option<String>,
@@ -170,6 +178,18 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
         }
         (None, None) => adamant_kernels::abi::kernels(),
     };
+    if let Some(entry) = &args.explain {
+        let explanation = audit::explain(&ptx, &kernels, entry)?;
+        out.push('\n');
+        out.push_str(&explanation.to_string());
+        emit(&out);
+        let fine = explanation.declared && explanation.violations.is_empty();
+        return Ok(if fine {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     let report = audit::audit(&ptx, &kernels);
     let ptxas = match Ptxas::locate() {
         Ok(found) => match found.compile(&ptx, arch) {

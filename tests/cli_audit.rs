@@ -1,7 +1,8 @@
 //! `adamant audit` on another crate's module: with the kernel list its build wrote it audits that
 //! crate's entries; without it (adamant's own set) every entry is undeclared and the audit fails;
 //! a malformed list is an error that names the file. With the module's certificate it audits
-//! against the certified list, and refuses a PTX the certificate is not for.
+//! against the certified list, and refuses a PTX the certificate is not for. `--explain ENTRY`
+//! explains one entry, and names the entries when there is no such entry.
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -104,4 +105,31 @@ fn the_cli_audits_a_module_against_its_certificate_and_refuses_another_ptx() {
         "{err}"
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_cli_explains_one_entry_and_lists_the_entries_for_an_unknown_one() {
+    let explained = audit(&["--explain", "iqn_adam_kernel_stepped"]);
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(explained.status.success(), "{text}");
+    for wanted in [
+        "iqn_adam_kernel_stepped (line ",
+        "store 1: line ",
+        "<- the bound",
+        "<- the step record's pointer, the last parameter",
+        "<- x, the value clamped",
+        "verdict: proven clamped (",
+        "entry: no violation",
+    ] {
+        assert!(text.contains(wanted), "no `{wanted}` in:\n{text}");
+    }
+    assert!(!text.contains("NOT proven"), "{text}");
+
+    let unknown = audit(&["--explain", "no_such_entry"]);
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(!unknown.status.success());
+    assert!(
+        err.contains("no entry `no_such_entry`") && err.contains("iqn_adam_kernel_multi_stepped"),
+        "{err}"
+    );
 }

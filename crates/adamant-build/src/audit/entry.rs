@@ -100,7 +100,7 @@ pub(super) fn audit_entry(
         descriptor,
         private_symbols,
     };
-    let (writes, clamp, records) = audit_writes(&cx, violations);
+    let (writes, clamp, records) = audit_writes(&cx, violations, None);
     if let Some(c) = clamp {
         if c.param_stores == 0 {
             violations.push(Violation::NoParamStore {

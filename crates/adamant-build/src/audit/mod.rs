@@ -33,6 +33,7 @@ use crate::ptx;
 mod clamp;
 mod entry;
 mod eval;
+mod explain;
 mod lattice;
 mod located;
 mod opcodes;
@@ -44,8 +45,9 @@ mod writes;
 
 pub use clamp::{
     cases as clamp_cases, contract as clamp_contract, scaled_cases as clamp_scaled_cases,
-    tensor_contract as clamp_tensor_contract, Unprovable,
+    tensor_contract as clamp_tensor_contract, Link, LinkRole, Unprovable,
 };
+pub use explain::{explain, Explanation, StoreExplanation, UnknownEntry};
 pub use located::{At, DefinitionError};
 pub use report::{
     param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit, WriteAudit,
@@ -136,7 +138,10 @@ fn module_problems(ptx: &str) -> Vec<String> {
 /// The `.shared` and `.local` variables of the module and of `entry`: memory private to a block
 /// or a thread, which a write may target without attribution. An entry's own declaration
 /// shadows a module variable of the same name.
-fn private_symbols(module: &[ptx::PtxVariable], entry: &ptx::PtxEntry) -> HashSet<String> {
+pub(super) fn private_symbols(
+    module: &[ptx::PtxVariable],
+    entry: &ptx::PtxEntry,
+) -> HashSet<String> {
     use ptx::StateSpace;
     let private = |v: &ptx::PtxVariable| matches!(v.space, StateSpace::Shared | StateSpace::Local);
     let mut out: HashSet<String> = module

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, HashSet};
 use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
 
 use super::clamp::{BoundSource, ClampProver, ClampSources};
+use super::explain::StoreExplanation;
+use super::located::At;
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
 use super::{ClampAudit, Violation, WriteAudit};
@@ -29,9 +31,12 @@ pub(super) struct WriteContext<'a> {
     pub private_symbols: &'a HashSet<String>,
 }
 
+/// Audits every write of `cx`'s entry into `violations`; with `explain`, also records there the
+/// reasoning behind each value stored to a parameter buffer (the explanation mode).
 pub(super) fn audit_writes(
     cx: &WriteContext<'_>,
     violations: &mut Vec<Violation>,
+    mut explain: Option<&mut Vec<StoreExplanation>>,
 ) -> (WriteAudit, Option<ClampAudit>, (usize, usize)) {
     let entry = cx.entry;
     let descriptor = cx.descriptor;
@@ -172,6 +177,26 @@ pub(super) fn audit_writes(
                     reason: super::Unprovable::NoBoundDeclared,
                 }),
             };
+            if let Some(sink) = explain.as_deref_mut() {
+                let register = match value {
+                    Operand::Register(r) => Some(r.as_str()),
+                    _ => None,
+                };
+                let chain = register.map(|r| flow.bound_chain(r)).unwrap_or_default();
+                let (clamped, scales) = match (&prover, register) {
+                    (Some(p), Some(r)) => p.slice_inputs(r),
+                    _ => (None, Vec::new()),
+                };
+                sink.push(StoreExplanation {
+                    store: At::of(inst),
+                    lane: vector.then_some(lane),
+                    value: value.to_string(),
+                    chain,
+                    clamped,
+                    scales,
+                    verdict: verdict.clone(),
+                });
+            }
             match verdict {
                 Ok(cases) => {
                     clamp.clamped_values += 1;

@@ -25,6 +25,7 @@
 //! scale the stored value depends on must be a 32-bit load from that table at the index its
 //! parameter-buffer pointer was loaded at (`tensor_index.rs`): a scale of another tensor, or a
 //! value clamped with the launch's bound alone, is not proven.
+mod chain;
 mod contract;
 mod failure;
 mod origin;
@@ -34,6 +35,7 @@ mod slice;
 mod tensor;
 mod unprovable;
 
+pub use chain::{Link, LinkRole};
 pub use contract::{cases, contract, scaled_cases, tensor_contract};
 pub use failure::ClampFailure;
 pub(super) use origin::{BoundSource, ClampSources};
