@@ -16,7 +16,7 @@
 //! - for an optimizer entry, every value stored to a parameter buffer is proven to be
 //!   `bound > 0 && |x| > bound ? copysign(bound, x) : x` of one value `x` and the bound the
 //!   entry loaded from its last parameter, by running the device code's own instructions on a
-//!   table of inputs (`clamp.rs`, `eval.rs`). In a multi-tensor entry the bound is the tensor's
+//!   table of inputs (`clamp/`, `eval.rs`). In a multi-tensor entry the bound is the tensor's
 //!   own, `tensor_bound(bound, scale)` with `scale` loaded from `weight_clamp_scales` at the very
 //!   index the parameter pointer was loaded at from its table (`tensor_index.rs`); the inputs are
 //!   then `(x, bound, scale)` triples.

@@ -1,6 +1,7 @@
 //! The clamp's semantics, proven from the PTX: for a value stored to a parameter buffer, the
-//! audit extracts the instructions between the bound and the stored register, finds the one value `x` they clamp, and runs them on a
-//! table of `(x, bound)` pairs against the contract:
+//! audit extracts the instructions between the bound and the stored register (`slice.rs`), finds
+//! the one value `x` they clamp, compiles them (`program.rs`) and runs them (`evaluate.rs`) on a
+//! table of `(x, bound)` pairs (`contract.rs`) against the contract:
 //!
 //! `stored = bound > 0 && |x| > bound ? copysign(bound, x) : x`, bit for bit,
 //!
@@ -27,6 +28,7 @@
 //! value clamped with the launch's bound alone, is not proven.
 mod chain;
 mod contract;
+mod evaluate;
 mod failure;
 mod origin;
 mod program;

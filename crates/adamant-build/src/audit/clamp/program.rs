@@ -10,41 +10,6 @@ use crate::audit::opcodes::sources;
 use crate::ptx::Operand;
 
 impl<'a> ClampProver<'a> {
-    /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
-    /// ulp, both signs): a clamp that special-cases one value is caught at that value, not only
-    /// if the fixed table happens to contain it.
-    pub(super) fn constant_cases(&self, program: &[Step]) -> Vec<(u32, u32)> {
-        let mut constants: Vec<f32> = Vec::new();
-        for step in program {
-            for a in &step.args {
-                if let Src::Imm(bits) = *a {
-                    let v = f32::from_bits(bits);
-                    // Integer immediates (masks, shifts) read as floats too: harmless cases.
-                    for c in [v, v.next_up(), v.next_down()] {
-                        for c in [c, -c] {
-                            if !constants.iter().any(|k| k.to_bits() == c.to_bits()) {
-                                constants.push(c);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let anchors = [1.0f32, 100.0, 0.0, -1.0, f32::NAN, 3.0, 1e-3];
-        let mut out = Vec::new();
-        for &c in &constants {
-            for &a in &anchors {
-                out.push((c.to_bits(), a.to_bits()));
-                out.push((a.to_bits(), c.to_bits()));
-            }
-            for &d in &constants {
-                out.push((c.to_bits(), d.to_bits()));
-            }
-        }
-        out.truncate(20_000);
-        out
-    }
-
     /// The slice as straight-line steps in dependency order, and where `value` ends up.
     pub(super) fn compile(
         &self,

@@ -1,0 +1,100 @@
+//! The compiled slice run on the case table: the contract's cases, and more around every
+//! constant the slice uses, each compared bit for bit with the contract.
+use super::contract::{cases, contract, scaled_cases, tensor_contract};
+use super::program::{Src, Step};
+use super::{ClampFailure, ClampProver, Unprovable};
+use crate::audit::eval;
+use crate::audit::located::At;
+
+impl ClampProver<'_> {
+    /// Runs `program` (whose value ends up in `result`) on every case; the number of cases, or
+    /// the first one where it departs from the contract.
+    pub(super) fn evaluate(&self, program: &[Step], result: Src) -> Result<usize, ClampFailure> {
+        let one = 1f32.to_bits();
+        let mut cases: Vec<(u32, u32, u32)> = if self.scales.is_some() {
+            static SCALED: std::sync::OnceLock<Vec<(u32, u32, u32)>> = std::sync::OnceLock::new();
+            SCALED.get_or_init(scaled_cases).clone()
+        } else {
+            static CASES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
+            let pairs = CASES.get_or_init(cases);
+            pairs.iter().map(|&(x, b)| (x, b, one)).collect()
+        };
+        for (x, b) in self.constant_cases(program) {
+            cases.push((x, b, one));
+            if self.scales.is_some() {
+                cases.push((x, one, b));
+            }
+        }
+        let mut slots = vec![0u32; program.len()];
+        for &(x, bound, scale) in &cases {
+            let value_of = |a: Src, slots: &[u32]| match a {
+                Src::X => x,
+                Src::Bound => bound,
+                Src::Scale => scale,
+                Src::Imm(v) => v,
+                Src::Slot(j) => slots[j],
+            };
+            for (k, step) in program.iter().enumerate() {
+                let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
+                let inst = &self.instructions[step.inst];
+                slots[k] = eval::apply(inst, &args).map_err(|message| {
+                    let at = At::of(inst);
+                    let reason = Unprovable::Evaluation { at, message };
+                    ClampFailure::Unprovable { reason }
+                })?;
+            }
+            let got = value_of(result, &slots);
+            let (b, s) = (f32::from_bits(bound), f32::from_bits(scale));
+            let expected = match self.scales {
+                Some(_) => contract(f32::from_bits(x), tensor_contract(b, s)),
+                None => contract(f32::from_bits(x), b),
+            }
+            .to_bits();
+            if got != expected {
+                return Err(ClampFailure::Wrong {
+                    x,
+                    bound,
+                    scale: self.scales.map(|_| scale),
+                    got,
+                    expected,
+                });
+            }
+        }
+        Ok(cases.len())
+    }
+
+    /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
+    /// ulp, both signs): a clamp that special-cases one value is caught at that value, not only
+    /// if the fixed table happens to contain it.
+    fn constant_cases(&self, program: &[Step]) -> Vec<(u32, u32)> {
+        let mut constants: Vec<f32> = Vec::new();
+        for step in program {
+            for a in &step.args {
+                if let Src::Imm(bits) = *a {
+                    let v = f32::from_bits(bits);
+                    // Integer immediates (masks, shifts) read as floats too: harmless cases.
+                    for c in [v, v.next_up(), v.next_down()] {
+                        for c in [c, -c] {
+                            if !constants.iter().any(|k| k.to_bits() == c.to_bits()) {
+                                constants.push(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let anchors = [1.0f32, 100.0, 0.0, -1.0, f32::NAN, 3.0, 1e-3];
+        let mut out = Vec::new();
+        for &c in &constants {
+            for &a in &anchors {
+                out.push((c.to_bits(), a.to_bits()));
+                out.push((a.to_bits(), c.to_bits()));
+            }
+            for &d in &constants {
+                out.push((c.to_bits(), d.to_bits()));
+            }
+        }
+        out.truncate(20_000);
+        out
+    }
+}
