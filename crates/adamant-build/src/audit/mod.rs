@@ -23,6 +23,13 @@
 //!
 //! The module itself must have no `.func`, no `.extern .func` and no inline assembly.
 //!
+//! Every pass reads one register lattice (`lattice.rs`): for each register, the pointers its
+//! value may derive from and the clamp inputs it is computed from, both computed by one
+//! fixpoint. Whatever the audit cannot prove is a [`Violation`], typed, naming the entry, the line
+//! and the instruction, and where the proof of a stored value stopped elsewhere, that
+//! instruction too ([`Unprovable`]). [`explain`] (`adamant audit --explain ENTRY`) shows the
+//! reasoning behind every value an entry stores to its parameter buffer, with the same verdicts.
+//!
 //! [`ParamType::ptx`]: adamant_kernels::abi::ParamType::ptx
 use std::collections::{HashMap, HashSet};
 
