@@ -1,5 +1,5 @@
 //! Renders the seed's slot table and the kernel list as Markdown: `docs/audit.md` (kept fresh by
-//! `tests/audit_doc.rs`) and the `adamant audit` CLI print the same text, so neither can drift
+//! `tests/audit/doc.rs`) and the `adamant audit` CLI print the same text, so neither can drift
 //! from the code. This replaces the seed's hand-edited audit document, whose "Mech 5" slot table
 //! and "Mech 9" kernel list had to be updated by hand with every new slot or kernel.
 //!

@@ -10,7 +10,7 @@
 //! - **first bad**: the smallest index whose element sets either flag.
 //!
 //! Like [`crate::reference`] for the optimizers, it lives in this crate, beside the tests that
-//! use it (`tests/nan_check_cpu.rs`, `tests/gpu_nan_check.rs`), not in the runtime: the runtime
+//! use it (`tests/cpu/nan_check_cpu.rs`, `tests/gpu/nan_check.rs`), not in the runtime: the runtime
 //! never runs it, and an oracle kept apart from the code it checks cannot share that code.
 use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::nan_check::{q_abs_ref_eff, Check, SlotResult};

@@ -1,7 +1,7 @@
 //! An independent f64 reference for the five optimizer kernels, the soft update of a target
 //! network ([`soft_update`]) and the weight clamp, written from the formulas (PyTorch's
 //! `Adam`/`AdamW`, `τ·online + (1 − τ)·target`), not from `adamant-kernels`: it is the oracle that
-//! the CPU tests (`tests/cpu_kernels.rs`, `tests/cpu_clamp.rs`) and the GPU tests check the f32
+//! the CPU tests (`tests/cpu/kernels.rs`, `tests/cpu/clamp.rs`) and the GPU tests check the f32
 //! kernels against, so it must not share their code.
 //!
 //! # The rule

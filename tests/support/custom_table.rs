@@ -1,7 +1,7 @@
 //! A slot table declared outside the seed with `slot_table!`, as a user of the generic runtime
 //! declares one for buffers of their own: an activation checked for non-finite values, one with
 //! a max-abs bound, and a parameter group's weights (bound by the group's name). Shared by
-//! tests/nan_check_cpu.rs (layout, metadata, decoding) and tests/gpu_nan_check.rs (checked on the
+//! tests/cpu/nan_check_cpu.rs (layout, metadata, decoding) and tests/gpu/nan_check.rs (checked on the
 //! device).
 use adamant_runtime::nan_check::{Check, Source};
 use adamant_runtime::GroupBuffer;

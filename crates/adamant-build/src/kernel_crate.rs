@@ -33,7 +33,7 @@ const RUSTFLAGS: [&str; 4] = [
     "-Cpanic=immediate-abort",
     "-Ctarget-cpu=sm_90",
     // Scheduled for register pressure: the diagnostics epilogue holds three registers more per
-    // thread, and every single-buffer entry must stay at 64 or fewer (tests/ptxas.rs).
+    // thread, and every single-buffer entry must stay at 64 or fewer (tests/audit/ptxas.rs).
     "-Cllvm-args=-nvptx-sched4reg",
 ];
 

@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn a_foreign_stream_hands_back_the_raw_handle() {
         // A made-up handle: the round trip must not touch the driver (no GPU here). That the
-        // borrow never destroys the stream is checked on the GPU (tests/gpu_interop.rs destroys
+        // borrow never destroys the stream is checked on the GPU (tests/gpu/interop.rs destroys
         // its stream itself afterwards, which fails on a stream already destroyed).
         let raw = 0x5eed_0000usize as CUstream;
         let stream = unsafe { ForeignStream::from_raw(raw) };

@@ -1,7 +1,7 @@
 //! The smallest downstream crate: a kernel crate of its own (`kernels/`), built and audited by
 //! one call in `build.rs`, and its module exposed with the certificate that build wrote. It has
 //! no audit or tests of its own: the runtime's verification is what stands between its module
-//! and a launch (`tests/downstream_module.rs` in adamant's root crate).
+//! and a launch (`tests/cpu/downstream_module.rs` in adamant's root crate).
 use adamant_runtime::{include_module, AuditedModule};
 
 /// Naming the kernel links the kernel crate, which registers its descriptors in the program:

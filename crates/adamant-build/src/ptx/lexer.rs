@@ -1,5 +1,5 @@
 //! PTX tokens, by the rules of the PTX ISA's "Syntax" chapter, checked against ptxas
-//! (tests/ptx_vs_ptxas.rs):
+//! (tests/audit/ptx_vs_ptxas.rs):
 //! - `//` comments run to the end of the line; `/* ... */` comments do not nest; neither starts
 //!   inside the other or inside a string; a comment is whitespace;
 //! - a string runs from `"` to the next `"`: ptxas knows no escapes (`"a\"b"` is the string

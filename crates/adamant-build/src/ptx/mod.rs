@@ -3,7 +3,7 @@
 //! ([`crate::KernelCrate`], in build scripts) and the audit, so it depends on `std` only.
 //!
 //! Everything is built on one lexer ([`lexer`]) that follows the PTX ISA's syntax rules and
-//! ptxas's behaviour (tests/ptx_vs_ptxas.rs feeds both the same tricky modules): an `.entry`
+//! ptxas's behaviour (tests/audit/ptx_vs_ptxas.rs feeds both the same tricky modules): an `.entry`
 //! in a comment or a string is not an entry, one whose name is on the next line is.
 //!
 //! The reader never panics: text it does not understand is skipped, kept as an operand it

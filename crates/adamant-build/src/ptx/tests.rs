@@ -1,5 +1,5 @@
 //! The reader on tricky PTX (the same cases are checked against ptxas in
-//! tests/ptx_vs_ptxas.rs).
+//! tests/audit/ptx_vs_ptxas.rs).
 use super::*;
 
 fn names(ptx: &str) -> Vec<String> {

@@ -80,7 +80,7 @@ pub(super) fn device_fn<'a>(file: &'a File, ident: &str) -> Result<&'a ItemFn, S
 
 /// The plain single-buffer and multi-tensor entries, after checking that they and their two
 /// stepped twins are the expansion's only exported functions (the stepped entries' clamp is
-/// proven on the PTX by the audit, `tests/ptx_audit.rs`).
+/// proven on the PTX by the audit, `tests/audit/ptx_audit.rs`).
 pub(super) fn entries<'a>(file: &'a File, name: &str) -> Result<[&'a ItemFn; 2], String> {
     let mut exported = Exported::default();
     exported.visit_file(file);

@@ -60,7 +60,7 @@
 mod bindings;
 mod checker;
 mod group_slots;
-// Public only for tests/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
+// Public only for tests/cpu/nan_check_cpu.rs, whose host simulation of the kernel must walk the very
 // work table the checker uploads (`build`, `chunk_for`, `work_items_for`, `validate_range`).
 // Hidden: not part of the API, and free to change with the checker. `CHECK_CHUNK_ELEMENTS` is
 // re-exported below as the API's.

@@ -31,7 +31,7 @@ static PARAMS: [KernelParam; 4] = [
 
 static TINY: KernelDescriptor = KernelDescriptor {
     set: adamant_kernels::abi::OWN_SET,
-    defined_at: "audit_semantics (tests/audit_semantics.rs)",
+    defined_at: "audit_semantics (tests/audit/semantics.rs)",
     name: "tiny",
     kind: KernelKind::Optimizer,
     params: &PARAMS,

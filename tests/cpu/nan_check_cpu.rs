@@ -7,6 +7,7 @@
 //!   a host simulation of its chunked reduction (same work table, same combine operations)
 //!   against the reference, with injected NaN / ±inf / over-threshold values;
 //! - the report's decoding and log line.
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::collections::HashSet;

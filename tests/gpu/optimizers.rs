@@ -3,6 +3,7 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason, so a machine without one
 //! shows them as not run. Run them with `scripts/gpu-build.sh` then `gpu-bundle/gpu-run.sh`.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::reference::{self as r, KernelRef, RefState};

@@ -2,6 +2,7 @@
 //! allocated tensors of awkward sizes must give, tensor by tensor, what the f64 reference gives;
 //! the same through a recorded graph; and the device tables are rebuilt only when the set
 //! changes. Every test needs a CUDA GPU and is ignored without one.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::reference::{KernelRef, RefState};

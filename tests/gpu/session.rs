@@ -10,6 +10,7 @@
 //! - the stepped launches' own validation.
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::reference::{self as r, KernelRef};

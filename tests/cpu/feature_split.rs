@@ -48,6 +48,6 @@ fn its_module_is_refused_naming_the_entry_and_the_parameter() {
         }
         other => panic!("expected DescriptorMismatch, got {other:?}"),
     }
-    // split_sgd_kernel's four entries and device_math_kernel's (tests/math_ptx.rs).
+    // split_sgd_kernel's four entries and device_math_kernel's (tests/audit/math_ptx.rs).
     assert_eq!(abi::kernel_set(SET).unwrap().len(), 8);
 }

@@ -4,6 +4,7 @@
 //! scales of one are the unscaled launch bit for bit; the records report each tensor's stored
 //! maximum under its own bound; and bad scales are refused with nothing launched or uploaded.
 //! Every test needs a CUDA GPU and is ignored without one.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::kernels::optimizers::iqn_adam_kernel;

@@ -3,6 +3,7 @@
 //! classes: non-optimizer entries, addresses the audit cannot attribute, clamps with the right
 //! shape and the wrong semantics, the NaN checker, and module-level escapes (functions, calls,
 //! inline assembly, instructions the audit does not model).
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};

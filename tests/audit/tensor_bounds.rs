@@ -4,6 +4,7 @@
 //! `(x, bound, scale)` cases) and the index (the scale is the one of the tensor whose pointer the
 //! store goes through). Each edit below breaks one half in every multi-tensor entry, plain and
 //! stepped, and the audit must name it.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant_build::audit::{

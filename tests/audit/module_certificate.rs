@@ -3,6 +3,7 @@
 //! adamant's own build output: the real module verifies; the real PTX with one line changed, and
 //! the real certificate edited in each field the check reads, are refused with a typed error
 //! naming the set and the entry. No GPU is needed.
+#[path = "../support/mod.rs"]
 mod support;
 
 use support::certificates;

@@ -11,6 +11,7 @@
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason. With
 //! `ADAMANT_SANITIZER_RUN=1` (compute-sanitizer) the slots are kept small.
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::ops::RangeInclusive;

@@ -35,7 +35,7 @@ fn a_name_defined_twice_in_one_crate_is_refused_naming_both_definitions() {
     for module in ["kernel_names::first", "kernel_names::second"] {
         assert!(err.contains(module), "{err}");
     }
-    assert!(err.contains("tests/kernel_names.rs:"), "{err}");
+    assert!(err.contains("tests/cpu/kernel_names.rs:"), "{err}");
     assert!(err.contains("`shared_name_kernel`"), "{err}");
 }
 

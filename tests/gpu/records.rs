@@ -4,6 +4,7 @@
 //! in-tensor indices), and across launches (the records reset inside each launch). Faults are
 //! injected into every buffer: NaN and inf in g, m, v and v_max, a NaN and an infinite weight,
 //! weights past the bound.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::record_reference::{differences, expected_record};

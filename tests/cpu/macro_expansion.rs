@@ -21,7 +21,7 @@ fn macro_expansion() {
         let name = name.to_string_lossy();
         assert!(
             name == "pass" || categories.contains(&name.as_ref()),
-            "tests/ui/{name} is in no category: add it to tests/macro_expansion.rs"
+            "tests/ui/{name} is in no category: add it to tests/cpu/macro_expansion.rs"
         );
     }
     for category in categories {

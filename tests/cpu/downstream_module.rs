@@ -1,6 +1,7 @@
 //! A downstream crate with no audit or tests of its own (`examples/minimal-downstream`): the
 //! module its one `KernelCrate` call built verifies against the kernels it registers, and
 //! neither its PTX with one line changed nor its certificate with another crate's PTX does.
+#[path = "../support/mod.rs"]
 mod support;
 
 use support::certificates;

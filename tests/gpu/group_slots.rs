@@ -11,6 +11,7 @@
 //!   has a non-finite slot on each of its buffers and a max-abs slot on its weights.
 //! - clamp pressure over steps: a group pushed outward by a constant gradient shows rising
 //!   clamp hits, step by step, in the time series.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant::rl::{

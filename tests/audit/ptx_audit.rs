@@ -1,5 +1,6 @@
 //! The PTX audit on the real embedded PTX, and on mutations of it that each break one rule: the
 //! audit must pass the first and fail every one of the others, for the right reason.
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::collections::BTreeSet;

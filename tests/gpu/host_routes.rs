@@ -15,6 +15,7 @@
 //! - The ceiling on the device: a per-tensor bound past 1e18 saturates there.
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::cell::RefCell;
