@@ -1,6 +1,6 @@
 //! The checks every optimizer launch path runs ([`super`]), on a machine without a GPU: buffers
 //! as `(address, len)` pairs, entries real and forged. Each error names the kernel and what was
-//! wrong, and nothing gets as far as a launch. Unit tests (they were `tests/launch_checks.rs`):
+//! wrong, and nothing gets as far as a launch. Unit tests:
 //! the checks are the runtime's internals, not its API.
 use adamant_kernels::abi::{
     ArgValue, BufferKinds, BufferRef, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole,

@@ -3,6 +3,7 @@
 //! stored register down to the bound's load found here independently from the PTX (the last
 //! parameter's `ld.param`, or the step record's field at `BOUND_OFFSET` through a pointer from
 //! it), with the audit's own verdict; an unclamped store is explained as not proven.
+#[path = "../support/mod.rs"]
 mod support;
 
 use adamant_build::audit::{audit, explain, ClampFailure, LinkRole, StoreExplanation};
