@@ -47,6 +47,7 @@ mod opcodes;
 mod provenance;
 mod report;
 mod tensor_index;
+mod unattributed;
 mod violation;
 mod writes;
 
@@ -60,6 +61,7 @@ pub use report::{
     param_type_name, AuditReport, ClampAudit, EntryAudit, EntryKind, ParamAudit, WriteAudit,
 };
 pub use tensor_index::{TraceError, TraceReason};
+pub use unattributed::Unattributed;
 pub use violation::{ClampFailure, Violation};
 
 use entry::audit_entry;

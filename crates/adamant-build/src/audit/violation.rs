@@ -80,7 +80,7 @@ pub enum Violation {
         entry: String,
         line: usize,
         instruction: String,
-        reason: String,
+        reason: super::Unattributed,
     },
     /// A write through a pointer whose declared role is read-only (or into a pointer table).
     WriteToReadOnly {

@@ -13,6 +13,7 @@ use super::explain::StoreExplanation;
 use super::located::At;
 use super::opcodes::{address, class, space, written_values, Class, Space};
 use super::provenance::{Provenance, Root};
+use super::unattributed::Unattributed;
 use super::{ClampAudit, Violation, WriteAudit};
 use crate::ptx::{Instruction, Operand, PtxEntry};
 
@@ -234,17 +235,15 @@ fn attribute(
     cx: &WriteContext<'_>,
     flow: &Provenance<'_>,
     inst: &Instruction,
-) -> Result<Target, String> {
+) -> Result<Target, Unattributed> {
     match space(inst) {
         Space::Private => return Ok(Target::Private),
-        Space::Param => {
-            return Err("it writes the kernel's parameter space".into());
-        }
-        Space::Const => return Err("it writes the constant space".into()),
+        Space::Param => return Err(Unattributed::ParamSpace),
+        Space::Const => return Err(Unattributed::ConstSpace),
         Space::GlobalOrGeneric => {}
     }
     let Some(address) = address(inst) else {
-        return Err("it has no address operand".into());
+        return Err(Unattributed::NoAddress);
     };
     let roots: Vec<Root> = flow.address_roots(address).into_iter().collect();
     let params = &cx.descriptor.params;
@@ -255,29 +254,15 @@ fn attribute(
         Root::Loaded => "a value loaded from memory".to_string(),
     };
     match roots.as_slice() {
-        [] => Err(
-            "its address derives from no pointer parameter (only from scalars, indices \
-                   or constants), so it could be any address"
-                .into(),
-        ),
+        [] => Err(Unattributed::NoPointer),
         [Root::Pointer(i)] | [Root::TableEntry(i)] => Ok(Target::Param(*i)),
-        [Root::Symbol(s)] if cx.private_symbols.contains(s) => Err(format!(
-            "it writes .shared/.local variable `{s}` through a generic address, which an offset \
-             could take out of that window into global memory (write it with st.shared or \
-             st.local)"
-        )),
-        [Root::Symbol(s)] => Err(format!(
-            "its address is that of variable `{s}`, which is not .shared or .local memory (a \
-             module variable is not a declared buffer)"
-        )),
-        [Root::Loaded] => Err(
-            "its address is loaded from memory, so it could be any address \
-                               (only pointer tables and index tables are followed)"
-                .into(),
-        ),
-        several => Err(format!(
-            "its address may derive from several places: {}",
-            several.iter().map(describe).collect::<Vec<_>>().join(", ")
-        )),
+        [Root::Symbol(s)] if cx.private_symbols.contains(s) => {
+            Err(Unattributed::PrivateThroughGeneric { symbol: s.clone() })
+        }
+        [Root::Symbol(s)] => Err(Unattributed::ModuleVariable { symbol: s.clone() }),
+        [Root::Loaded] => Err(Unattributed::Loaded),
+        several => Err(Unattributed::Several {
+            places: several.iter().map(describe).collect(),
+        }),
     }
 }
