@@ -8,6 +8,54 @@ use crate::ptx::{Instruction, Operand};
 /// PTX's canonical NaN (what `min.NaN`, `max.NaN` return).
 const CANONICAL_NAN: u32 = 0x7fff_ffff;
 
+/// Why the interpreter could not run an instruction of a clamp's slice (the instruction itself
+/// and its line come with it, in [`Unprovable::Evaluation`](super::clamp::Unprovable)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// A 64-bit, 16-bit or 8-bit type: only 32-bit and predicate types are evaluated.
+    WideType,
+    /// No type suffix the interpreter knows.
+    NoType,
+    /// A comparison operator it does not know.
+    UnknownComparison {
+        /// The operator, e.g. `lg`.
+        op: String,
+    },
+    /// A `setp` on predicates.
+    PredicateComparison,
+    /// A `testp` test it does not know.
+    UnknownTest {
+        /// The test.
+        test: String,
+    },
+    /// Not as many source operands as the instruction takes.
+    OperandCount {
+        /// Sources the instruction takes.
+        expected: usize,
+        /// Sources it has.
+        got: usize,
+    },
+    /// An instruction the interpreter does not evaluate at all.
+    NotEvaluated,
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::WideType => f.write_str("only 32-bit and predicate types are evaluated"),
+            EvalError::NoType => f.write_str("it has no type the audit evaluates"),
+            EvalError::UnknownComparison { op } => write!(f, "unknown comparison `{op}`"),
+            EvalError::PredicateComparison => f.write_str("setp on predicates is not evaluated"),
+            EvalError::UnknownTest { test } => write!(f, "unknown testp `{test}`"),
+            EvalError::OperandCount { expected, got } => {
+                write!(f, "expected {expected} source operands, found {got}")
+            }
+            EvalError::NotEvaluated => f.write_str("the audit does not evaluate this instruction"),
+        }
+    }
+}
+
 /// The type an instruction operates on, from its last type modifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ty {
@@ -18,7 +66,7 @@ enum Ty {
     Pred,
 }
 
-fn ty(inst: &Instruction) -> Result<Ty, String> {
+fn ty(inst: &Instruction) -> Result<Ty, EvalError> {
     let found = inst.opcode.split('.').skip(1).filter_map(|m| match m {
         "f32" => Some(Ty::F32),
         "b32" => Some(Ty::B32),
@@ -49,14 +97,9 @@ fn ty(inst: &Instruction) -> Result<Ty, String> {
         )
     });
     if wide {
-        return Err(format!(
-            "`{}`: only 32-bit and predicate types are evaluated",
-            inst.text
-        ));
+        return Err(EvalError::WideType);
     }
-    found
-        .last()
-        .ok_or_else(|| format!("`{}` has no type the audit evaluates", inst.text))
+    found.last().ok_or(EvalError::NoType)
 }
 
 fn f(bits: u32) -> f32 {
@@ -104,7 +147,7 @@ pub(super) fn immediate(text: &str, ty_f32: bool) -> Option<u32> {
 }
 
 /// Float comparison `op` of PTX `setp`/`testp`.
-fn compare_f32(op: &str, a: f32, b: f32) -> Result<bool, String> {
+fn compare_f32(op: &str, a: f32, b: f32) -> Result<bool, EvalError> {
     let unordered = a.is_nan() || b.is_nan();
     Ok(match op {
         "eq" => !unordered && a == b,
@@ -121,11 +164,15 @@ fn compare_f32(op: &str, a: f32, b: f32) -> Result<bool, String> {
         "geu" => unordered || a >= b,
         "num" => !unordered,
         "nan" => unordered,
-        other => return Err(format!("unknown float comparison `{other}`")),
+        other => {
+            return Err(EvalError::UnknownComparison {
+                op: other.to_string(),
+            })
+        }
     })
 }
 
-fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, String> {
+fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, EvalError> {
     let (sa, sb) = (a as i32, b as i32);
     Ok(match op {
         "eq" => a == b,
@@ -138,7 +185,11 @@ fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, String> {
         "le" | "ls" => a <= b,
         "gt" | "hi" => a > b,
         "ge" | "hs" => a >= b,
-        other => return Err(format!("unknown integer comparison `{other}`")),
+        other => {
+            return Err(EvalError::UnknownComparison {
+                op: other.to_string(),
+            })
+        }
     })
 }
 
@@ -176,17 +227,20 @@ fn min_max(a: u32, b: u32, max: bool, nan_propagates: bool) -> u32 {
 
 /// Evaluates one instruction given its source operands' values (registers already looked up,
 /// immediates parsed). Returns the destination's value.
-pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, String> {
+pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> {
     let op = inst.op();
     let mods: Vec<&str> = inst.opcode.split('.').skip(1).collect();
     let has = |m: &str| mods.contains(&m);
     let t = ty(inst)?;
     let ftz_on = has("ftz");
-    let need = |n: usize| -> Result<(), String> {
+    let need = |n: usize| -> Result<(), EvalError> {
         if args.len() == n {
             Ok(())
         } else {
-            Err(format!("`{}`: expected {n} source operands", inst.text))
+            Err(EvalError::OperandCount {
+                expected: n,
+                got: args.len(),
+            })
         }
     };
     let rounding_ok = !mods.iter().any(|m| {
@@ -331,7 +385,7 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, String> {
                 Ty::F32 => compare_f32(cmp, fa(0), fa(1))?,
                 Ty::S32 => compare_int(cmp, args[0], args[1], true)?,
                 Ty::U32 | Ty::B32 => compare_int(cmp, args[0], args[1], false)?,
-                Ty::Pred => return Err(format!("`{}`: setp on predicates", inst.text)),
+                Ty::Pred => return Err(EvalError::PredicateComparison),
             };
             let c = args.get(2).map(|&c| c != 0);
             Ok(match (bool_op, c) {
@@ -352,13 +406,14 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, String> {
                 "notanumber" => x.is_nan(),
                 "normal" => x.is_normal(),
                 "subnormal" => x.is_subnormal(),
-                other => return Err(format!("unknown testp `{other}`")),
+                other => {
+                    return Err(EvalError::UnknownTest {
+                        test: other.to_string(),
+                    })
+                }
             } as u32)
         }
-        _ => Err(format!(
-            "`{}`: the audit does not evaluate this instruction",
-            inst.text
-        )),
+        _ => Err(EvalError::NotEvaluated),
     }
 }
 
@@ -376,4 +431,53 @@ pub(super) fn plain_operands(inst: &Instruction) -> bool {
 /// Whether `inst` is an `f32` instruction (for parsing its immediates).
 pub(super) fn is_f32(inst: &Instruction) -> bool {
     inst.opcode.split('.').any(|m| m == "f32")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(text: &str) -> Instruction {
+        crate::ptx::instructions(&[format!("\t{text}")], 1)
+            .pop()
+            .expect("one instruction")
+    }
+
+    #[test]
+    fn what_the_interpreter_cannot_run_is_a_typed_error() {
+        let cases = [
+            (
+                "add.s64 \t%rd1, %rd2, %rd3;",
+                vec![1, 2],
+                EvalError::WideType,
+            ),
+            (
+                "add.f32 \t%f1, %f2;",
+                vec![1],
+                EvalError::OperandCount {
+                    expected: 2,
+                    got: 1,
+                },
+            ),
+            (
+                "setp.eq.pred \t%p1, %p2, %p3;",
+                vec![0, 1],
+                EvalError::PredicateComparison,
+            ),
+            (
+                "rcp.approx.f32 \t%f1, %f2;",
+                vec![1],
+                EvalError::NotEvaluated,
+            ),
+        ];
+        for (text, args, expected) in cases {
+            assert_eq!(apply(&inst(text), &args), Err(expected.clone()), "{text}");
+        }
+        // Something it does run, for contrast: an f32 add of two values.
+        let sum = apply(
+            &inst("add.f32 \t%f1, %f2, %f3;"),
+            &[1.5f32.to_bits(), 2.0f32.to_bits()],
+        );
+        assert_eq!(sum, Ok(3.5f32.to_bits()));
+    }
 }

@@ -55,6 +55,7 @@ pub use clamp::{
     cases as clamp_cases, contract as clamp_contract, scaled_cases as clamp_scaled_cases,
     tensor_contract as clamp_tensor_contract, Link, LinkRole, Unprovable,
 };
+pub use eval::EvalError;
 pub use explain::{explain, Explanation, StoreExplanation, UnknownEntry};
 pub use located::{At, DefinitionError};
 pub use report::{

@@ -37,9 +37,9 @@ impl ClampProver<'_> {
             for (k, step) in program.iter().enumerate() {
                 let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
                 let inst = &self.instructions[step.inst];
-                slots[k] = eval::apply(inst, &args).map_err(|message| {
+                slots[k] = eval::apply(inst, &args).map_err(|error| {
                     let at = At::of(inst);
-                    let reason = Unprovable::Evaluation { at, message };
+                    let reason = Unprovable::Evaluation { at, error };
                     ClampFailure::Unprovable { reason }
                 })?;
             }

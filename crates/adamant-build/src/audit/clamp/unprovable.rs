@@ -3,6 +3,7 @@
 //! place to look, not only at the store.
 use std::fmt;
 
+use crate::audit::eval::EvalError;
 use crate::audit::located::{At, DefinitionError};
 use crate::audit::tensor_index::TraceError;
 
@@ -31,8 +32,8 @@ pub enum Unprovable {
     OutsideSlice { register: String },
     /// An immediate the interpreter cannot read.
     Immediate { at: At, text: String },
-    /// The interpreter cannot evaluate an instruction (its message says why).
-    Evaluation { at: At, message: String },
+    /// The interpreter cannot evaluate an instruction ([`EvalError`] says why).
+    Evaluation { at: At, error: EvalError },
     /// A multi-tensor entry's store has no address.
     NoStoreAddress,
     /// The tensor the stored pointer was loaded for cannot be traced.
@@ -73,7 +74,7 @@ impl fmt::Display for Unprovable {
             U::TooDeep => f.write_str("the clamp's slice is too deep"),
             U::OutsideSlice { register } => write!(f, "`{register}` is outside the clamp's slice"),
             U::Immediate { at, text } => write!(f, "cannot read the immediate `{text}` of {at}"),
-            U::Evaluation { at, message } => write!(f, "{message} ({at})"),
+            U::Evaluation { at, error } => write!(f, "{error} ({at})"),
             U::NoStoreAddress => f.write_str("the store has no address"),
             U::StoredTensor(e) => write!(f, "the stored pointer's tensor cannot be traced: {e}"),
             U::ScaleTensor(e) => write!(f, "the scale's tensor cannot be traced: {e}"),
