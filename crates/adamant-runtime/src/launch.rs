@@ -47,8 +47,8 @@ pub struct LaunchInfo {
 }
 
 impl Adamant {
-    /// The one single-buffer launch path, plain or stepped (`launch_single` names the entry in
-    /// its errors).
+    /// The one single-buffer launch path, plain or stepped (the builder's
+    /// `Launch::single` names the entry in its errors).
     pub(crate) fn launch_single_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,

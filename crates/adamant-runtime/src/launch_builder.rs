@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use adamant_kernels::abi::OptimizerEntry;
 use cust::stream::Stream;
 
-use crate::buffers::Owned;
+use crate::buffers::{LaunchKinds, Owned};
 use crate::clamp_policy::ClampPolicy;
 use crate::device::Adamant;
 #[cfg(doc)]
@@ -219,8 +219,7 @@ impl<'a, E: OptimizerEntry> Launch<'a, E, WithScalars<'a, E>> {
     /// does not name the entry itself (the policy's, say) comes inside an [`Error::InKernel`]
     /// naming it.
     pub fn buffers(self, buffers: &E::Buffers<Owned<'_>>, records: &Records) -> Result<LaunchInfo> {
-        self.rt
-            .launch_single::<E, _>(self.stream, buffers, self.scalars.0, records)
+        self.single(buffers, records)
     }
 
     /// Enqueues the multi-tensor entry (`<kernel>_multi`, `<kernel>_multi_stepped`) over
@@ -275,8 +274,7 @@ impl<'a, E: OptimizerEntry> Launch<'a, E, WithScalars<'a, E>> {
     /// it) and as [`TensorSet::sync`]; [`Error::Capture`] if the set changed while the stream
     /// is being captured.
     pub fn set(self, set: &mut TensorSet, tensors: &[E::Buffers<Owned<'_>>]) -> Result<LaunchInfo> {
-        self.rt
-            .launch_set::<E, _>(self.stream, set, tensors, self.scalars.0)
+        self.multi(set, tensors)
     }
 
     /// [`Launch::buffers`] over memory other code owns ([`DeviceRegion`](crate::DeviceRegion)s):
@@ -336,10 +334,8 @@ impl<'a, E: OptimizerEntry> Launch<'a, E, WithScalars<'a, E>> {
         buffers: &E::Buffers<Raw>,
         records: &Records,
     ) -> Result<LaunchInfo> {
-        let entry = self.scalars.0.descriptor(false);
-        check_regions::<E>(entry.name, buffers)?;
-        self.rt
-            .launch_single::<E, _>(self.stream, buffers, self.scalars.0, records)
+        check_regions::<E>(self.scalars.0.descriptor(false).name, buffers)?;
+        self.single(buffers, records)
     }
 
     /// [`Launch::set`] over memory other code owns: every region of every tensor is checked
@@ -400,9 +396,35 @@ impl<'a, E: OptimizerEntry> Launch<'a, E, WithScalars<'a, E>> {
         set: &mut TensorSet,
         tensors: &[E::Buffers<Raw>],
     ) -> Result<LaunchInfo> {
-        let entry = self.scalars.0.descriptor(true);
-        check_set_regions::<E>(entry.name, tensors)?;
+        check_set_regions::<E>(self.scalars.0.descriptor(true).name, tensors)?;
+        self.multi(set, tensors)
+    }
+
+    /// The single-buffer path (`Adamant::launch_single_unnamed`), every error naming the entry
+    /// (`Error::in_kernel`: inside an [`Error::InKernel`] unless it names it already), so a clamp
+    /// policy's, a step-state index's, a capture's or the driver's error says which kernel's
+    /// launch it stopped.
+    fn single<K: LaunchKinds>(
+        self,
+        buffers: &E::Buffers<K>,
+        records: &Records,
+    ) -> Result<LaunchInfo> {
+        let kernel = self.scalars.0.descriptor(false).name;
         self.rt
-            .launch_set::<E, _>(self.stream, set, tensors, self.scalars.0)
+            .launch_single_unnamed::<E, K>(self.stream, buffers, self.scalars.0, records)
+            .map_err(|e| e.in_kernel(kernel))
+    }
+
+    /// The multi-tensor path (`Adamant::launch_set_unnamed`), its errors named as
+    /// [`Launch::single`]'s.
+    fn multi<K: LaunchKinds>(
+        self,
+        set: &mut TensorSet,
+        tensors: &[E::Buffers<K>],
+    ) -> Result<LaunchInfo> {
+        let kernel = self.scalars.0.descriptor(true).name;
+        self.rt
+            .launch_set_unnamed::<E, K>(self.stream, set, tensors, self.scalars.0)
+            .map_err(|e| e.in_kernel(kernel))
     }
 }

@@ -190,11 +190,7 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
     pub fn check(&self, multi: bool) -> Result<(&'static KernelDescriptor, CheckedArgs)> {
         match self {
             Uniforms::Plain { scalars, policy } => {
-                let d = if multi {
-                    E::MULTI_DESCRIPTOR
-                } else {
-                    E::DESCRIPTOR
-                };
+                let d = self.descriptor(multi);
                 Ok((d, check_launch::<E>(d, scalars, *policy)?))
             }
             Uniforms::Stepped {
@@ -202,12 +198,7 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
                 states,
                 index,
             } => {
-                let d = if multi {
-                    E::MULTI_STEPPED_DESCRIPTOR
-                } else {
-                    E::STEPPED_DESCRIPTOR
-                };
-                let descriptor = registered_entry::<E>(d)?;
+                let descriptor = registered_entry::<E>(self.descriptor(multi))?;
                 let address = states.check_launch(descriptor, E::DESCRIPTOR, *index)?;
                 let (scalars, uniforms) =
                     check_uniforms(descriptor, E::step_scalar_values(scalars))?;

@@ -56,7 +56,6 @@ mod interop;
 mod launch;
 mod launch_builder;
 mod launch_check;
-mod launch_errors;
 mod memory;
 mod module;
 mod multi;

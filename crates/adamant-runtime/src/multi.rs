@@ -373,7 +373,8 @@ impl TensorSet {
 
 impl Adamant {
     /// The one multi-tensor launch path, plain or stepped, over owned slices or foreign
-    /// regions ([`Launch::raw_set`](crate::Launch::raw_set)); `launch_set` names the entry in its errors.
+    /// regions ([`Launch::raw_set`](crate::Launch::raw_set)); the builder's `Launch::multi` names
+    /// the entry in its errors.
     pub(crate) fn launch_set_unnamed<E: OptimizerEntry, K: LaunchKinds>(
         &self,
         stream: &Stream,
