@@ -23,10 +23,6 @@ const _: () = assert!(BLOCK_THREADS as usize >= adamant_kernels::diagnostics::MI
 /// The most blocks a 1-D grid may have.
 const MAX_GRID: usize = i32::MAX as usize;
 
-// Every launch of the runtime uses blocks of at most `BLOCK_THREADS`: the multi-tensor entries'
-// register cap (`KernelDescriptor::max_registers`) is sized for those.
-const _: () = assert!(adamant_kernels::guard::GUARD_THREADS <= BLOCK_THREADS);
-
 /// What one launch enqueued, for logs and benchmark tables. Returned once the launch is
 /// enqueued, before it runs.
 #[derive(Clone, Copy, Debug, PartialEq)]

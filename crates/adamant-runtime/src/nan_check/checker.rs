@@ -34,8 +34,6 @@ const CHECK_KERNEL: &str = nan_check_kernel::DESCRIPTOR.name;
 
 /// Threads per block of the checker.
 pub const CHECK_BLOCK_THREADS: u32 = 256;
-// The multi-tensor entries' register cap is sized for blocks of at most the optimizers' size.
-const _: () = assert!(CHECK_BLOCK_THREADS <= adamant_kernels::abi::OPTIMIZER_BLOCK_THREADS);
 /// Resident blocks per multiprocessor the grid is capped at (blocks grid-stride over the work
 /// table, so more would only queue).
 const CHECK_BLOCKS_PER_SM: u32 = 8;
