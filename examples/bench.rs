@@ -390,7 +390,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     )?;
     states.advance(rt, rt.stream())?;
     let dqn_s = dqn_adam_update_kernel::StepScalars {
-        grad_scale: adamant::kernels::abi::UniformPtr::NULL,
+        grad_scale: adamant::device::abi::UniformPtr::NULL,
     };
     let (iqn_s, iql_s) = (
         iqn_adam_kernel::StepScalars {},

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the polynomial coefficients and split constants of crates/adamant-kernels/src/math/exp_log.rs come
+"""Where the polynomial coefficients and split constants of crates/adamant-device/src/math/exp_log.rs come
 from: Chebyshev fits (near-minimax) computed with mpmath at 50 digits, rounded to f32, and the
 rounded polynomial's largest relative error over the interval, checked on 2,001 points.
 

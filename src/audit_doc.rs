@@ -8,8 +8,8 @@
 //! program that only launches kernels does not need it.
 use std::fmt::Write as _;
 
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind};
-use adamant_kernels::step::BOUND_OFFSET;
+use adamant_device::abi::{self, KernelDescriptor, KernelKind};
+use adamant_device::step::BOUND_OFFSET;
 use adamant_rl::{FUSED_RANGE, GROUP_SHAPES, SEED_TABLE};
 use adamant_runtime::nan_check::{group_slots, Check, Source, CHECK_CHUNK_ELEMENTS};
 
@@ -192,7 +192,7 @@ pub fn audit_markdown() -> String {
         out,
         "In a `TrainingSession` the checker kernel reads the activation slots only: every slot \
          that watches a parameter group takes its result from the diagnostics record that the \
-         group's optimizer launch wrote in the same step (`adamant_kernels::diagnostics`; the \
+         group's optimizer launch wrote in the same step (`adamant_device::diagnostics`; the \
          PTX audit proves that every optimizer entry writes its records). A record keeps, per \
          buffer, the non-finite count and the first non-finite element, and for the weights \
          their largest stored `|p|`, the largest raw `|p|` before the clamp and how many \

@@ -1,8 +1,10 @@
 //! adamant: GPU optimizer kernels written in Rust, compiled to PTX, with the weight clamp stamped
-//! into every one by a proc-macro. This crate re-exports the host runtime, the device crate's
-//! host-side items, the build side (PTX reader, audit, ptxas) and the seed's RL training step
+//! into every one by a proc-macro. This crate re-exports the host runtime, the ABI, the device SDK's
+//! host-side items, adamant's own kernels, the build side (PTX reader, audit, ptxas) and the seed's RL training step
 //! built on the runtime (`rl`), and owns the workspace's tests and examples.
+pub use adamant_abi as abi;
 pub use adamant_build as build;
+pub use adamant_device as device;
 pub use adamant_kernels as kernels;
 pub use adamant_rl as rl;
 pub use adamant_runtime as runtime;
@@ -17,5 +19,5 @@ use adamant_build::audit::{audit, AuditReport};
 /// kernel. It lives here, where the runtime's module and the audit meet: the runtime does not
 /// depend on the audit.
 pub fn audit_embedded() -> AuditReport {
-    audit(adamant_runtime::PTX, &adamant_kernels::abi::kernels())
+    audit(adamant_runtime::PTX, &adamant_device::abi::kernels())
 }

@@ -17,8 +17,8 @@ use clap::{Args, Parser, Subcommand};
 
 use adamant_build::audit::{self, AuditReport, EntryAudit, EntryKind, ParamAudit};
 use adamant_build::ptxas::{self, Ptxas, PtxasError, PtxasReport};
-use adamant_kernels::abi::ParamRole;
-use adamant_kernels::certificate::{self, Certificate};
+use adamant_device::abi::certificate::{self, Certificate};
+use adamant_device::abi::ParamRole;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -113,7 +113,7 @@ fn certified_kernels(
     path: &Path,
     ptx: &str,
     out: &mut String,
-) -> Result<Vec<&'static adamant_kernels::abi::KernelDescriptor>> {
+) -> Result<Vec<&'static adamant_device::abi::KernelDescriptor>> {
     let json = fs::read_to_string(path)
         .with_context(|| format!("cannot read the certificate {}", path.display()))?;
     let cert = Certificate::from_json(&json)
@@ -176,7 +176,7 @@ fn run_audit(args: &AuditArgs) -> Result<ExitCode> {
             );
             kernels
         }
-        (None, None) => adamant_kernels::abi::kernels(),
+        (None, None) => adamant_device::abi::kernels(),
     };
     if let Some(entry) = &args.explain {
         let explanation = audit::explain(&ptx, &kernels, entry)?;

@@ -12,7 +12,7 @@
 //! Like [`crate::reference`] for the optimizers, it lives in this crate, beside the tests that
 //! use it (`tests/cpu/nan_check_cpu.rs`, `tests/gpu/nan_check.rs`), not in the runtime: the runtime
 //! never runs it, and an oracle kept apart from the code it checks cannot share that code.
-use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::nan_check::{q_abs_ref_eff, Check, SlotResult};
 
 /// What the specification says one slot's check yields.

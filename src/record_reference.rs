@@ -1,9 +1,9 @@
 //! An f64 reference of an optimizer launch's diagnostics record
-//! (`adamant_kernels::diagnostics`), written from the facts' definitions: it runs the step in f64
+//! (`adamant_device::diagnostics`), written from the facts' definitions: it runs the step in f64
 //! ([`crate::reference::step`] with the clamp off gives the raw value, [`crate::reference::clamp`]
 //! the stored one) and counts, element by element, what the record must say. It shares nothing
 //! with the device's reductions.
-use adamant_kernels::diagnostics::{TensorRecord, NO_INDEX};
+use adamant_device::diagnostics::{TensorRecord, NO_INDEX};
 
 use crate::reference::{self as r, Elem, Hyper, KernelRef};
 

@@ -5,9 +5,16 @@
 //! to adamant-build rebuilds this script, which reruns it.
 fn main() {
     check_libcuda();
+    // Linked for the descriptors it registers: adamant's own set.
+    use adamant_kernels as _;
     adamant_build::KernelCrate::new("../adamant-kernels")
-        .kernels(adamant_kernels::abi::kernels())
-        // The macro that generates every entry is a path dependency of adamant-kernels.
+        .kernels(adamant_device::abi::kernels())
+        // The device SDK, the ABI and the macro that generates every entry are path
+        // dependencies of adamant-kernels, compiled into its module.
+        .rerun_if_changed("../adamant-device/src")
+        .rerun_if_changed("../adamant-device/Cargo.toml")
+        .rerun_if_changed("../adamant-abi/src")
+        .rerun_if_changed("../adamant-abi/Cargo.toml")
         .rerun_if_changed("../adamant-codegen/src")
         .rerun_if_changed("../adamant-codegen/Cargo.toml")
         .build();

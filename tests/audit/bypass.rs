@@ -7,7 +7,7 @@
 mod support;
 
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Unattributed, Violation};
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam, ParamRole};
+use adamant_device::abi::{self, KernelDescriptor, KernelKind, KernelParam, ParamRole};
 
 use ptx_edit::*;
 use support::ptx_edit;

@@ -99,7 +99,7 @@ fn the_cli_audits_a_module_against_its_certificate_and_refuses_another_ptx() {
     let other = audit(&["--ptx", ours, "--certificate", cert]);
     let err = String::from_utf8_lossy(&other.stderr);
     assert!(!other.status.success());
-    let digest = adamant_kernels::certificate::ptx_sha256(adamant_runtime::PTX);
+    let digest = adamant_device::abi::certificate::ptx_sha256(adamant_runtime::PTX);
     assert!(
         err.contains("is not for this PTX") && err.contains(&digest),
         "{err}"

@@ -62,8 +62,8 @@ fn the_generated_doc_lists_every_slot_and_every_kernel() {
         );
     }
     let kernel_rows = doc.lines().filter(|l| l.starts_with("| `")).count();
-    assert_eq!(kernel_rows, adamant_kernels::abi::kernels().len());
-    for kernel in adamant_kernels::abi::kernels() {
+    assert_eq!(kernel_rows, adamant_device::abi::kernels().len());
+    for kernel in adamant_device::abi::kernels() {
         assert!(
             doc.contains(&format!("| `{}` |", kernel.name)),
             "{}",

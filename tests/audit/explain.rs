@@ -8,8 +8,8 @@ mod support;
 
 use adamant_build::audit::{audit, explain, ClampFailure, LinkRole, StoreExplanation};
 use adamant_build::ptx::{self, Instruction};
-use adamant_kernels::abi;
-use adamant_kernels::step::BOUND_OFFSET;
+use adamant_device::abi;
+use adamant_device::step::BOUND_OFFSET;
 
 use support::ptx_edit::*;
 

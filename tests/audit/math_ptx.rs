@@ -2,7 +2,7 @@
 //! (`tests/feature-split/kernels`) calls every one of them, and its entries hold no call and
 //! none of the instructions the host could not reproduce (`ex2.approx`, `lg2.approx`,
 //! `rsqrt.approx`, flush-to-zero) or that drop NaN (`min.f32`, `max.f32`): only the correctly
-//! rounded arithmetic the CPU tests of `crates/adamant-kernels/tests/math_prelude.rs` run on the host.
+//! rounded arithmetic the CPU tests of `crates/adamant-device/tests/math_prelude.rs` run on the host.
 use adamant_build::ptx::extern_functions;
 use feature_split::MODULE;
 

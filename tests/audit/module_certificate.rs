@@ -9,8 +9,8 @@ mod support;
 use support::certificates;
 
 use adamant_build::audit::audit;
-use adamant_kernels::abi::{self, KernelDescriptor, OWN_SET};
-use adamant_kernels::certificate::Certificate;
+use adamant_device::abi::certificate::Certificate;
+use adamant_device::abi::{self, KernelDescriptor, OWN_SET};
 use adamant_runtime::{Adamant, AuditedModule, Error, MODULE};
 use certificates::{bound_zeroed, entry, module, with_certificate};
 use serde_json::json;
@@ -18,7 +18,7 @@ use serde_json::json;
 /// Two kernels of one name in this test crate's set, as a program that links two versions of
 /// one kernel crate would register them.
 mod first {
-    use adamant_kernels::optimizer_kernel;
+    use adamant_device::optimizer_kernel;
 
     #[optimizer_kernel]
     pub fn twice_kernel(#[param] p: f32, #[input] g: f32) -> f32 {
@@ -27,7 +27,7 @@ mod first {
 }
 
 mod second {
-    use adamant_kernels::optimizer_kernel;
+    use adamant_device::optimizer_kernel;
 
     #[optimizer_kernel]
     pub fn twice_kernel(#[param] p: f32, #[input] g: f32) -> f32 {
@@ -74,7 +74,7 @@ fn one_changed_line_of_the_ptx_is_unaudited_naming_both_digests() {
     let refused = module(edited.clone(), MODULE.certificate().to_string());
     let (set, reason) = unaudited(&refused);
     assert_eq!(set, OWN_SET);
-    let ours = adamant_kernels::certificate::ptx_sha256(&edited);
+    let ours = adamant_device::abi::certificate::ptx_sha256(&edited);
     let certified = Certificate::from_json(MODULE.certificate()).unwrap();
     assert!(
         reason.contains(&ours) && reason.contains(certified.ptx_sha256()),
@@ -226,7 +226,7 @@ fn another_format_or_garbage_is_unaudited() {
 
 #[test]
 fn a_kernel_registered_twice_is_refused() {
-    let set = adamant_kernels::kernel_set!().unwrap();
+    let set = adamant_device::kernel_set!().unwrap();
     // The certificate names each entry once (the build refuses duplicates before compiling).
     let once: Vec<_> = set
         .iter()

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use adamant::audit_embedded;
 use adamant_build::audit::{audit, ClampFailure, EntryKind, Violation};
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, KernelParam};
+use adamant_device::abi::{self, KernelDescriptor, KernelKind, KernelParam};
 
 use ptx_edit::*;
 use support::ptx_edit;

@@ -37,7 +37,7 @@ fn a_complete_module_passes() {
 
 #[test]
 fn the_embedded_module_passes() {
-    let real: Vec<&str> = adamant_kernels::abi::kernels()
+    let real: Vec<&str> = adamant_device::abi::kernels()
         .iter()
         .map(|k| k.name)
         .collect();

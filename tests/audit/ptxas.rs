@@ -7,7 +7,7 @@
 //! set ADAMANT_PTXAS). Without it they fail; they are never skipped.
 use adamant_build::ptx;
 use adamant_build::ptxas::{self, parse_verbose, Ptxas, PtxasError, PtxasReport};
-use adamant_kernels::abi::{self, KernelKind};
+use adamant_device::abi::{self, KernelKind};
 
 /// Registers an optimizer kernel may use (at most 64 keeps 1024-thread blocks and full
 /// occupancy possible on sm_90).

@@ -4,7 +4,7 @@
 //! and `max` drop a NaN operand and order -0 below +0; an integer compare of float bits treats
 //! NaN as a huge number; `copysign d, a, b` takes b's magnitude and a's sign).
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
-use adamant_kernels::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
+use adamant_device::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
 
 static PARAMS: [KernelParam; 4] = [
     KernelParam {
@@ -30,7 +30,7 @@ static PARAMS: [KernelParam; 4] = [
 ];
 
 static TINY: KernelDescriptor = KernelDescriptor {
-    set: adamant_kernels::abi::OWN_SET,
+    set: adamant_device::abi::OWN_SET,
     defined_at: "audit_semantics (tests/audit/semantics.rs)",
     name: "tiny",
     kind: KernelKind::Optimizer,

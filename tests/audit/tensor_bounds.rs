@@ -10,7 +10,7 @@ mod support;
 use adamant_build::audit::{
     audit, clamp_scaled_cases, ClampFailure, TraceReason, Unprovable, Violation,
 };
-use adamant_kernels::abi::{self, KernelDescriptor, KernelParam, ParamRole};
+use adamant_device::abi::{self, KernelDescriptor, KernelParam, ParamRole};
 
 use ptx_edit::*;
 use support::ptx_edit;
@@ -25,7 +25,7 @@ fn multi_entries() -> Vec<&'static KernelDescriptor> {
 
 /// The ceiling as a PTX float literal (`0f5D5E0B6B` for 1e18).
 fn ceiling_literal() -> String {
-    format!("0f{:08X}", adamant_kernels::clamp::BOUND_CEILING.to_bits())
+    format!("0f{:08X}", adamant_device::clamp::BOUND_CEILING.to_bits())
 }
 
 /// One `tensor_bound` in an entry's PTX: `mul.rn.f32 %t, %a, %b` (one factor loaded by a 32-bit

@@ -1,7 +1,7 @@
-//! `adamant_kernels::clamp::weight_clamp`, the epilogue of every optimizer kernel, against its
+//! `adamant_device::clamp::weight_clamp`, the epilogue of every optimizer kernel, against its
 //! specification (a truth table written from it) and the independent reference
 //! `adamant::reference::clamp`; and why the seed's `fminf(fmaxf(p, -b), b)` was replaced.
-use adamant::kernels::clamp::weight_clamp;
+use adamant::device::clamp::weight_clamp;
 use adamant::reference;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -36,7 +36,7 @@ fn next_down(x: f32) -> f32 {
     f32::from_bits(x.to_bits() - 1)
 }
 
-/// `(p, bound, expected)`, from the specification in `crates/adamant-kernels/src/clamp.rs` and the brief.
+/// `(p, bound, expected)`, from the specification in `crates/adamant-device/src/clamp.rs` and the brief.
 fn truth_table() -> Vec<(f32, f32, f32)> {
     let b = 0.5f32;
     let nan = f32::NAN;

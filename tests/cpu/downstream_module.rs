@@ -7,8 +7,8 @@ mod support;
 use support::certificates;
 
 use adamant_build::audit::audit;
-use adamant_kernels::abi;
-use adamant_kernels::certificate::ptx_sha256;
+use adamant_device::abi;
+use adamant_device::abi::certificate::ptx_sha256;
 use adamant_runtime::{AuditedModule, Error};
 use certificates::{bound_zeroed, module};
 use minimal_downstream::{minimal_sgd_kernel, MODULE};
@@ -37,7 +37,7 @@ fn the_minimal_crates_module_verifies_against_its_registered_kernels() {
         ]
     );
     // The descriptor a launch of the kernel is built from is the verified one.
-    use adamant_kernels::abi::OptimizerEntry;
+    use adamant_device::abi::OptimizerEntry;
     assert!(verified.contains(&<minimal_sgd_kernel::Entry as OptimizerEntry>::DESCRIPTOR));
 }
 

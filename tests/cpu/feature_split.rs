@@ -4,8 +4,8 @@
 //! launches would build their arguments. The build passes; loading the module is refused,
 //! naming the entry and the parameter.
 use adamant_build::audit::audit;
-use adamant_kernels::abi::{self, OptimizerEntry};
-use adamant_kernels::certificate::Certificate;
+use adamant_device::abi::certificate::Certificate;
+use adamant_device::abi::{self, OptimizerEntry};
 use adamant_runtime::Error;
 use feature_split::{split_sgd_kernel, BUILD_SWAPPED, HOST_SWAPPED, MODULE};
 

@@ -1,10 +1,12 @@
 //! Two kernels of one crate with one entry name (here in two modules of this test crate): both
 //! would be the same PTX symbol. The build refuses the set before compiling it, naming both
 //! definitions.
-use adamant_kernels::abi;
+use adamant_device::abi;
+// Linked for the descriptors it registers: the test checks adamant's own set too.
+use adamant_kernels as _;
 
 mod first {
-    use adamant_kernels::optimizer_kernel;
+    use adamant_device::optimizer_kernel;
 
     #[optimizer_kernel]
     pub fn shared_name_kernel(#[param] p: f32, #[input] g: f32) -> f32 {
@@ -13,7 +15,7 @@ mod first {
 }
 
 mod second {
-    use adamant_kernels::optimizer_kernel;
+    use adamant_device::optimizer_kernel;
 
     #[optimizer_kernel]
     pub fn shared_name_kernel(#[param] p: f32, #[input] g: f32) -> f32 {
@@ -23,7 +25,7 @@ mod second {
 
 #[test]
 fn a_name_defined_twice_in_one_crate_is_refused_naming_both_definitions() {
-    let set = adamant_kernels::kernel_set!().unwrap();
+    let set = adamant_device::kernel_set!().unwrap();
     let (a, b) = abi::duplicate(&set).expect("the duplicate is found");
     assert_eq!(
         (a.name, b.name),
@@ -42,7 +44,7 @@ fn a_name_defined_twice_in_one_crate_is_refused_naming_both_definitions() {
 #[test]
 fn adamants_own_set_and_a_set_without_duplicates_pass() {
     assert!(adamant_build::check_unique_names(&abi::kernels()).is_ok());
-    let only_first: Vec<_> = adamant_kernels::kernel_set!()
+    let only_first: Vec<_> = adamant_device::kernel_set!()
         .unwrap()
         .into_iter()
         .filter(|k| k.defined_at.starts_with("kernel_names::first"))

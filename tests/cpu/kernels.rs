@@ -1005,7 +1005,7 @@ fn clamp_is_in_element_random() {
 /// 1, an eps of 0, a negative lr, decay or clip, and any non-finite value are outside it.
 #[test]
 fn optimizer_scalars_carry_their_domains() {
-    use adamant::kernels::abi::{self, Domain, Limit, ParamRole};
+    use adamant::device::abi::{self, Domain, Limit, ParamRole};
     let ge0 = Domain {
         lower: Limit::Inclusive(0.0),
         upper: Limit::None,
@@ -1068,7 +1068,7 @@ fn optimizer_scalars_carry_their_domains() {
 
 mod soft_update {
     use super::{log_uniform, pick};
-    use adamant::kernels::abi::{self, Domain, KernelKind, Limit, ParamRole, ParamType};
+    use adamant::device::abi::{self, Domain, KernelKind, Limit, ParamRole, ParamType};
     use adamant::kernels::soft_update::soft_update_kernel as su;
     use adamant::reference::{self as r, SOFT_UPDATE_TOLERANCE};
     use rand::rngs::SmallRng;

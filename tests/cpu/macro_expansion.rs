@@ -7,7 +7,7 @@
 //! build and run (their `main` checks the generated items).
 //! `tests/ui/pass/renamed_dep` holds the fixture that uses the macros through a renamed
 //! dependency; the package `tests/renamed-dep` runs it, since this package cannot depend on
-//! adamant-kernels under a second name.
+//! adamant-device under a second name.
 //!
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test --test macro_expansion`,
 //! then read every diff.

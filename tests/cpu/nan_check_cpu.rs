@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
 use adamant::nan_check_reference::{self as reference, ReferenceSlot};
-use adamant_kernels::nan_check::{
+use adamant_device::nan_check::{
     abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
     NON_FINITE_ONLY, NO_BAD_INDEX,
 };
@@ -712,7 +712,7 @@ fn chunk_size_grows_with_the_check() {
 /// first indices that need both words.
 #[test]
 fn report_words_round_trip_every_field() {
-    use adamant_kernels::nan_check::{Partial, FLAG_ALL, REPORT_WORDS_PER_SLOT};
+    use adamant_device::nan_check::{Partial, FLAG_ALL, REPORT_WORDS_PER_SLOT};
     for first_bad in [
         0u64,
         1,

@@ -1,4 +1,4 @@
-//! The step protects itself, inside the graph (`adamant_kernels::guard`, `GradientGuard`):
+//! The step protects itself, inside the graph (`adamant_device::guard`, `GradientGuard`):
 //! - a NaN injected into one gradient at step 500 of a 1000-step captured run: that replay
 //!   leaves every buffer bit for bit as it was, `t` unchanged, the skip counted; the run then
 //!   equals, bit for bit, an eager guarded run with the same gradients and an unguarded eager
@@ -466,7 +466,7 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
         );
     }
     // The same verdicts, bit for bit (the skip counted once per run: no advance between).
-    let verdict = |g: &adamant_kernels::guard::StepGuard| {
+    let verdict = |g: &adamant_device::guard::StepGuard| {
         (
             g.norm.to_bits(),
             g.clip_coef.to_bits(),

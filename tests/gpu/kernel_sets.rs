@@ -6,7 +6,7 @@
 //! in adamant's.
 //!
 //! The CPU tests run everywhere; the GPU ones are `#[ignore]`d with their reason.
-use adamant_kernels::abi::{self, OWN_SET};
+use adamant_device::abi::{self, OWN_SET};
 use adamant_rl::SeedLaunchers;
 use adamant_runtime::{Adamant, ClampPolicy, Error, Records};
 use adamant_runtime::{DeviceArray, ParamBuffer};
@@ -20,7 +20,7 @@ const THIS_SET: &str = env!("CARGO_CRATE_NAME");
 /// A downstream kernel named like one of adamant's: its own set's entry, not a second
 /// registration of adamant's.
 mod same_name {
-    use adamant_kernels::optimizer_kernel;
+    use adamant_device::optimizer_kernel;
 
     #[optimizer_kernel]
     pub fn attn_adam_kernel(
@@ -55,7 +55,7 @@ fn a_linked_kernel_crate_registers_its_own_set() {
         &same_name::attn_adam_kernel::DESCRIPTOR
     ));
     // This crate's set is exactly its four entries, the example crate's its seventeen.
-    let mine: Vec<&str> = adamant_kernels::kernel_set!()
+    let mine: Vec<&str> = adamant_device::kernel_set!()
         .unwrap()
         .iter()
         .map(|k| k.name)

@@ -17,7 +17,7 @@ mod support;
 use std::ops::RangeInclusive;
 
 use adamant::nan_check_reference as reference;
-use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_rl::{
     slot, GroupSizes, SessionConfig, StepConfig, TrainingGroups, ALL_SLOTS, FUSED_RANGE,
     SEED_TABLE, SLOTS, SLOT_COUNT,

@@ -545,7 +545,7 @@ fn bad_inputs_are_refused_before_launch() {
 fn missing_kernel_is_named() {
     let ptx =
         adamant::runtime::PTX.replace(".entry iqn_adam_kernel(", ".entry iqn_adam_kernel_renamed(");
-    let kernels = adamant_kernels::abi::kernels();
+    let kernels = adamant_device::abi::kernels();
     // SAFETY: nothing is launched from either module: the test wants the driver's verdict on a
     // module without a declared entry, and on text that is not PTX.
     match unsafe { Adamant::with_unaudited_ptx(&ptx, &kernels) } {

@@ -15,7 +15,7 @@ use adamant::runtime::{
     TensorSet,
 };
 use adamant::runtime::{DeviceArray, ParamBuffer};
-use adamant_kernels::diagnostics::TensorRecord;
+use adamant_device::diagnostics::TensorRecord;
 use adamant_kernels::optimizers::{attn_adam_kernel, iqn_adam_kernel};
 use cust::memory::DeviceBuffer;
 use rand::rngs::SmallRng;

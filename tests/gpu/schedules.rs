@@ -11,7 +11,7 @@
 //! - a plain launch of NAdam is refused in a capture (its schedule would be replayed frozen).
 //!
 //! Every test needs a CUDA GPU and is `#[ignore]`d with that reason.
-use adamant_kernels::abi::OptimizerEntry;
+use adamant_device::abi::OptimizerEntry;
 use adamant_runtime::cust::stream::Stream;
 use adamant_runtime::{
     AdamHyper, Adamant, ClampPolicy, DeviceArray, Error, ParamBuffer, QAbsRef, Records, StepBound,
@@ -351,7 +351,7 @@ fn two_hundred_steps_match_the_f64_references() {
             let step_t = step as u32 + 1;
             let derived = reference::nadam_derived(step_t, nadam.beta1, nadam.momentum_decay);
             derived32 = nadam_kernel::Derived::next(step_t, &NADAM, &derived32);
-            let bc2 = adamant_kernels::step::bias_correction(0.999, step_t);
+            let bc2 = adamant_device::step::bias_correction(0.999, step_t);
             for i in 0..CHECKED {
                 let (p, (a, b, c)) = (rp[i], rs[i]);
                 let (mut x, mut y, mut z) = hs[i];

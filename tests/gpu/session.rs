@@ -21,8 +21,8 @@ use adamant::runtime::{
     StepStates,
 };
 use adamant::runtime::{DeviceArray, ParamBuffer};
+use adamant_device::step::{advance, StepState, FLAG_BAD_Q_ABS_REF};
 use adamant_kernels::optimizers::iqn_adam_kernel;
-use adamant_kernels::step::{advance, StepState, FLAG_BAD_Q_ABS_REF};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -2,7 +2,7 @@
 //! clamp's edge cases in them, their device copies, one multi-tensor step of any of the five
 //! kernels through the typed entry, and its f64 reference.
 
-use adamant::kernels::abi::UniformPtr;
+use adamant::device::abi::UniformPtr;
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };

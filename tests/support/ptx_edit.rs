@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use adamant_build::audit::{audit, AuditReport, Violation};
-use adamant_kernels::abi::{self, KernelKind};
+use adamant_device::abi::{self, KernelKind};
 
 /// The single-buffer optimizer entries (each also has `<name>_multi`), from the registry.
 pub fn optimizers() -> Vec<&'static str> {

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use adamant_kernels::abi::KernelDescriptor;
+use adamant_abi::KernelDescriptor;
 
 use crate::audit::{self, AuditReport};
 use crate::error::BuildError;
@@ -89,8 +89,17 @@ mod tests {
 
     #[test]
     fn the_kernel_sources_pass_and_assembly_is_listed_by_file() {
-        let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adamant-kernels/src");
-        assert_eq!(sources(&kernels), Ok(()));
+        // adamant's kernels and everything every kernel crate's module compiles with them: a
+        // `KernelCrate` checks its own crate's sources, so the SDK's are checked here (and the
+        // module check refuses assembly in the PTX whatever its source).
+        for krate in ["adamant-kernels", "adamant-device", "adamant-abi"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(krate)
+                .join("src");
+            assert!(dir.is_dir(), "{}", dir.display());
+            assert_eq!(sources(&dir), Ok(()), "{krate}");
+        }
 
         let dir = std::env::temp_dir().join(format!("adamant-build-check-{}", std::process::id()));
         fs::create_dir_all(dir.join("nested")).unwrap();
@@ -102,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_module_without_the_declared_kernels_lists_what_is_missing() {
-        let kernels = adamant_kernels::abi::kernels();
+        let kernels = adamant_abi::kernels();
         let ptx = ".version 7.8\n.target sm_90\n.address_size 64\n";
         let err = module(ptx, &kernels).unwrap_err();
         assert!(

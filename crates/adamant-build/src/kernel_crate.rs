@@ -12,8 +12,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Stdio};
 
-use adamant_kernels::abi::KernelDescriptor;
-use adamant_kernels::certificate::Certificate;
+use adamant_abi::certificate::Certificate;
+use adamant_abi::KernelDescriptor;
 
 use crate::audit::AuditReport;
 use crate::error::BuildError;
@@ -119,7 +119,7 @@ impl KernelCrate {
     }
 
     /// The descriptors the module must match, entry for entry, and is audited against. Without
-    /// this call: the kernel crate's own set ([`adamant_kernels::abi::kernel_set`] of its
+    /// this call: the kernel crate's own set ([`adamant_abi::kernel_set`] of its
     /// library name), as registered in the build script's binary, which must therefore link the
     /// kernel crate (a build-dependency, named in the script: `use my_kernels as _;`).
     pub fn kernels(mut self, kernels: impl IntoIterator<Item = &'static KernelDescriptor>) -> Self {
@@ -234,7 +234,7 @@ impl KernelCrate {
 ///
 /// A [`BuildError`] naming the entry, the crate and both `module (file:line)` locations.
 pub fn check_unique_names(kernels: &[&'static KernelDescriptor]) -> Result<(), BuildError> {
-    match adamant_kernels::abi::duplicate(kernels) {
+    match adamant_abi::duplicate(kernels) {
         Some((first, second)) => Err(BuildError::new(format!(
             "kernel `{}` of crate `{}` is defined twice, at {} and at {}: entry names are PTX \
              symbols, one per crate (rename one)",
@@ -253,20 +253,20 @@ fn resolve_kernels(
     names: &CrateNames,
     given: Option<Vec<&'static KernelDescriptor>>,
 ) -> Result<Vec<&'static KernelDescriptor>, BuildError> {
-    let registered = || adamant_kernels::abi::describe_sets(&adamant_kernels::abi::sets());
+    let registered = || adamant_abi::describe_sets(&adamant_abi::sets());
     let kernels = match given {
         Some(kernels) if kernels.is_empty() => {
             return Err(BuildError::new(format!(
                 "KernelCrate::kernels was given no kernels for the kernel crate `{package}` \
                  (registered sets in this build script: {sets}); leave the call out to use the \
-                 set `{lib}` as registered, or pass adamant_kernels::abi::kernel_set(\"{lib}\")",
+                 set `{lib}` as registered, or pass adamant_abi::kernel_set(\"{lib}\")",
                 package = names.package,
                 lib = names.lib,
                 sets = registered(),
             )))
         }
         Some(kernels) => kernels,
-        None => adamant_kernels::abi::kernel_set(&names.lib).map_err(|_| {
+        None => adamant_abi::kernel_set(&names.lib).map_err(|_| {
             BuildError::new(format!(
                 "no kernel of the set `{lib}` is registered in this build script (registered \
                  sets: {sets}): add `{package}` to [build-dependencies] and link it from \
@@ -282,7 +282,7 @@ fn resolve_kernels(
         return Err(BuildError::new(format!(
             "KernelCrate::kernels was given `{name}` of the set `{set}`, but the kernel crate \
              `{package}` builds the module of the set `{lib}` (its library name): pass \
-             adamant_kernels::abi::kernel_set(\"{lib}\"), or leave the call out",
+             adamant_abi::kernel_set(\"{lib}\"), or leave the call out",
             name = other.name,
             set = other.set,
             package = names.package,
@@ -435,8 +435,8 @@ mod tests {
 
     #[test]
     fn the_kernels_are_the_crates_own_non_empty_set() {
-        let own = names(adamant_kernels::abi::OWN_SET);
-        let ours = adamant_kernels::abi::kernels();
+        let own = names(adamant_abi::OWN_SET);
+        let ours = adamant_abi::kernels();
         assert_eq!(resolve_kernels(&own, None).unwrap(), ours);
         assert_eq!(resolve_kernels(&own, Some(ours.clone())).unwrap(), ours);
 

@@ -25,8 +25,11 @@ pub mod source_check;
 mod toolchain;
 
 /// The kernel list's format, which the certificate shares: it lives beside the descriptors, in
-/// `adamant-kernels`, so the writer here and the runtime's reader use one definition.
-pub use adamant_kernels::kernel_list;
+/// `adamant-abi`, so the writer here and the runtime's reader use one definition.
+pub use adamant_abi::kernel_list;
+// The tests check against adamant's own kernel set, registered by linking its crate.
+#[cfg(test)]
+use adamant_kernels as _;
 pub use cuda_link::{check_cuda_link, CUDA_CONFIG, CUDA_STUB_COMMANDS};
 pub use error::BuildError;
 pub use kernel_crate::{check_unique_names, BuiltPtx, KernelCrate};

@@ -6,7 +6,7 @@
 //! which entries). The build writes the cap into the PTX before the module is checked, audited
 //! and certified, so the certificate covers the PTX the driver compiles, every kernel crate built
 //! with [`crate::KernelCrate`] gets the same caps, and no runtime option can drop them.
-use adamant_kernels::abi::KernelDescriptor;
+use adamant_abi::KernelDescriptor;
 
 use crate::error::BuildError;
 use crate::ptx;
@@ -95,7 +95,7 @@ pub fn write_register_caps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use adamant_kernels::abi::{self, MULTI_TENSOR_MAX_REGISTERS};
+    use adamant_abi::{self as abi, MULTI_TENSOR_MAX_REGISTERS};
 
     fn kernel(name: &str) -> &'static KernelDescriptor {
         abi::kernels()

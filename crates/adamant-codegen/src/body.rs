@@ -26,7 +26,7 @@
 //! - syntax that syn keeps as unparsed tokens (`Verbatim`), which this walk cannot read;
 //! - calls of float methods that do not exist on the device (`x.powf(y)`, `f32::exp(x)`: std-only)
 //!   or drop NaN there (`x.max(y)`, `f32::min`; and `clamp`, which traps on a NaN bound), with an
-//!   error that names the `adamant_kernels::prelude` function to use ([`float_methods`]; by name,
+//!   error that names the `adamant_device::prelude` function to use ([`float_methods`]; by name,
 //!   since no types are known here).
 //!
 //! Calls of ordinary functions defined outside the kernel (`adam_step`) are allowed: the macro
@@ -820,7 +820,7 @@ mod tests {
             (
                 "`f32::powf` does not exist on the GPU (it is std-only: the body compiles on the \
                  host and fails in the PTX build); use `pow(x, y)` from \
-                 `adamant_kernels::prelude` (the body check goes by the method's name",
+                 `adamant_device::prelude` (the body check goes by the method's name",
                 quote!({ p.powf(g) }),
             ),
             ("use `sqrt(x)` from", quote!({ p / v.sqrt() })),
@@ -845,7 +845,7 @@ mod tests {
             ("has no device version of it", quote!({ g.atan2(p) })),
             (
                 "`f32::max` drops a NaN operand (PTX `max.f32`, like CUDA's `fmaxf`), so a NaN \
-                 weight or moment would vanish; use `max(x, y)` from `adamant_kernels::prelude`, \
+                 weight or moment would vanish; use `max(x, y)` from `adamant_device::prelude`, \
                  which keeps NaN (the body check goes by the method's name: call a method of \
                  your own type as `Type::max(..)`, and on integers `core::cmp::max(a, b)`)",
                 quote!({ p.max(g) }),

@@ -1,28 +1,28 @@
-//! The path of the device crate, `adamant-kernels`, as the crate a macro expands in names it.
+//! The path of the device crate, `adamant-device`, as the crate a macro expands in names it.
 //!
 //! Every path the macros generate into that crate (the ABI types, the clamp, the builtins, the
 //! vector type, the `linkme` registration) starts with one [`DeviceCratePath`], resolved once per
 //! expansion by [`DeviceCratePath::resolve`] from the expanding crate's `Cargo.toml`, so a
-//! dependency renamed there (`kernels = { package = "adamant-kernels", .. }`) still resolves.
-//! No generated token names `adamant_kernels` otherwise (`structure_tests::renamed_dependency`
+//! dependency renamed there (`kernels = { package = "adamant-device", .. }`) still resolves.
+//! No generated token names `adamant_device` otherwise (`structure_tests::renamed_dependency`
 //! checks every expansion for it).
 use proc_macro2::{Ident, Span, TokenStream};
 use proc_macro_crate::{crate_name, Error, FoundCrate};
 use quote::{quote, ToTokens};
 
 /// The package the generated code refers to.
-pub const PACKAGE: &str = "adamant-kernels";
+pub const PACKAGE: &str = "adamant-device";
 
-/// The absolute path of `adamant-kernels` in the expanding crate: `::adamant_kernels` or
+/// The absolute path of `adamant-device` in the expanding crate: `::adamant_device` or
 /// `::<renamed>`.
 #[derive(Clone, Debug)]
 pub struct DeviceCratePath(Ident);
 
 impl DeviceCratePath {
-    /// The crate under its own name, `::adamant_kernels`. It is right inside `adamant-kernels`
-    /// too, which declares `extern crate self as adamant_kernels;`.
+    /// The crate under its own name, `::adamant_device`. It is right inside `adamant-device`
+    /// too, which declares `extern crate self as adamant_device;`.
     pub fn own_name() -> DeviceCratePath {
-        DeviceCratePath::named("adamant_kernels")
+        DeviceCratePath::named("adamant_device")
     }
 
     /// The crate under `name`, the name the expanding crate's `Cargo.toml` gives it.
@@ -32,14 +32,14 @@ impl DeviceCratePath {
 
     /// The name of the crate where the macro expands, read by `proc-macro-crate` from the
     /// `Cargo.toml` in `CARGO_MANIFEST_DIR`:
-    /// - `adamant-kernels` itself: `::adamant_kernels` (its `extern crate self`);
+    /// - `adamant-device` itself: `::adamant_device` (its `extern crate self`);
     /// - a dependency named `n` (renamed or not): `::n`;
-    /// - a manifest that is read but lists no `adamant-kernels`: a compile error that says to
+    /// - a manifest that is read but lists no `adamant-device`: a compile error that says to
     ///   add the dependency. No path would resolve there (an absolute path names a crate the
     ///   manifest passes in), and one error naming the missing dependency beats one unresolved
     ///   path per generated item;
     /// - no manifest to read (`CARGO_MANIFEST_DIR` unset, no or unreadable `Cargo.toml`, no
-    ///   workspace found): `::adamant_kernels`. That is not a Cargo build (Bazel, Buck, plain
+    ///   workspace found): `::adamant_device`. That is not a Cargo build (Bazel, Buck, plain
     ///   `rustc`); those pass crates under their own names, and where it is missing the
     ///   unresolved path names the crate.
     pub fn resolve() -> syn::Result<DeviceCratePath> {
@@ -85,12 +85,12 @@ mod tests {
     use super::*;
 
     /// A test's `CARGO_MANIFEST_DIR` is this crate's, whose `Cargo.toml` does not depend on
-    /// `adamant-kernels`: the one error names the package and the manifest.
+    /// `adamant-device`: the one error names the package and the manifest.
     #[test]
     fn a_manifest_without_the_dependency_is_one_error_naming_it() {
         let e = DeviceCratePath::resolve().expect_err("adamant-codegen does not depend on it");
         let message = e.to_string();
-        assert!(message.contains("`adamant-kernels`"), "{message}");
+        assert!(message.contains("`adamant-device`"), "{message}");
         assert!(message.contains("codegen/Cargo.toml"), "{message}");
         assert!(message.contains("[dependencies]"), "{message}");
     }
@@ -105,7 +105,7 @@ mod tests {
         );
         assert_eq!(
             DeviceCratePath::own_name().to_token_stream().to_string(),
-            ":: adamant_kernels"
+            ":: adamant_device"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! `#[domain(gt = .., ge = .., lt = .., le = ..)]` on an `f32` scalar argument of an
 //! `#[optimizer_kernel]`: the values a launch may pass. The macro writes it into the entry's
 //! descriptor as `ParamRole::Scalar { domain: Domain { lower, upper, finite: true } }`
-//! (`adamant_kernels::abi::Domain`), and the runtime checks every launch's scalars against it
+//! (`adamant_device::abi::Domain`), and the runtime checks every launch's scalars against it
 //! before anything is enqueued. An `f32` scalar without the attribute gets `Domain::FINITE`; a
 //! `u32` scalar `Domain::ANY` (the attribute is rejected there: a bound on an integer would need
 //! integer limits, which the ABI does not have).
@@ -288,10 +288,10 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let kernels = DeviceCratePath::named("renamed_kernels");
+        let kernels = DeviceCratePath::named("renamed_device");
         assert_eq!(
             Domain::FINITE.f32_tokens(&kernels).to_string(),
-            quote!(::renamed_kernels::abi::Domain::FINITE).to_string()
+            quote!(::renamed_device::abi::Domain::FINITE).to_string()
         );
         let d = Domain {
             lower: Limit::Inclusive(0.0),
@@ -299,7 +299,7 @@ mod tests {
         };
         let t = d.f32_tokens(&kernels).to_string();
         assert!(
-            t.contains(":: renamed_kernels :: abi :: Limit :: Inclusive (0.0)"),
+            t.contains(":: renamed_device :: abi :: Limit :: Inclusive (0.0)"),
             "{t}"
         );
         assert!(t.contains("Limit :: Exclusive (0.1)"), "{t}");

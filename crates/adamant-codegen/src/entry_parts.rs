@@ -66,7 +66,7 @@ impl ScalarSource {
 
     /// For the stepped entries, the loads of the bound and of every scalar from the record, once
     /// per thread, under the names the sweep is called with, and the guard's verdict
-    /// (`adamant_kernels::guard::verdict` for a single-tensor entry, `verdict_in_one_trip` for
+    /// (`adamant_device::guard::verdict` for a single-tensor entry, `verdict_in_one_trip` for
     /// a multi-tensor one, whose many short blocks each pay the record's trips).
     pub(crate) fn state_loads(
         self,
@@ -92,7 +92,7 @@ impl ScalarSource {
         }
     }
 
-    /// The step guard's part of an entry (`adamant_kernels::guard`): `__adamant_grad_coef`, the
+    /// The step guard's part of an entry (`adamant_device::guard`): `__adamant_grad_coef`, the
     /// multiplier of the `#[grad]` inputs (the record's clip coefficient; 1 in a plain entry),
     /// and `__adamant_skip` (false in a plain entry). A skipped step sweeps no element, so it
     /// stores nothing and publishes an empty diagnostics record: the single-tensor entry's length

@@ -24,7 +24,7 @@ use syn::{FnArg, Ident, ItemFn, Pat, PatIdent, Token, Type, TypePath};
 use crate::device_crate::DeviceCratePath;
 use crate::signature::{Arg, Errors};
 
-/// The name of the callback, re-exported by `adamant-kernels` (hidden).
+/// The name of the callback, re-exported by `adamant-device` (hidden).
 const CALLBACK: &str = "__optimizer_kernel_with_groups";
 
 /// One `#[group] adam: Adam` of a kernel, resolved.
@@ -32,7 +32,7 @@ const CALLBACK: &str = "__optimizer_kernel_with_groups";
 pub struct GroupBinding {
     /// The name the body reads the group by (`adam`), with the author's `mut` if any.
     pub pat: PatIdent,
-    /// The group's type, as written (`Adam`, `adamant_kernels::Adam`).
+    /// The group's type, as written (`Adam`, `adamant_device::Adam`).
     pub ty: TypePath,
     /// The fields, as the kernel's arguments (mixed-site names, hidden from the body).
     pub fields: Vec<Ident>,

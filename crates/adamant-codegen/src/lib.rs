@@ -16,10 +16,10 @@
 //! stores through the clamp) sits in an anonymous `const _: () = { .. };` block, so no other code
 //! can name it.
 //!
-//! The generated code names `adamant-kernels` by the name the expanding crate's `Cargo.toml`
+//! The generated code names `adamant-device` by the name the expanding crate's `Cargo.toml`
 //! gives it, so the macros work through a renamed dependency
-//! (`kernels = { package = "adamant-kernels", .. }`, then `use kernels::optimizer_kernel;`), and a
-//! crate that does not depend on `adamant-kernels` at all gets one error that says to add it
+//! (`kernels = { package = "adamant-device", .. }`, then `use kernels::optimizer_kernel;`), and a
+//! crate that does not depend on `adamant-device` at all gets one error that says to add it
 //! (`device_crate`).
 //!
 //! Expansion functions return `proc_macro2::TokenStream` so unit tests can snapshot them.
@@ -87,7 +87,7 @@ fn with_device_crate(
 /// groups with a field in common, is an error (a kernel names each scalar once).
 ///
 /// A proc macro cannot read another item, so the kernel learns the fields from the group: the
-/// group's path (`Adam`, `adamant_kernels::scalar_groups::WeightDecay`, or either through a `use`) names, besides the
+/// group's path (`Adam`, `adamant_device::scalar_groups::WeightDecay`, or either through a `use`) names, besides the
 /// struct, a macro that `#[scalar_group]` defined; the kernel expands to a call of that macro,
 /// which calls back into this crate with the fields appended, one group after the other. A path
 /// that names no group is rustc's "cannot find macro", with "`T` is not a scalar group" beside

@@ -1,10 +1,10 @@
 //! The multi-tensor entry `<kernel>_multi` that `#[optimizer_kernel]` generates next to the
 //! single-buffer one: one launch updates every tensor of a set. Per buffer argument it takes a
-//! device table of per-tensor pointers, then a chunk table (`adamant_kernels::multi::Chunk`:
+//! device table of per-tensor pointers, then a chunk table (`adamant_device::multi::Chunk`:
 //! tensor, start, len); each block takes chunks in turn and sweeps one with its threads, through
 //! the same `__adamant_sweep` as the single-buffer entry, so the clamp epilogue is the same code.
 //! After the chunk table comes `weight_clamp_scales`, one `f32` per tensor: tensor `t` is clamped
-//! with `tensor_bound(bound, scales[t])` (`adamant_kernels::multi`), so one launch can clip each
+//! with `tensor_bound(bound, scales[t])` (`adamant_device::multi`), so one launch can clip each
 //! layer to its own bound. The launch's bound stays the last parameter.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

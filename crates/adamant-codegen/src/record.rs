@@ -2,7 +2,7 @@
 //! and the kernel's schedule.
 //!
 //! Every scalar declares a lifetime (`signature::Lifetime`), and a stepped entry reads every one
-//! of them from its record (`adamant_kernels::step::StepRecord`), none from a launch argument: a
+//! of them from its record (`adamant_device::step::StepRecord`), none from a launch argument: a
 //! captured graph replays its launches' arguments as they were at capture, so an argument that
 //! changes from step to step would be replayed frozen (the bug class of a rule every kernel author
 //! must remember). `#[step]` scalars are fields of the shared `StepState`; `#[hyper]` and

@@ -32,7 +32,7 @@ pub const LEN: &str = "len";
 /// The chunk table and its length in the multi-tensor entry.
 pub const CHUNKS: &str = "chunks";
 pub const N_CHUNKS: &str = "n_chunks";
-/// The per-tensor bound scales of the multi-tensor entries (`adamant_kernels::multi::tensor_bound`).
+/// The per-tensor bound scales of the multi-tensor entries (`adamant_device::multi::tensor_bound`).
 pub const SCALES: &str = "weight_clamp_scales";
 /// The step-state pointer the macro appends, in place of the bound, to the stepped entries.
 pub const STEP_STATE: &str = "step_state";
@@ -41,7 +41,7 @@ pub const STEP_STATE: &str = "step_state";
 pub const RECORDS: &str = "records";
 /// Prefix of the macro's own local names; reserved so they can't shadow an argument.
 pub const RESERVED_PREFIX: &str = "__adamant";
-/// The fields of `adamant_kernels::step::StepState` a `#[step]` scalar may name: the values that
+/// The fields of `adamant_device::step::StepState` a `#[step]` scalar may name: the values that
 /// change from step to step (the learning rate, the bias corrections) and the betas that the
 /// record's advance uses (so the entry and the advance cannot disagree on them).
 pub const STEP_FIELDS: [&str; 5] = [
@@ -100,7 +100,7 @@ pub struct Arg {
     pub ident: Ident,
     pub role: Role,
     /// `#[grad]`: an `#[input]` that is a gradient. A stepped entry multiplies it by its record's
-    /// global-norm clip coefficient (`adamant_kernels::guard`).
+    /// global-norm clip coefficient (`adamant_device::guard`).
     pub grad: bool,
     /// The scalar's lifetime (every `Role::Scalar` has one; nothing else does).
     pub lifetime: Option<Lifetime>,

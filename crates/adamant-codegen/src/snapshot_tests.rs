@@ -1,5 +1,5 @@
 //! Expansion snapshots: what `#[optimizer_kernel]` stamps into a kernel, pretty-printed. Review
-//! any change to these files: the `element` fn must end in `::adamant_kernels::clamp::weight_clamp`;
+//! any change to these files: the `element` fn must end in `::adamant_device::clamp::weight_clamp`;
 //! the device code must sit in one `#[cfg(target_arch = "nvptx64")] const _: () = { .. };` block
 //! (so none of it can be named); each of `__adamant_sweep`'s two loops (vector, then scalar) must
 //! store `__adamant_new`, made of `<kernel>::element` calls, to the parameter buffer exactly once;

@@ -55,7 +55,7 @@ pub fn toy_adam() -> TokenStream {
     }
 }
 
-/// Shaped like `adamant-kernels`'s `curiosity_adam_step`: AMSGrad, three `#[state]` buffers.
+/// Shaped like `adamant-device`'s `curiosity_adam_step`: AMSGrad, three `#[state]` buffers.
 pub fn curiosity_adam_step() -> TokenStream {
     quote! {
         /// Curiosity model: Adam without decay, AMSGrad.

@@ -1,77 +1,30 @@
-//! adamant's device code.
+//! adamant's own kernels: the entries of the PTX module that `adamant-runtime` embeds and loads.
 //!
-//! Compiled twice from the same source:
-//! - for `nvptx64-nvidia-cuda` by `runtime/build.rs` into one PTX module (the kernel entries);
-//! - for the host as an ordinary library: the per-element math of every kernel (for CPU tests) and
-//!   one [`abi::KernelDescriptor`] per entry, from which the runtime derives its typed launchers
-//!   and the PTX audit derives what to check.
+//! - [`optimizers`]: the five Adam kernels of the seed's training step, and [`soft_update`], the
+//!   soft update of a target network (it writes parameters, so it is an optimizer kernel too);
+//! - [`step`]: the advance of the step records, [`guard`]: the step guard's pass over the
+//!   gradients, [`nan_check`]: the fused NaN / max-abs checker.
 //!
-//! Optimizer kernels are written with [`optimizer_kernel`], which stamps the weight-clamp epilogue
-//! ([`clamp::weight_clamp`]) and its trailing `weight_clamp_max_abs: f32` parameter into each one:
-//! the five Adam kernels ([`optimizers`]) and the soft update of a target network
-//! ([`soft_update`]), which writes parameters too.
+//! Written with the device SDK (`adamant-device`) as any downstream kernel crate would be; the
+//! kernel set they register is [`adamant_device::abi::OWN_SET`]. Compiled for
+//! `nvptx64-nvidia-cuda` by `adamant-runtime`'s build script (with `adamant_build::KernelCrate`)
+//! and for the host, where its descriptors drive the launches and the audit.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_gpu_kernel, stdarch_nvptx, core_intrinsics, link_llvm_intrinsics)
-)]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(gpu_intrinsics, gpu_launch_sized_workgroup_mem)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
-// The macros emit paths that start with this crate's name in the expanding crate's Cargo.toml
-// (`::adamant_kernels::...` here and in the fixtures, `::kernels::...` where a dependency
-// renames it); inside this crate that name resolves through this line.
-extern crate self as adamant_kernels;
-
-pub use adamant_codegen::{kernel_entry, optimizer_kernel, scalar_group};
-// The callback through which a scalar group's macro hands its fields to `#[optimizer_kernel]`.
-#[doc(hidden)]
-pub use adamant_codegen::__optimizer_kernel_with_groups;
-
-#[doc(hidden)]
-#[cfg(not(target_arch = "nvptx64"))]
-pub use linkme as __linkme;
-
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod abi;
-pub mod adam;
-#[cfg(target_arch = "nvptx64")]
-pub mod builtins;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod certificate;
-pub mod clamp;
-pub mod diagnostics;
 pub mod guard;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod kernel_list;
-pub mod math;
-pub mod multi;
 pub mod nan_check;
 pub mod optimizers;
-pub mod prelude;
-pub mod scalar_groups;
 pub mod soft_update;
 pub mod step;
-pub mod vector;
 
-#[cfg(target_arch = "nvptx64")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    // With -Cpanic=immediate-abort no panic path reaches here; a trap is the only sane answer.
-    unsafe { core::arch::nvptx::trap() }
-}
-
-/// The kernels of the crate in which it is written (its kernel set, see [`abi::kernel_set`]),
-/// for that crate's own code, such as a test of its set (the runtime's `Adamant::add_module`
-/// takes the set named in the module's certificate from the registry itself). A build script is
-/// a crate of its own (`build_script_build`), so there name the kernel crate instead:
-/// `abi::kernel_set("my_kernels")`. As [`abi::kernel_set`], a `Result`: a crate that defines no
-/// kernel gets [`abi::UnknownSet`] naming it.
-#[macro_export]
-macro_rules! kernel_set {
-    () => {
-        $crate::abi::kernel_set(::core::env!("CARGO_CRATE_NAME"))
-    };
+#[cfg(test)]
+mod tests {
+    /// The set name the ABI calls adamant's own is this crate's: a rename of the crate would
+    /// otherwise leave the runtime looking for its kernels under a name no kernel registers.
+    #[test]
+    fn own_set_is_this_crates_name() {
+        assert_eq!(adamant_device::abi::OWN_SET, env!("CARGO_CRATE_NAME"));
+        assert!(adamant_device::abi::kernel_set(env!("CARGO_CRATE_NAME")).is_ok());
+    }
 }

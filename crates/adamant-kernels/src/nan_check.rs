@@ -1,172 +1,19 @@
-//! The fused NaN / max-abs checker: one launch scans every slot of a contiguous range of the
-//! runtime's slot table (`adamant_runtime::nan_check`) and leaves, per slot, a flag word, the
-//! largest `|x|` seen and the index of the first bad element.
-//!
-//! Work layout: the host splits every slot into chunks of a few thousand elements and uploads
-//! one [`WorkItem`] per chunk; blocks grid-stride over that table. A large slot is therefore
-//! scanned by many blocks at once (the seed's one-block-per-slot layout left one block to walk
-//! the largest buffer alone while the others idled). Each block reduces its chunk in shared
-//! memory and thread 0 publishes the result with one atomic per output word.
-//!
-//! No memset or copy around the launch: the block that finishes last (an arrival counter) copies
-//! the accumulated words into the report (page-locked host memory mapped into the device's
-//! address space, which the host reads after the check's event) and resets the accumulators and
-//! the counter for the next launch. A check is one kernel node in a graph.
-//!
-//! The layout types and flag bits are ungated: the host builds the tables with the same
-//! definitions the device reads, and decodes the flags with the same constants.
-use crate::kernel_entry;
-
-/// Flag bit: a NaN, `+inf` or `-inf` was seen in the slot.
-pub const FLAG_NON_FINITE: u32 = 1 << 0;
-/// Flag bit: a finite value with `|x| > threshold` was seen in the slot (non-finite values set
-/// only [`FLAG_NON_FINITE`], so this bit means "finite but too large": the early warning).
-pub const FLAG_OVER_THRESHOLD: u32 = 1 << 1;
-/// Every flag bit the kernel can set.
-pub const FLAG_ALL: u32 = FLAG_NON_FINITE | FLAG_OVER_THRESHOLD;
-/// The first-bad-index word of a slot where nothing was flagged. The host fills that buffer
-/// with `0xFF` bytes once; the kernel only ever lowers it (atomic min), and its last block
-/// resets it.
-pub const NO_BAD_INDEX: u64 = u64::MAX;
-/// Words per slot in the report the last block publishes ([`Partial::to_words`]).
-pub const REPORT_WORDS_PER_SLOT: usize = 4;
-
-/// The report's length in `u32` words for `n_slots` slots: every slot's
-/// [`REPORT_WORDS_PER_SLOT`] words, then the bits of the `q_abs_ref_eff` the thresholds used.
-pub const fn report_words(n_slots: usize) -> usize {
-    report_q_word(n_slots) + 1
-}
-
-/// Where in the report the bits of `q_abs_ref_eff` are: right after the slots' words.
-pub const fn report_q_word(n_slots: usize) -> usize {
-    REPORT_WORDS_PER_SLOT * n_slots
-}
-/// Dynamic shared memory per thread of a block: the reduction's first-bad index (`u64`), flag
-/// word (`u32`) and max-abs bits (`u32`).
-pub const SHARED_BYTES_PER_THREAD: u32 = 16;
-/// The `factor` of a slot checked for non-finite values only: its threshold is `+inf`, which no
-/// finite `|x|` exceeds.
-pub const NON_FINITE_ONLY: f32 = f32::INFINITY;
-
-/// One slot of the checked range, as the kernel reads it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SlotMeta {
-    /// Device address of the slot's `f32` data (may be 0 when `len` is 0).
-    pub ptr: u64,
-    /// Number of elements. The kernel never reads past it, whatever the work table says.
-    pub len: u64,
-    /// The threshold is `factor × q_abs_ref_eff` (read from device memory, so a new `Q_ABS_REF` needs
-    /// no re-upload); [`NON_FINITE_ONLY`] for slots without a max-abs check.
-    pub factor: f32,
-    /// Keeps the size a multiple of the alignment, spelled out so host and device agree.
-    pub reserved: u32,
-}
-
-/// One chunk of one slot: elements `start .. start + count` of slot `slot` (relative to the
-/// first slot of the checked range).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WorkItem {
-    pub start: u64,
-    pub slot: u32,
-    pub count: u32,
-}
-
-/// The flag bits one element sets against `threshold` (`+inf` for non-finite-only slots).
-///
-/// NaN is tested explicitly with `x != x`: a reduction built on `fmaxf` / `max.f32` /
-/// `f32::max` drops NaN operands, so it would never surface one. `±inf` sets only
-/// [`FLAG_NON_FINITE`], so [`FLAG_OVER_THRESHOLD`] always means a finite value.
-#[inline(always)]
-#[allow(clippy::eq_op)] // `x != x` is the NaN test, on purpose.
-pub fn element_flags(x: f32, threshold: f32) -> u32 {
-    let magnitude = x.abs();
-    if x != x || magnitude == f32::INFINITY {
-        FLAG_NON_FINITE
-    } else if magnitude > threshold {
-        FLAG_OVER_THRESHOLD
-    } else {
-        0
-    }
-}
-
-/// The bits of `|x|`. Non-negative floats order like their bit patterns as `u32` (and `|NaN|`
-/// sorts above `+inf`), so an integer max over these keeps NaN visible in the max-abs word and
-/// lets the device combine maxima with `atom.max.u32`.
-#[inline(always)]
-pub fn abs_bits(x: f32) -> u32 {
-    x.to_bits() & 0x7fff_ffff
-}
-
-/// What a thread, a block or a slot has seen so far: the three output words before they are
-/// published. The kernel folds elements into it with [`Partial::visit`] and merges partials with
-/// [`Partial::merge`] (the shared-memory reduction); the device atomics apply the same merge to
-/// the per-slot words. Ungated so host tests run the very same code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Partial {
-    pub flags: u32,
-    pub max_abs_bits: u32,
-    pub first_bad: u64,
-}
-
-impl Partial {
-    /// Nothing seen: the values the host resets the output words to.
-    pub const EMPTY: Partial = Partial {
-        flags: 0,
-        max_abs_bits: 0,
-        first_bad: NO_BAD_INDEX,
-    };
-
-    /// Folds in element `index` with value `x`. A thread visits its elements in increasing index
-    /// order, so the first one that sets a flag is its first bad index.
-    #[inline(always)]
-    pub fn visit(&mut self, x: f32, index: u64, threshold: f32) {
-        let bits = element_flags(x, threshold);
-        if bits != 0 && self.flags == 0 {
-            self.first_bad = index;
-        }
-        self.flags |= bits;
-        self.max_abs_bits = core::cmp::max(self.max_abs_bits, abs_bits(x));
-    }
-
-    /// The slot's words in the report: flags, max-abs bits, then the first bad index's low and
-    /// high words. The kernel writes these and the host reads them back with
-    /// [`Partial::from_words`]: one layout for both.
-    #[inline(always)]
-    pub fn to_words(self) -> [u32; REPORT_WORDS_PER_SLOT] {
-        [
-            self.flags,
-            self.max_abs_bits,
-            self.first_bad as u32,
-            (self.first_bad >> 32) as u32,
-        ]
-    }
-
-    /// The partial [`Partial::to_words`] wrote.
-    #[inline(always)]
-    pub fn from_words(words: [u32; REPORT_WORDS_PER_SLOT]) -> Partial {
-        Partial {
-            flags: words[0],
-            max_abs_bits: words[1],
-            first_bad: words[2] as u64 | ((words[3] as u64) << 32),
-        }
-    }
-
-    /// Combines two partials of disjoint elements (or, max, min: order-independent).
-    #[inline(always)]
-    pub fn merge(&mut self, other: Partial) {
-        self.flags |= other.flags;
-        self.max_abs_bits = core::cmp::max(self.max_abs_bits, other.max_abs_bits);
-        self.first_bad = core::cmp::min(self.first_bad, other.first_bad);
-    }
-}
+//! The fused NaN / max-abs checker's entry. The work layout, the tables, the flag bits and the
+//! per-thread accumulator it uses are the device SDK's ([`adamant_device::nan_check`], whose
+//! module comment describes the layout), shared with the host that builds the tables and
+//! decodes the report.
+use adamant_device::kernel_entry;
+// The host compiles the entries' descriptors, not their bodies, which these serve.
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
+use adamant_device::nan_check::{
+    report_q_word, Partial, SlotMeta, WorkItem, REPORT_WORDS_PER_SLOT,
+};
 
 /// Visits the four elements of one 16-byte group, in index order (so `first_bad` stays the
 /// smallest bad index this thread saw).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) {
+fn visit4(seen: &mut Partial, v: adamant_device::vector::F4, index: u64, threshold: f32) {
     let [x0, x1, x2, x3] = v.0;
     seen.visit(x0, index, threshold);
     seen.visit(x1, index + 1, threshold);
@@ -174,7 +21,7 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
     seen.visit(x3, index + 3, threshold);
 }
 
-/// `seen` merged over the lanes of the warp that reach the call together ([`Partial::merge`]'s
+/// `seen` merged over the lanes of the warp that reach the call together ([`Partial::merge`](adamant_device::nan_check::Partial::merge)'s
 /// or, max and min, one `redux` per word), returned to every lane.
 ///
 /// # Safety
@@ -182,7 +29,7 @@ fn visit4(seen: &mut Partial, v: crate::vector::F4, index: u64, threshold: f32) 
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn warp_merge(seen: Partial) -> Partial {
-    use crate::builtins::{warp_max_u32, warp_min_u64, warp_or_u32};
+    use adamant_device::builtins::{warp_max_u32, warp_min_u64, warp_or_u32};
     Partial {
         flags: warp_or_u32(seen.flags),
         max_abs_bits: warp_max_u32(seen.max_abs_bits),
@@ -194,11 +41,11 @@ unsafe fn warp_merge(seen: Partial) -> Partial {
 ///
 /// - `slots[0..n_slots]`: the range's slots; `work[0..n_work]`: the chunks.
 /// - `q_abs_ref_eff`: one `f32`, `max(Q_ABS_REF, 1)`, by which the slots' factors are multiplied.
-/// - `flags`, `max_abs_bits` (zeroed) and `first_bad` (filled with [`NO_BAD_INDEX`]) have
+/// - `flags`, `max_abs_bits` (zeroed) and `first_bad` (filled with [`NO_BAD_INDEX`](adamant_device::nan_check::NO_BAD_INDEX)) have
 ///   `n_slots` entries each: the accumulators, [`Partial::EMPTY`] between launches (the host
 ///   initialises them once; the last block resets them).
 /// - `arrivals`: one `u32`, 0 between launches (the same).
-/// - `report`: [`report_words`]`(n_slots)` words, written by the last block only.
+/// - `report`: [`report_words`](adamant_device::nan_check::report_words)`(n_slots)` words, written by the last block only.
 /// - Launch with a 1-D block of any size and `block_dim × SHARED_BYTES_PER_THREAD` bytes of
 ///   dynamic shared memory.
 ///
@@ -219,13 +66,13 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
     #[output] arrivals: *mut u32,
     #[output] report: *mut u32,
 ) {
-    use crate::builtins::{
+    use adamant_device::builtins::{
         atomic_add_u32_acq_rel, atomic_load_u32, atomic_load_u64, atomic_max_u32, atomic_min_u64,
         atomic_or_u32, block_dim, block_index, dynamic_shared, fence_acq_rel, grid_dim, lane_index,
         sync_threads, thread_index,
     };
 
-    use crate::vector::F4;
+    use adamant_device::vector::F4;
 
     // One f32 in device memory, not an argument: a replayed graph reads the value of its step
     // (a step-state record's, or the word the host wrote for an eager check).

@@ -7,9 +7,9 @@
 //! `lr >= 0`, `0 <= beta < 1`, `eps > 0`, `weight_decay >= 0`, `grad_clip >= 0` (0 = off) and
 //! `0 < bias_correction <= 1` (`1 - beta^step`: a step of 0 would give 0, a division by zero and
 //! NaN weights).
-use crate::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay};
-use crate::optimizer_kernel;
-use crate::scalar_groups::{Adam, BiasCorrections, WeightDecay};
+use adamant_device::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay};
+use adamant_device::optimizer_kernel;
+use adamant_device::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 
 /// DQN trunk and heads: AdamW (decoupled decay `p *= 1 - lr·wd` before the step), with the
 /// gradient scaled by the global-norm clip coefficient the host left in device memory

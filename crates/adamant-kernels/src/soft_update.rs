@@ -4,7 +4,7 @@
 //! `target`, the trailing `weight_clamp_max_abs`, the multi-tensor entry
 //! `soft_update_kernel_multi` (one launch for every tensor of the network) and a registered
 //! descriptor that the runtime builds its launcher from and the PTX audit checks.
-use crate::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 /// `target ← τ·online + (1 − τ)·target`, then the clamp. `τ = 1` is a hard update (a copy of
 /// `online`), `τ = 0` leaves `target` as it is; the runtime accepts only `0 ≤ τ ≤ 1` (`#[domain]`).

@@ -3,7 +3,7 @@
 //! kernel's buffers). Each fills the kernel's own generated `Buffers` and
 //! `Scalars` structs (from `adamant-kernels`), so a kernel whose arguments change breaks its launcher
 //! at compile time, and validates every hyperparameter before anything is enqueued.
-use adamant_kernels::abi::{ParamRole, UniformPtr};
+use adamant_device::abi::{ParamRole, UniformPtr};
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
@@ -463,7 +463,7 @@ pub(crate) fn validate_curiosity_hyper(hyper: &AdamHyper) -> Result<()> {
 
 #[cfg(test)]
 mod record_order {
-    use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry, ParamRole};
+    use adamant_device::abi::{KernelDescriptor, OptimizerEntry, ParamRole};
     use adamant_kernels::optimizers::{
         attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel,
         iqn_adam_kernel,

@@ -4,12 +4,12 @@
 //! ([`TrainingSession::replay`]): the same launches, recorded by the same code, so the two are
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
-use adamant_kernels::diagnostics::NO_INDEX;
-use adamant_kernels::guard::StepGuard;
+use adamant_device::diagnostics::NO_INDEX;
+use adamant_device::guard::StepGuard;
+use adamant_device::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use adamant_kernels::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
 use cust::stream::Stream;

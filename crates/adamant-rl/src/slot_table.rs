@@ -119,10 +119,10 @@ mod group_slot_tests {
     //! The group slots of the seed's groups over this table
     //! ([`group_slots`](adamant_runtime::nan_check::group_slots)).
     use super::*;
-    use adamant_kernels::diagnostics::{
+    use adamant_device::diagnostics::{
         buffer_word as word, record_words, TensorRecord, BUF_FIRST, BUF_NON_FINITE, MAX_STORED,
     };
-    use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+    use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
     use adamant_runtime::nan_check::{group_slots, result_from_record, with_guard, GroupShape};
     use adamant_runtime::Error;
 
@@ -244,7 +244,7 @@ mod group_slot_tests {
         let slots = group_slots(TABLE, &seed()).unwrap();
         let mut words = vec![0u32; record_words(4)];
         for (w, word) in words.iter_mut().enumerate() {
-            *word = adamant_kernels::diagnostics::identity(w);
+            *word = adamant_device::diagnostics::identity(w);
         }
         words[MAX_STORED] = 1500f32.to_bits();
         words[word(2) + BUF_NON_FINITE] = 3; // m
@@ -270,7 +270,7 @@ mod group_slot_tests {
 
     #[test]
     fn a_step_the_guard_skipped_shows_in_the_gradient_slot_only() {
-        use adamant_kernels::guard::{StepGuard, GUARD_SKIP_NON_FINITE, NO_NON_FINITE};
+        use adamant_device::guard::{StepGuard, GUARD_SKIP_NON_FINITE, NO_NON_FINITE};
         let slots = group_slots(TABLE, &seed()).unwrap();
         let by_name = |n: &str| slots.iter().find(|s| s.name == n).unwrap();
         let grads = slots

@@ -4,7 +4,7 @@
 //! the schedules, the NaN checker), so none of them depends on another for it.
 use std::ffi::c_void;
 
-use adamant_kernels::abi::{ArgValue, KernelDescriptor, ParamType};
+use adamant_device::abi::{ArgValue, KernelDescriptor, ParamType};
 
 /// Panics unless `args` has `kernel`'s parameter count and types: for the runtime's own fixed
 /// launches (the checker, the advance), whose argument lists are written by hand beside the

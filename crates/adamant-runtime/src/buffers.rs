@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use adamant_kernels::abi::{BufferKinds, UniformPtr};
+use adamant_device::abi::{BufferKinds, UniformPtr};
 use cust::memory::DevicePointer;
 use cust::stream::Stream;
 

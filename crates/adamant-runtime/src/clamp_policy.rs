@@ -2,7 +2,7 @@
 //! There is deliberately no `Default`: a launch that forgot the clamp does not compile.
 use crate::error::{Error, Result};
 
-pub use adamant_kernels::clamp::BOUND_CEILING;
+pub use adamant_device::clamp::BOUND_CEILING;
 
 /// How many `Q_ABS_REF`s a weight may reach under [`ClampPolicy::FromIsv`]:
 /// `bound = BOUND_FACTOR × max(Q_ABS_REF, 1.0)`, so 100 while the ISV's reference is below 1.

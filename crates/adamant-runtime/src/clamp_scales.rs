@@ -1,7 +1,7 @@
 //! Per-tensor clamp bounds of the multi-tensor launches. Layer-wise weight clipping (Elsayed et
 //! al., RLJ 2024) clips each layer `l` to `κ · s_l`, `s_l` from the layer's initialisation range:
 //! a multi-tensor entry clamps tensor `t` with `tensor_bound(bound, scales[t])`
-//! (`adamant_kernels::multi::tensor_bound`), the launch's bound (`κ`) times the tensor's scale.
+//! (`adamant_device::multi::tensor_bound`), the launch's bound (`κ`) times the tensor's scale.
 //! A [`crate::TensorSet`] keeps the scales beside its other tables: ones until
 //! [`crate::TensorSet::set_clamp_scales`] gives others, so every launch path passes a table and
 //! a launch without scales clamps every tensor with its bound, bit for bit.
@@ -9,8 +9,8 @@
 //! Here are the host's checks: a scale that would turn a tensor's clamp off (0, negative, NaN,
 //! a product that rounds to 0, or one above the ceiling, where it could never bite) is refused
 //! before anything is uploaded or launched.
-use adamant_kernels::clamp::BOUND_CEILING;
-use adamant_kernels::multi::tensor_bound;
+use adamant_device::clamp::BOUND_CEILING;
+use adamant_device::multi::tensor_bound;
 
 use crate::error::{Error, Result};
 

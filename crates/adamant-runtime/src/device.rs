@@ -167,7 +167,7 @@ impl Adamant {
     /// `kernels`, before any driver call.
     pub unsafe fn with_unaudited_ptx(
         ptx: &str,
-        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+        kernels: &[&'static adamant_device::abi::KernelDescriptor],
     ) -> Result<Self> {
         Self::start(0, ptx, kernels)
     }
@@ -177,7 +177,7 @@ impl Adamant {
     fn start(
         ordinal: u32,
         ptx: &str,
-        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+        kernels: &[&'static adamant_device::abi::KernelDescriptor],
     ) -> Result<Self> {
         refuse_empty(kernels)?;
         cust::init(cust::CudaFlags::empty()).during("cuInit")?;
@@ -292,7 +292,7 @@ impl Adamant {
     pub unsafe fn add_unaudited_module(
         &mut self,
         ptx: &str,
-        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+        kernels: &[&'static adamant_device::abi::KernelDescriptor],
     ) -> Result<()> {
         self.load(ptx, kernels)
     }
@@ -301,7 +301,7 @@ impl Adamant {
     fn load(
         &mut self,
         ptx: &str,
-        kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+        kernels: &[&'static adamant_device::abi::KernelDescriptor],
     ) -> Result<()> {
         refuse_empty(kernels)?;
         if let Some(k) = kernels
@@ -324,7 +324,7 @@ impl Adamant {
     /// when it was loaded, so this only fails for a kernel no loaded module was given.
     pub(crate) fn function(
         &self,
-        kernel: &'static adamant_kernels::abi::KernelDescriptor,
+        kernel: &'static adamant_device::abi::KernelDescriptor,
     ) -> Result<&Function<'_>> {
         self.functions
             .get(&(kernel.set, kernel.name))
@@ -346,10 +346,10 @@ fn check_ordinal(ordinal: u32, count: u32) -> Result<()> {
 
 /// A module loaded with no kernel to resolve could serve no launch: an empty list is a mistake
 /// (a filter that kept nothing), refused before any driver call.
-fn refuse_empty(kernels: &[&'static adamant_kernels::abi::KernelDescriptor]) -> Result<()> {
+fn refuse_empty(kernels: &[&'static adamant_device::abi::KernelDescriptor]) -> Result<()> {
     if kernels.is_empty() {
         return Err(Error::NoKernels {
-            registered: adamant_kernels::abi::sets(),
+            registered: adamant_device::abi::sets(),
         });
     }
     Ok(())
@@ -358,7 +358,7 @@ fn refuse_empty(kernels: &[&'static adamant_kernels::abi::KernelDescriptor]) -> 
 /// `ptx` loaded, with every entry of `kernels` resolved into `functions`.
 fn load_module(
     ptx: &str,
-    kernels: &[&'static adamant_kernels::abi::KernelDescriptor],
+    kernels: &[&'static adamant_device::abi::KernelDescriptor],
     functions: &mut HashMap<(&'static str, &'static str), Function<'static>>,
 ) -> Result<Module> {
     let module = Module::from_ptx(ptx, &[]).map_err(|source| match source {

@@ -196,8 +196,8 @@ pub enum Error {
 
     /// A kernel set of which no kernel is registered in this program: a module's certificate
     /// names it ([`AuditedModule::verify`]), or a name given to
-    /// [`abi::kernel_set`](adamant_kernels::abi::kernel_set) is misspelt (converted from its
-    /// [`UnknownSet`](adamant_kernels::abi::UnknownSet) by `?`). The set's kernel crate must be
+    /// [`abi::kernel_set`](adamant_device::abi::kernel_set) is misspelt (converted from its
+    /// [`UnknownSet`](adamant_device::abi::UnknownSet) by `?`). The set's kernel crate must be
     /// linked into the binary, under its library name (`my_kernels` for the package
     /// `my-kernels`).
     ///
@@ -207,7 +207,7 @@ pub enum Error {
         /// The set asked for, or named by the certificate.
         set: String,
         /// The sets registered in this program
-        /// ([`abi::sets`](adamant_kernels::abi::sets)).
+        /// ([`abi::sets`](adamant_device::abi::sets)).
         registered: Vec<&'static str>,
     },
 
@@ -219,7 +219,7 @@ pub enum Error {
     #[error(
         "a module was given an empty kernel list (registered sets: {}); pass its set's \
          kernels, `abi::kernel_set(\"my_kernels\")?` (nothing was loaded)",
-        adamant_kernels::abi::describe_sets(registered)
+        adamant_device::abi::describe_sets(registered)
     )]
     NoKernels {
         /// The sets registered in this program.
@@ -404,7 +404,7 @@ pub enum Error {
         /// The uniform's parameter name.
         name: &'static str,
         /// Its declared type.
-        expected: adamant_kernels::abi::ParamType,
+        expected: adamant_device::abi::ParamType,
     },
 
     /// A launch under a descriptor that is not the registered one of that name.
@@ -923,8 +923,8 @@ impl From<CudaError> for Error {
 }
 
 /// The registered sets' error, with the same fields (`abi::kernel_set("my_kernels")?`).
-impl From<adamant_kernels::abi::UnknownSet> for Error {
-    fn from(e: adamant_kernels::abi::UnknownSet) -> Error {
+impl From<adamant_device::abi::UnknownSet> for Error {
+    fn from(e: adamant_device::abi::UnknownSet) -> Error {
         Error::UnknownKernelSet {
             set: e.set,
             registered: e.registered,
@@ -932,8 +932,8 @@ impl From<adamant_kernels::abi::UnknownSet> for Error {
     }
 }
 
-fn unknown_set(set: &str, registered: &[&'static str]) -> adamant_kernels::abi::UnknownSet {
-    adamant_kernels::abi::UnknownSet {
+fn unknown_set(set: &str, registered: &[&'static str]) -> adamant_device::abi::UnknownSet {
+    adamant_device::abi::UnknownSet {
         set: set.to_string(),
         registered: registered.to_vec(),
     }

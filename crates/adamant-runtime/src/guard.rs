@@ -1,4 +1,4 @@
-//! The host side of the step's own protection (`adamant_kernels::guard`): a [`GradientGuard`]
+//! The host side of the step's own protection (`adamant_device::guard`): a [`GradientGuard`]
 //! holds the device tables of one set of gradients (the tensors that step with one guarded
 //! record) and enqueues the pass that judges them, before the record's advance (or with it:
 //! [`GradientGuard::enqueue_and_advance`] has the pass's last block advance the records, one
@@ -8,11 +8,12 @@
 //! entries scale their `#[grad]` inputs by the global-norm coefficient. No host synchronisation.
 use std::sync::Arc;
 
-use adamant_kernels::abi::ArgValue;
-use adamant_kernels::guard::{
-    grad_guard_kernel, GuardChunk, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS,
-    GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS, GUARD_THREADS,
+use adamant_device::abi::ArgValue;
+use adamant_device::guard::{
+    GuardChunk, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS, GUARD_MAX_BLOCKS,
+    GUARD_SHARED_WORDS, GUARD_THREADS,
 };
+use adamant_kernels::guard::grad_guard_kernel;
 use cust::function::Function;
 use cust::stream::Stream;
 
@@ -79,7 +80,7 @@ pub struct GradientGuard {
     /// of its first value among its record's, its length), at least one word.
     chunks: Arc<DeviceMemory<u64>>,
     n_chunks: u32,
-    /// The groups table ([`GUARD_GROUP_WORDS`](adamant_kernels::guard::GUARD_GROUP_WORDS) words
+    /// The groups table ([`GUARD_GROUP_WORDS`](adamant_device::guard::GUARD_GROUP_WORDS) words
     /// per record judged).
     groups: Arc<DeviceMemory<u32>>,
     /// Per group, the record it judges, counted from the one [`GradientGuard::enqueue`] is
@@ -380,7 +381,7 @@ mod tests {
     /// single gradient never needs more chunks than the grid has blocks.
     #[test]
     fn chunks_are_quanta_and_fill_at_most_one_grid() {
-        use adamant_kernels::guard::{GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS};
+        use adamant_device::guard::{GUARD_CHUNK_QUANTUM, GUARD_MAX_BLOCKS};
         for total in [
             0,
             1,

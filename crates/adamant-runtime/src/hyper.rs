@@ -1,5 +1,5 @@
 //! Adam hyperparameters that validate themselves, and the per-launch bias corrections.
-use adamant_kernels::abi::{Domain, KernelDescriptor, ParamRole};
+use adamant_device::abi::{Domain, KernelDescriptor, ParamRole};
 
 use crate::error::{Error, Result};
 
@@ -113,12 +113,12 @@ impl AdamHyper {
     /// `(1 − β1^t, 1 − β2^t)` for `t = step`, the values the kernels' `bias_correction1` and
     /// `bias_correction2` take: computed in f64 and rounded once to f32 (at large `t` and β close
     /// to 1, computing them in f32 would lose most digits), by the same function the device's
-    /// step advance runs ([`adamant_kernels::step::bias_correction`]), so a plain launch at step
+    /// step advance runs ([`adamant_device::step::bias_correction`]), so a plain launch at step
     /// `t` and a stepped one at `t` get the same bits. Steps past `u32::MAX` count as `u32::MAX`,
     /// where both are 1 for any β < 1 that f32 holds.
     pub fn bias_corrections(&self) -> (f32, f32) {
         let t = self.step.min(u32::MAX as u64) as u32;
-        let bc = |beta: f32| adamant_kernels::step::bias_correction(beta, t);
+        let bc = |beta: f32| adamant_device::step::bias_correction(beta, t);
         (bc(self.beta1), bc(self.beta2))
     }
 }

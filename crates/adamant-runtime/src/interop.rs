@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use std::mem::{size_of, ManuallyDrop};
 use std::ops::Deref;
 
-use adamant_kernels::abi::{same_buffers, OptimizerEntry, Same};
+use adamant_device::abi::{same_buffers, OptimizerEntry, Same};
 use cust::stream::Stream;
 use cust::sys::CUstream;
 

@@ -8,7 +8,7 @@
 //! table) is one change here, not one per combination.
 use std::marker::PhantomData;
 
-use adamant_kernels::abi::OptimizerEntry;
+use adamant_device::abi::OptimizerEntry;
 use cust::stream::Stream;
 
 use crate::buffers::{LaunchKinds, Owned};

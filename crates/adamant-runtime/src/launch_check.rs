@@ -8,7 +8,7 @@
 //! step-state record that [`StepStates`] checked. An `OptimizerEntry` impl contributes
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
-use adamant_kernels::abi::{
+use adamant_device::abi::{
     ArgValue, BufferRef, KernelDescriptor, Lifetime, OptimizerEntry, ParamRole, ParamType,
 };
 use cust::stream::Stream;
@@ -237,7 +237,7 @@ pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static Kern
     static BY_NAME: OnceLock<Index> = OnceLock::new();
     let by_name = BY_NAME.get_or_init(|| {
         let mut map = Index::new();
-        for k in adamant_kernels::abi::KERNELS.iter().copied() {
+        for k in adamant_device::abi::KERNELS.iter().copied() {
             map.entry((k.set, k.name))
                 .and_modify(|slot| *slot = None)
                 .or_insert(Some(k));

@@ -10,9 +10,9 @@
 //! audited it.
 use std::sync::OnceLock;
 
-use adamant_kernels::abi::{self, KernelDescriptor, KernelKind, Lifetime, ParamRole};
-use adamant_kernels::certificate::{self, Certificate};
-use adamant_kernels::kernel_list::{ListedKernel, ListedParam, ListedRecordScalar};
+use adamant_device::abi::certificate::{self, Certificate};
+use adamant_device::abi::kernel_list::{ListedKernel, ListedParam, ListedRecordScalar};
+use adamant_device::abi::{self, KernelDescriptor, KernelKind, Lifetime, ParamRole};
 
 use crate::error::{Error, Result};
 
@@ -55,7 +55,7 @@ impl std::fmt::Debug for AuditedModule {
 ///
 /// // What `add_module` checks first, without a GPU: the PTX is the text the audit passed, for
 /// // the descriptors this program registers.
-/// assert_eq!(MODULE.verify().unwrap(), adamant_kernels::abi::kernels());
+/// assert_eq!(MODULE.verify().unwrap(), adamant_device::abi::kernels());
 /// ```
 #[macro_export]
 macro_rules! include_module {
@@ -104,7 +104,7 @@ impl AuditedModule {
         self.ptx
     }
 
-    /// The certificate's text (`adamant_kernels::certificate`).
+    /// The certificate's text (`adamant_device::abi::certificate`).
     pub const fn certificate(&self) -> &'static str {
         self.certificate
     }

@@ -3,8 +3,8 @@
 //! per-tensor clamp scales) that are rebuilt only when the set of tensors changes.
 use std::sync::Arc;
 
-use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
-use adamant_kernels::multi::CHUNK_WORDS;
+use adamant_device::abi::{KernelDescriptor, OptimizerEntry};
+use adamant_device::multi::CHUNK_WORDS;
 use cust::stream::Stream;
 
 use crate::buffers::{LaunchKinds, Owned};
@@ -128,7 +128,7 @@ impl TensorSet {
 
     /// Clamps each tensor with its own bound: from the next launch on, tensor `t` of the set is
     /// clamped with `tensor_bound(bound, scales[t])` (the launch's bound times the scale, a
-    /// product past `BOUND_CEILING` saturated there; `adamant_kernels::multi::tensor_bound`), as
+    /// product past `BOUND_CEILING` saturated there; `adamant_device::multi::tensor_bound`), as
     /// layer-wise weight clipping's `κ · s_l` with the launch's bound as `κ`. For absolute bounds, give them
     /// as the scales and launch with a fixed bound of 1. Applies to plain and stepped launches;
     /// a stepped launch multiplies its step's bound. The scales go to a new table (uploaded
@@ -459,7 +459,7 @@ impl Adamant {
 
 #[cfg(test)]
 mod tests {
-    use adamant_kernels::abi::Same;
+    use adamant_device::abi::Same;
     use adamant_kernels::optimizers::{attn_adam_kernel, iqn_adam_kernel};
 
     use super::TensorSet;
@@ -481,7 +481,7 @@ mod tests {
         let mut set = TensorSet::new();
         set.signature = check_tensors::<iqn_adam_kernel::Entry, Pair>(&iqn).unwrap();
         set.entry =
-            Some(<iqn_adam_kernel::Entry as adamant_kernels::abi::OptimizerEntry>::DESCRIPTOR);
+            Some(<iqn_adam_kernel::Entry as adamant_device::abi::OptimizerEntry>::DESCRIPTOR);
         assert!(set.same_key::<iqn_adam_kernel::Entry, Pair>(&iqn));
         // Another kernel over the very same addresses and lengths (and the same roles) is not
         // these tables: its launch rebuilds them, validating under its own descriptor.

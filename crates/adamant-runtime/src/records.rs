@@ -1,8 +1,8 @@
 //! The diagnostics records of optimizer launches: what each launch read and wrote, per tensor
-//! (`adamant_kernels::diagnostics`). Every optimizer entry takes a records header; every launch
+//! (`adamant_device::diagnostics`). Every optimizer entry takes a records header; every launch
 //! path of the runtime passes one, checked against the entry before anything is enqueued.
-use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
-use adamant_kernels::diagnostics::{
+use adamant_device::abi::{KernelDescriptor, OptimizerEntry};
+use adamant_device::diagnostics::{
     identity, record_words, RecordsHeader, TensorRecord, MAX_BUFFERS, OUT_SEQUENCE, PREFIX_WORDS,
 };
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! into adamant's runtime, which verifies the certificate first. Launches go through the
 //! runtime's generic, validated [`Adamant::launch`](adamant_runtime::Adamant::launch) with the kernels' generated
 //! `Buffers` and `Scalars`.
-use adamant_kernels::abi::{self, KernelDescriptor};
+use adamant_device::abi::{self, KernelDescriptor};
 use adamant_runtime::{include_module, Adamant, AuditedModule};
 
 pub use custom_optimizer_kernels::{

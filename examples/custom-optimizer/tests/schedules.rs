@@ -2,8 +2,8 @@
 //! f64 references written from the formulas, NAdam's schedule (`μ_t`, `μ_{t+1}`, `Π_t`) against
 //! the f64 schedule for every step from 1 to 10,000, and the record layout the macro generated
 //! from the kernels' declared lifetimes.
-use adamant_kernels::abi::{ArgValue, Domain, Lifetime, OptimizerEntry, ParamType};
-use adamant_kernels::step::RECORD_SCALARS;
+use adamant_device::abi::{ArgValue, Domain, Lifetime, OptimizerEntry, ParamType};
+use adamant_device::step::RECORD_SCALARS;
 use custom_optimizer::reference::{self, NadamHyper};
 use custom_optimizer::{nadam_kernel, rmsprop_centered_kernel};
 
@@ -226,7 +226,7 @@ fn nadam_matches_the_f64_reference_at_every_step_tried() {
     for t in [1u32, 2, 3, 10, 100, 1000, 5000] {
         let derived = nadam_kernel::derived_at(t, &NADAM);
         let r_derived = reference::nadam_derived(t, h.beta1, h.momentum_decay);
-        let bc2 = adamant_kernels::step::bias_correction(h.beta2 as f32, t);
+        let bc2 = adamant_device::step::bias_correction(h.beta2 as f32, t);
         for &p in &values() {
             for &g in &values()[..20] {
                 for &(m0, v0) in &[(0.0f32, 0.0f32), (0.1, 0.02), (-1.0, 3.0)] {

@@ -1,5 +1,5 @@
 // A macro in item position could expand to an exported, unclamped entry.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[allow(unused_macros)]
 macro_rules! entry {

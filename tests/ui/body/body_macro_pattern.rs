@@ -1,5 +1,5 @@
 // A macro in pattern position.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[allow(unused_macros)]
 macro_rules! zero {

@@ -1,5 +1,5 @@
 // A macro in type position expands to tokens the check cannot see, like any other macro.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[allow(unused_macros)]
 macro_rules! scalar {

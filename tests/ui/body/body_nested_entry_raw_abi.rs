@@ -1,5 +1,5 @@
 // The ABI written as a raw string is still "gpu-kernel": the check reads the string's value.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

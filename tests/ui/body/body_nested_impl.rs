@@ -1,5 +1,5 @@
 // An impl block in the body (here on a type defined outside) is an item, rejected like any.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 pub struct Step(pub f32);
 

@@ -1,5 +1,5 @@
 // An exported item nested deep in the body is found too.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

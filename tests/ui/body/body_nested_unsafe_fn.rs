@@ -1,6 +1,6 @@
 // A nested `unsafe fn` could write through a raw pointer; calling it needs `unsafe`, but
 // defining it is rejected already.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

@@ -1,5 +1,5 @@
 // `unsafe impl` in the body: an unsafe item (here sealing-trait forgery).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 pub struct Fake;
 

@@ -1,5 +1,5 @@
 // `#[unsafe(no_mangle)]` on a nested item: an unsafe attribute, and an export.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

@@ -1,6 +1,6 @@
 // A macro defined outside the kernel expands to an `unsafe` block that writes memory; the body
 // only shows the invocation, so every invocation is rejected.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[allow(unused_macros)]
 macro_rules! poke {

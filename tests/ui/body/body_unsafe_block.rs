@@ -1,4 +1,4 @@
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 // An unsafe block could write memory through a made-up address, past the clamp.
 #[optimizer_kernel]

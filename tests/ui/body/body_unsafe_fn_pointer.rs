@@ -1,5 +1,5 @@
 // An `unsafe fn` pointer type: `unsafe` in type position.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 pub fn scale(x: f32) -> f32 {
     x

@@ -3,7 +3,7 @@
 use adamant_runtime::{Adamant, AuditedModule};
 
 fn load(rt: &mut Adamant, ptx: &'static str, certificate: &'static str) {
-    let _ = rt.add_unaudited_module(ptx, &adamant_kernels::abi::kernels());
+    let _ = rt.add_unaudited_module(ptx, &adamant_device::abi::kernels());
     let _ = AuditedModule::from_build_output(ptx, certificate);
 }
 

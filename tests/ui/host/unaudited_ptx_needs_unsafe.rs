@@ -5,6 +5,6 @@ use adamant_runtime::Adamant;
 
 fn main() {
     let patched = adamant_runtime::PTX.replace("ld.param.f32", "mov.f32");
-    let kernels = adamant_kernels::abi::kernels();
+    let kernels = adamant_device::abi::kernels();
     let _rt = Adamant::with_unaudited_ptx(&patched, &kernels);
 }

@@ -1,5 +1,5 @@
 // #[kernel_entry] takes no arguments.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry(optimizer)]
 pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, n: usize) {

@@ -1,7 +1,7 @@
 // The target network's soft update written as a plain entry: `target` is a parameter buffer, and
 // an entry that writes floats could write one with no clamp. Entries write integer report words
 // only; the soft update is `soft_update_kernel`, an optimizer kernel.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn soft_update(

@@ -1,5 +1,5 @@
 // #[kernel_entry] exports the entry itself.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 #[no_mangle]

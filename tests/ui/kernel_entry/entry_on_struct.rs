@@ -1,5 +1,5 @@
 // #[kernel_entry] applies to a fn only.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub struct Count;

@@ -1,5 +1,5 @@
 // An #[output] is written through, so it is `*mut`.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(#[input] data: *const f32, #[output] out: *const u32) {

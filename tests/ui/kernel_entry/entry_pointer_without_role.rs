@@ -1,5 +1,5 @@
 // Every pointer of a #[kernel_entry] declares what the entry does with it.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(#[input] data: *const f32, out: *mut u32, n: usize) {

@@ -1,5 +1,5 @@
 // Roles take no arguments.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(#[input(len = 4)] data: *const u32, #[output] out: *mut u32) {

@@ -1,5 +1,5 @@
 // #[kernel_entry] is for an `unsafe extern "gpu-kernel" fn`.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub fn count(#[output] out: *mut u32, n: usize) {

@@ -1,5 +1,5 @@
 // An entry is a free fn.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(self, n: usize) {

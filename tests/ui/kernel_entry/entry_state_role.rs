@@ -1,5 +1,5 @@
 // Optimizer state belongs to optimizer kernels too.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn reset(#[state] m: *mut f32, n: usize) {

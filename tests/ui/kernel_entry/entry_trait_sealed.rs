@@ -1,7 +1,7 @@
 // `OptimizerEntry` is sealed by the `unsafe trait GeneratedEntry`, which only #[optimizer_kernel]
 // implements (with `unsafe impl`). A hand-written entry that reuses a generated descriptor, to
 // launch the real kernel with arguments of its own, does not compile without the seal...
-use adamant_kernels::abi::{ArgValue, BufferKinds, BufferRef, KernelDescriptor, OptimizerEntry};
+use adamant_device::abi::{ArgValue, BufferKinds, BufferRef, KernelDescriptor, OptimizerEntry};
 use adamant_kernels::optimizers::iqn_adam_kernel;
 
 struct Forged;

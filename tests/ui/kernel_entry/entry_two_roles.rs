@@ -1,5 +1,5 @@
 // One role per pointer.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(#[input] #[index] data: *const u32, #[output] out: *mut u32) {

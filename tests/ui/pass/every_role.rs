@@ -4,12 +4,12 @@
 // buffers in declared order, `len`, the uniforms in declared order, then
 // `weight_clamp_max_abs`; `element` clamps what `update` returns.
 #![deny(warnings)]
-use adamant_kernels::abi::{
+use adamant_device::abi::{
     self, same_buffers, ArgValue, Domain, Limit, OptimizerEntry, ParamRole, ParamType, Same,
     UniformPtr,
 };
-use adamant_kernels::optimizer_kernel;
-use adamant_kernels::prelude::max;
+use adamant_device::optimizer_kernel;
+use adamant_device::prelude::max;
 
 /// Momentum SGD with an AMSGrad-style running max, a masked gradient and a device-side scale.
 #[optimizer_kernel]

@@ -4,8 +4,8 @@
 // scalars are `Scalar { domain: Domain::ANY }`. The role attributes are the macro's: the emitted
 // function keeps only the author's other attributes (here a lint on one argument).
 #![deny(warnings)]
-use adamant_kernels::abi::{self, Domain, KernelKind, ParamRole, ParamType};
-use adamant_kernels::kernel_entry;
+use adamant_device::abi::{self, Domain, KernelKind, ParamRole, ParamType};
+use adamant_device::kernel_entry;
 
 const ANY: ParamRole = ParamRole::Scalar {
     domain: Domain::ANY,

@@ -1,8 +1,8 @@
 // The smallest optimizer kernel: only the parameter. The macro still appends the bound last and
 // clamps what the entry stores.
 #![deny(warnings)]
-use adamant_kernels::abi::{self, KernelKind, ParamRole, ParamType};
-use adamant_kernels::optimizer_kernel;
+use adamant_device::abi::{self, KernelKind, ParamRole, ParamType};
+use adamant_device::optimizer_kernel;
 
 /// Halves every weight.
 #[optimizer_kernel]

@@ -4,11 +4,11 @@
 // next to the reserved ones (`chunk`, `n_chunk`, `tables`, `scalars`) and named after the
 // module's own items (`sweep`, `element`) are accepted and do not collide with them.
 #![deny(warnings)]
-use adamant_kernels::abi::UniformPtr;
-use adamant_kernels::abi::{
+use adamant_device::abi::UniformPtr;
+use adamant_device::abi::{
     self, ArgValue, Domain, KernelKind, OptimizerEntry, ParamRole, ParamType,
 };
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 /// A state buffer named `element`, the parameter named `sweep`.
 #[optimizer_kernel]

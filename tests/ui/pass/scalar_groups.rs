@@ -4,9 +4,9 @@
 // the group: its twin below declares them so, and every entry's descriptor (names, types,
 // domains, lifetimes, record layout) is the twin's.
 #![deny(warnings)]
-use adamant_kernels::abi::{KernelDescriptor, OptimizerEntry};
-use adamant_kernels::prelude::*;
-use adamant_kernels::scalar_groups::ScalarGroup;
+use adamant_device::abi::{KernelDescriptor, OptimizerEntry};
+use adamant_device::prelude::*;
+use adamant_device::scalar_groups::ScalarGroup;
 
 /// A group of this crate: a learning-rate schedule's two knobs.
 #[scalar_group]
@@ -21,7 +21,7 @@ pub struct Warmup {
 }
 
 mod clip {
-    use adamant_kernels::scalar_group;
+    use adamant_device::scalar_group;
 
     /// A group declared in a module, named by its path.
     #[scalar_group]
@@ -39,7 +39,7 @@ pub fn grouped(
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[group] adam: Adam,
-    #[group] decay: adamant_kernels::scalar_groups::WeightDecay,
+    #[group] decay: adamant_device::scalar_groups::WeightDecay,
     #[group] warmup: Warmup,
     #[group] clip: clip::Clip,
     #[group] mut bc: BiasCorrections,

@@ -1,5 +1,5 @@
 // The initial value of a `u32` scalar is an integer literal.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(_t: u32, _h: &counted::Hyper, d: &counted::Derived) -> counted::Derived {
     counted::Derived { steps: d.steps + 1 }

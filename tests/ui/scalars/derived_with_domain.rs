@@ -1,6 +1,6 @@
 // `#[domain]` promises a launch-time check; a `#[derived]` value is computed on the device,
 // where no launch check reads it.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(_t: u32, _h: &decayed::Hyper, d: &decayed::Derived) -> decayed::Derived {
     decayed::Derived { decay: d.decay * 0.5 }

@@ -1,6 +1,6 @@
 // A `#[derived]` scalar states its value before the first step, from which the schedule
 // computes step 1's.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(_t: u32, _h: &decayed::Hyper, d: &decayed::Derived) -> decayed::Derived {
     decayed::Derived { decay: d.decay * 0.5 }

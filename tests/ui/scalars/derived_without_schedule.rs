@@ -1,6 +1,6 @@
 // A `#[derived]` scalar is computed on the device from the step number by the kernel's
 // schedule: without one, nothing would ever compute it.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn decayed(

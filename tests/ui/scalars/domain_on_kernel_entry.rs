@@ -1,5 +1,5 @@
 // #[kernel_entry] scalars take any value; a #[domain] there would promise a check no launch makes.
-use adamant_kernels::kernel_entry;
+use adamant_device::kernel_entry;
 
 #[kernel_entry]
 pub unsafe extern "gpu-kernel" fn count(#[output] out: *mut u32, #[domain(ge = 0.0)] x: f32) {

@@ -1,5 +1,5 @@
 // A #[uniform_ptr] is read on the device, after every launch check: no domain.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(

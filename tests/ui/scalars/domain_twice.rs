@@ -1,5 +1,5 @@
 // One #[domain] per argument, with every bound in it.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(

@@ -1,5 +1,5 @@
 // The bounds are `gt`, `ge`, `lt` and `le`.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] #[domain(min = 0.0)] lr: f32) -> f32 {

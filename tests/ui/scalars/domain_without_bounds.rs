@@ -1,5 +1,5 @@
 // `#[domain]` needs at least one bound.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] #[domain] lr: f32) -> f32 {

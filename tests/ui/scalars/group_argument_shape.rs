@@ -1,6 +1,6 @@
 // A #[group] argument is `#[group] name: Group`: its fields bring their own lifetimes and
 // domains, and a scalar type is no group. Both errors are reported in one pass.
-use adamant_kernels::prelude::*;
+use adamant_device::prelude::*;
 
 #[optimizer_kernel]
 pub fn sgd(

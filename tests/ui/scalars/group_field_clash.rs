@@ -1,7 +1,7 @@
 // A kernel names each scalar once (its descriptor and record do): a scalar of its own named
 // like a field of its group is an error at that scalar, and so is a second group with a field
 // of the first, at the second group.
-use adamant_kernels::prelude::*;
+use adamant_device::prelude::*;
 
 #[scalar_group]
 pub struct Rates {

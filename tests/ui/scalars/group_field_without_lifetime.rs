@@ -1,6 +1,6 @@
 // A group's field is a kernel's scalar, so it declares how long it lives, as every scalar does:
 // the error is at the group's definition, once, not in every kernel that takes it.
-use adamant_kernels::scalar_group;
+use adamant_device::scalar_group;
 
 #[scalar_group]
 pub struct Momentum {

@@ -1,6 +1,6 @@
 // A group holds scalars only: buffers are each kernel's own arguments (a kernel declares the
 // buffers it reads and writes, and the audit holds it to them).
-use adamant_kernels::scalar_group;
+use adamant_device::scalar_group;
 
 #[scalar_group]
 pub struct WithMoments {

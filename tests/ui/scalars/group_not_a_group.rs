@@ -1,6 +1,6 @@
 // A plain struct is no scalar group: its fields carry no lifetime or domain, and no macro hands
 // them to the kernel. The error says so at the type.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 pub struct Plain {
     pub lr: f32,

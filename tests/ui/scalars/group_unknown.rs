@@ -1,5 +1,5 @@
 // A #[group] names a scalar group; a path that names nothing is an error at the path.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[group] s: NoSuchGroup) -> f32 {

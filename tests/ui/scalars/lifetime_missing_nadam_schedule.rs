@@ -1,7 +1,7 @@
 // NAdam's momentum schedule μ_t changes every step. Declared as a scalar without a lifetime, a
 // stepped entry would have had to take it as a launch argument, and a captured graph would
 // replay step 1's μ_t forever: every scalar must say how long its value lives.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn nadam_like(

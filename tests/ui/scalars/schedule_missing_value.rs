@@ -1,6 +1,6 @@
 // A schedule returns every `#[derived]` scalar of its step: one it forgets is a compile error
 // (the struct literal is missing a field), never a value left over from step 1.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(t: u32, h: &decayed::Hyper, d: &decayed::Derived) -> decayed::Derived {
     decayed::Derived {

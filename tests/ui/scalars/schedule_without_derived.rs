@@ -1,6 +1,6 @@
 // A schedule computes the kernel's `#[derived]` scalars; a kernel with none has nothing for it
 // to compute (a schedule that silently did nothing would read as if it applied).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(_t: u32, _h: &sgd::Hyper, _d: &sgd::Derived) -> sgd::Derived {
     sgd::Derived {}

@@ -1,6 +1,6 @@
 // The schedule is `fn(t: u32, &Hyper, &Derived) -> Derived`: one of another type is refused by
 // the compiler at the path the kernel names.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 fn schedule(t: f32) -> f32 {
     t

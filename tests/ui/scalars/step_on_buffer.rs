@@ -1,5 +1,5 @@
 // `#[step]` marks a uniform f32 scalar; a buffer element cannot come from the step-state record.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[step] #[input] lr: f32) -> f32 {

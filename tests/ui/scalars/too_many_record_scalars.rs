@@ -1,6 +1,6 @@
 // A step-state record holds 16 words of a kernel's own scalars: a kernel with more does not
 // compile (a record that silently dropped one would hand the entry another scalar's value).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[allow(clippy::too_many_arguments)]

@@ -1,5 +1,5 @@
 // The default is an f32 literal.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(

@@ -1,5 +1,5 @@
 // The default goes in parentheses: `#[uniform_ptr(default = 1.0)]`.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[uniform_ptr = 1.0] scale: f32, #[hyper] lr: f32) -> f32 {

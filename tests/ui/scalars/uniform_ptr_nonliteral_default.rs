@@ -1,5 +1,5 @@
 // The default is a literal (it is also written into the descriptor).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 const ONE: f32 = 1.0;
 

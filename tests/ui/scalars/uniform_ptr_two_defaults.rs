@@ -1,5 +1,5 @@
 // One default per uniform pointer.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(

@@ -1,5 +1,5 @@
 // A uniform pointer is read as one f32.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(

@@ -1,5 +1,5 @@
 // The author cannot declare the bound (first).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[hyper] weight_clamp_max_abs: f32, #[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

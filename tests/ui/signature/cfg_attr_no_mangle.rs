@@ -1,5 +1,5 @@
 // An export hidden in cfg_attr is rejected like the attribute itself.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[cfg_attr(all(), no_mangle)]

@@ -1,5 +1,5 @@
 // The update is a plain fn.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub const fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

@@ -1,5 +1,5 @@
 // The entry has one fixed PTX signature.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd<T: Into<f32>>(#[param] p: f32, #[input] g: f32, lr: f32) -> f32 {

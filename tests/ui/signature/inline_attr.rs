@@ -1,5 +1,5 @@
 // The macro decides the update's inlining.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[inline(never)]

@@ -5,7 +5,7 @@
 // anywhere else. (trybuild builds for the host, where the device block is compiled out; the
 // codegen structure tests check the nvptx expansion: the kernel module holds no fn but `update`
 // and `element`, and the sweep lives only in the device block.)
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn halve(#[param] p: f32) -> f32 {

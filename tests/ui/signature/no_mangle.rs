@@ -1,5 +1,5 @@
 // Exporting the update would make a second, unclamped entry.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[no_mangle]

@@ -1,5 +1,5 @@
 // An export attribute above the macro is seen too.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[no_mangle]
 #[optimizer_kernel]

@@ -1,5 +1,5 @@
 // The macro applies to a fn only.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub struct Sgd {

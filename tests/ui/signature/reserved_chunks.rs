@@ -1,5 +1,5 @@
 // `chunks` is the multi-tensor entry's chunk table.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] chunks: f32) -> f32 {

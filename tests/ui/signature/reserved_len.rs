@@ -1,5 +1,5 @@
 // `len` is the entry's element count.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] len: u32) -> f32 {

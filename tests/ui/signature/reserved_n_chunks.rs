@@ -1,5 +1,5 @@
 // `n_chunks` is the multi-tensor entry's chunk count.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] n_chunks: u32) -> f32 {

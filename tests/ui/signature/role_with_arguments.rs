@@ -1,5 +1,5 @@
 // Role attributes take no arguments.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param(unclamped)] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

@@ -1,6 +1,6 @@
 // Every independent error of a kernel is reported in one pass: the attribute, the argument and
 // the body each get their own error.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[inline(never)]

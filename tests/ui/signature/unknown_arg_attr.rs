@@ -1,5 +1,5 @@
 // Only the four role attributes exist.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[hyper] #[output] g: f32, #[hyper] lr: f32) -> f32 {

@@ -1,5 +1,5 @@
 // The update is safe: it never sees a pointer.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub unsafe fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32 {

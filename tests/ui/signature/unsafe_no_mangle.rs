@@ -1,5 +1,5 @@
 // The 2024-style `#[unsafe(no_mangle)]` is an export attribute too.
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 #[unsafe(no_mangle)]

@@ -1,5 +1,5 @@
 // A where clause makes the kernel generic too (the error must not point at the attribute).
-use adamant_kernels::optimizer_kernel;
+use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
 pub fn sgd(#[param] p: f32, #[input] g: f32, #[hyper] lr: f32) -> f32

@@ -1,7 +1,7 @@
 //! The checks every entry gets: its kind, and its parameter list against its descriptor.
 use std::collections::HashSet;
 
-use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole, ParamType};
+use adamant_abi::{KernelDescriptor, KernelKind, ParamRole, ParamType};
 
 use super::writes::{audit_writes, WriteContext};
 use super::{EntryAudit, EntryKind, ParamAudit, Violation};

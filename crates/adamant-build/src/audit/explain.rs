@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use adamant_kernels::abi::KernelDescriptor;
+use adamant_abi::KernelDescriptor;
 
 use super::clamp::{Link, LinkRole};
 use super::located::At;

@@ -30,10 +30,10 @@
 //! instruction too ([`Unprovable`]). [`explain`] (`adamant audit --explain ENTRY`) shows the
 //! reasoning behind every value an entry stores to its parameter buffer, with the same verdicts.
 //!
-//! [`ParamType::ptx`]: adamant_kernels::abi::ParamType::ptx
+//! [`ParamType::ptx`]: adamant_abi::ParamType::ptx
 use std::collections::{HashMap, HashSet};
 
-use adamant_kernels::abi::KernelDescriptor;
+use adamant_abi::KernelDescriptor;
 
 use crate::ptx;
 
@@ -67,7 +67,7 @@ pub use violation::{ClampFailure, Violation};
 
 use entry::audit_entry;
 
-/// Audits `ptx` against `kernels` (normally [`adamant_kernels::abi::kernels`]).
+/// Audits `ptx` against `kernels` (normally [`adamant_abi::kernels`]).
 pub fn audit(ptx: &str, kernels: &[&KernelDescriptor]) -> AuditReport {
     let entries = ptx::entries(ptx);
     let mut violations: Vec<Violation> = module_problems(ptx)

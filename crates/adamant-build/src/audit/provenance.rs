@@ -21,7 +21,7 @@
 //! contain.
 use std::collections::{BTreeSet, HashMap};
 
-use adamant_kernels::abi::{KernelDescriptor, ParamType};
+use adamant_abi::{KernelDescriptor, ParamType};
 
 use super::clamp::ClampSources;
 use super::lattice::Value;

@@ -2,7 +2,7 @@
 //! table of entries with its violations.
 use std::fmt;
 
-use adamant_kernels::abi::{KernelParam, ParamRole, ParamType};
+use adamant_abi::{KernelParam, ParamRole, ParamType};
 
 use super::Violation;
 

@@ -2,7 +2,7 @@
 //! about an instruction give its line and text and say why.
 use std::fmt;
 
-use adamant_kernels::abi::KernelKind;
+use adamant_abi::KernelKind;
 
 pub use super::clamp::ClampFailure;
 

@@ -6,7 +6,7 @@
 //! An instruction the audit does not know, and any call, is a violation.
 use std::collections::{BTreeMap, HashSet};
 
-use adamant_kernels::abi::{KernelDescriptor, KernelKind, ParamRole};
+use adamant_abi::{KernelDescriptor, KernelKind, ParamRole};
 
 use super::clamp::{BoundSource, ClampProver, ClampSources};
 use super::explain::StoreExplanation;

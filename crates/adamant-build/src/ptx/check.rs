@@ -55,15 +55,15 @@ impl std::fmt::Display for ModuleProblem {
             ),
             ModuleProblem::InlineAsm { line, text } => write!(
                 f,
-                "line {line}: `{text}`: the module contains inline assembly (`asm!` in \
-                 adamant-kernels). Its instructions come from no kernel descriptor and bypass the \
+                "line {line}: `{text}`: the module contains inline assembly (`asm!` in a \
+                 kernel crate or the device SDK). Its instructions come from no kernel descriptor and bypass the \
                  macro's generated loads, stores and clamp: remove it"
             ),
             ModuleProblem::ExternFunction { name, line } => write!(
                 f,
                 "line {line}: the PTX declares the external function `{name}`, which the driver \
                  cannot resolve. Device code must not call anything that is not inlined (often \
-                 a panic path: use non-panicking operations in adamant-kernels)"
+                 a panic path: use non-panicking operations in device code)"
             ),
             ModuleProblem::Function {
                 name,

@@ -4,7 +4,7 @@
 //! - std-only methods of `f32`/`f64` (`sqrt`, `powf`, `exp`, `mul_add`, `sin`, ...): `core` has
 //!   no such method on the nvptx target, so the body compiles on the host, where the CPU tests
 //!   run it, and fails only in the PTX build under dozens of lines of warnings. The error names
-//!   the prelude function to use (`adamant_kernels::prelude`, `crate::math`), or says there is no
+//!   the prelude function to use (`adamant_device::prelude`, `crate::math`), or says there is no
 //!   device version;
 //! - `min`, `max` and `clamp`: they exist on the device, but `f32::min`/`max` (PTX
 //!   `min.f32`/`max.f32`, CUDA's `fminf`/`fmaxf`) return the other operand when one is NaN, so a
@@ -82,7 +82,7 @@ const METHODS: &[(&str, usize, Advice)] = &[
     ("erfc", 0, Advice::None),
 ];
 
-const PRELUDE: &str = "adamant_kernels::prelude";
+const PRELUDE: &str = "adamant_device::prelude";
 
 fn message(float: &str, name: &str, advice: &Advice, as_method: bool) -> String {
     let what = format!("`{float}::{name}`");

@@ -45,12 +45,12 @@ fn role_variant(path: &syn::Path) -> Result<String, String> {
     match segments.as_slice() {
         [a, b, c, variant]
             if path.leading_colon.is_some()
-                && [a, b, c] == ["adamant_kernels", "abi", "ParamRole"] =>
+                && [a, b, c] == ["adamant_device", "abi", "ParamRole"] =>
         {
             Ok(variant.clone())
         }
         _ => Err(format!(
-            "`{}` is not a `::adamant_kernels::abi::ParamRole`",
+            "`{}` is not a `::adamant_device::abi::ParamRole`",
             tokens(path)
         )),
     }
@@ -272,7 +272,7 @@ pub(super) fn check_descriptors(file: &File, name: &str, param: &str) -> Result<
                 _ => ("F32", ""),
             };
             format!(
-                ":: adamant_kernels :: abi :: ArgValue :: {variant} (scalars . {}{suffix})",
+                ":: adamant_device :: abi :: ArgValue :: {variant} (scalars . {}{suffix})",
                 p.name
             )
         })

@@ -7,7 +7,7 @@ use super::syntax::{expr_is_ident, input_names, path_is, tokens};
 use crate::signature::BOUND;
 
 /// `<kernel>::element` takes `update`'s inputs plus the bound, last, and its body is exactly
-/// `::adamant_kernels::clamp::weight_clamp(self::update(..every input..), weight_clamp_max_abs)`.
+/// `::adamant_device::clamp::weight_clamp(self::update(..every input..), weight_clamp_max_abs)`.
 pub(super) fn check_element_clamps(file: &File, name: &str, _param: &str) -> Result<(), String> {
     let module = kernel_mod(file, name)?;
     let element = mod_fn(module, "element")?;
@@ -28,10 +28,10 @@ pub(super) fn check_element_clamps(file: &File, name: &str, _param: &str) -> Res
     if !path_is(
         &func.path,
         true,
-        &["adamant_kernels", "clamp", "weight_clamp"],
+        &["adamant_device", "clamp", "weight_clamp"],
     ) {
         return Err(format!(
-            "`element` calls `{}`, not `::adamant_kernels::clamp::weight_clamp`",
+            "`element` calls `{}`, not `::adamant_device::clamp::weight_clamp`",
             tokens(&func.path)
         ));
     }

@@ -41,7 +41,7 @@ pub(super) fn check_entry_signatures(file: &File, name: &str, _param: &str) -> R
         .map(|b| format!("{} : * const u64", b.as_deref().unwrap_or("?")))
         .collect();
     let chunk_params = [
-        format!("{CHUNKS} : * const :: adamant_kernels :: multi :: Chunk"),
+        format!("{CHUNKS} : * const :: adamant_device :: multi :: Chunk"),
         format!("{N_CHUNKS} : u32"),
         format!("{SCALES} : * const f32"),
     ];

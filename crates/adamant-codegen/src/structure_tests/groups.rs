@@ -75,7 +75,7 @@ fn a_kernel_with_groups_calls_its_first_groups_macro() {
     let first = expand(quote!(), grouped(), &kernels).expect("expands");
     let text = first.to_string();
     assert!(
-        text.contains("Rates ! { [:: adamant_kernels :: __optimizer_kernel_with_groups]"),
+        text.contains("Rates ! { [:: adamant_device :: __optimizer_kernel_with_groups]"),
         "{text}"
     );
     // The check that each group's type is a group, once, before the first call.

@@ -24,12 +24,12 @@
 //!   loop, always `__adamant_new`, bound right from `<kernel>::element` calls (4 lanes, then 1)
 //!   that get the bound last and never the parameter pointer; no other kind of write.
 //! - [`check_element_clamps`]: `element`'s body is exactly
-//!   `::adamant_kernels::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
+//!   `::adamant_device::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
 //!
 //! - `groups`: a kernel with scalar groups calls each group's macro in turn, then expands as
 //!   its twin with the fields written out does (but for the body of `update`).
-//! - `renamed_dependency`: expanded for a crate that renamed `adamant-kernels`, no token of any
-//!   expansion names `adamant_kernels`, and the expansion differs from the one under the crate's
+//! - `renamed_dependency`: expanded for a crate that renamed `adamant-device`, no token of any
+//!   expansion names `adamant_device`, and the expansion differs from the one under the crate's
 //!   own name by that identifier only.
 //!
 //! Each check returns `Err` on a violation; `tampered_expansions_are_caught` feeds every check

@@ -1,14 +1,14 @@
 //! Every path into the device crate goes through the one resolved [`DeviceCratePath`]: expanded for
-//! a crate that depends on `adamant-kernels` as `renamed_kernels`, no token of any expansion
-//! (attributes, the `linkme` registration and literals included) names `adamant_kernels`, and the
+//! a crate that depends on `adamant-device` as `renamed_device`, no token of any expansion
+//! (attributes, the `linkme` registration and literals included) names `adamant_device`, and the
 //! expansion is the one under the crate's own name with that one identifier replaced.
 use proc_macro2::{TokenStream, TokenTree};
 
 use crate::device_crate::DeviceCratePath;
 use crate::test_kernels;
 
-const OWN: &str = "adamant_kernels";
-const RENAMED: &str = "renamed_kernels";
+const OWN: &str = "adamant_device";
+const RENAMED: &str = "renamed_device";
 
 /// Every expansion the tests have, under `kernels`: each optimizer test kernel and the
 /// `#[kernel_entry]` one, by name.

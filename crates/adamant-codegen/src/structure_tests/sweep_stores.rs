@@ -24,7 +24,7 @@ fn is_call_of<'a>(e: &'a Expr, path: &[&str], absolute: bool) -> Option<&'a Expr
 }
 
 /// The calls a loop's value is made of: exactly one call (scalar loop), or exactly
-/// `::adamant_kernels::vector::F4([call, call, call, call])` (vector loop), each accepted by
+/// `::adamant_device::vector::F4([call, call, call, call])` (vector loop), each accepted by
 /// `is_call`.
 fn lane_calls<'a>(
     init: &'a Expr,
@@ -38,7 +38,7 @@ fn lane_calls<'a>(
     let Expr::Path(p) = &*f4.func else {
         return None;
     };
-    if !path_is(&p.path, true, &["adamant_kernels", "vector", "F4"]) || f4.args.len() != 1 {
+    if !path_is(&p.path, true, &["adamant_device", "vector", "F4"]) || f4.args.len() != 1 {
         return None;
     }
     let Expr::Array(lanes_array) = &f4.args[0] else {
@@ -61,7 +61,7 @@ fn is_raw_lane(e: &Expr, lane: Option<usize>) -> bool {
 /// `element`), has no ABI, is not exported, and takes the bound last, once. It has
 /// a vector loop and a scalar loop; each stores the parameter buffer exactly once, with
 /// `__adamant_new`, bound once in that loop to exactly the clamp
-/// (`::adamant_kernels::clamp::weight_clamp`) of each lane of `__adamant_raw` in order (4 lanes,
+/// (`::adamant_device::clamp::weight_clamp`) of each lane of `__adamant_raw` in order (4 lanes,
 /// then 1) with `sweep`'s bound (and nowhere else), and `__adamant_raw` is bound once in that loop
 /// to exactly the `<kernel>::update` calls, which never get the bound or the parameter pointer;
 /// there are no other `element` / `update` / clamp calls. `sweep` stores the parameter buffer nowhere else,
@@ -178,7 +178,7 @@ pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result
                 bound_new.len()
             ));
         };
-        let clamp_path = ["adamant_kernels", "clamp", "weight_clamp"];
+        let clamp_path = ["adamant_device", "clamp", "weight_clamp"];
         let Some(clamps) = lane_calls(init, lanes, |e| is_call_of(e, &clamp_path, true)) else {
             return Err(format!(
                 "the {which} loop's `{NEW}` is not exactly {lanes} clamp call(s): `{}`",

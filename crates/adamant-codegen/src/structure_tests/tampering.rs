@@ -192,10 +192,10 @@ pub(super) fn tampered(
         "MULTI_DESCRIPTOR's roles are [\"ParamBuffer\"",
         &|f| {
             let params = descriptor_params_mut(f, name, "MULTI_DESCRIPTOR");
-            params[0] = syn::parse_quote!(::adamant_kernels::abi::KernelParam {
+            params[0] = syn::parse_quote!(::adamant_device::abi::KernelParam {
                 name: "p",
-                ty: ::adamant_kernels::abi::ParamType::Ptr,
-                role: ::adamant_kernels::abi::ParamRole::ParamBuffer,
+                ty: ::adamant_device::abi::ParamType::Ptr,
+                role: ::adamant_device::abi::ParamRole::ParamBuffer,
             });
         },
     );
@@ -206,10 +206,10 @@ pub(super) fn tampered(
         &|f| {
             let params = descriptor_params_mut(f, name, "MULTI_DESCRIPTOR");
             *params.last_mut().expect("bound") =
-                syn::parse_quote!(::adamant_kernels::abi::KernelParam {
+                syn::parse_quote!(::adamant_device::abi::KernelParam {
                     name: "weight_clamp_max_abs",
-                    ty: ::adamant_kernels::abi::ParamType::F32,
-                    role: ::adamant_kernels::abi::ParamRole::Scalar,
+                    ty: ::adamant_device::abi::ParamType::F32,
+                    role: ::adamant_device::abi::ParamRole::Scalar,
                 });
         },
     );
@@ -283,9 +283,7 @@ pub(super) fn tampered(
         "`scalar_values` passes",
         &|f| {
             edit_scalar_values(f, &|elems| {
-                elems.push(syn::parse_quote!(::adamant_kernels::abi::ArgValue::F32(
-                    0.0
-                )));
+                elems.push(syn::parse_quote!(::adamant_device::abi::ArgValue::F32(0.0)));
             })
         },
     );
@@ -442,7 +440,7 @@ pub(super) fn tampered(
                 if tokens(s).starts_with("let __adamant_bound :") {
                     // The chunk's index, not its tensor's, into the per-tensor table.
                     *s = syn::parse_quote!(
-                        let __adamant_bound: f32 = ::adamant_kernels::multi::tensor_bound(
+                        let __adamant_bound: f32 = ::adamant_device::multi::tensor_bound(
                             weight_clamp_max_abs,
                             *weight_clamp_scales.add(__adamant_c as usize),
                         );
@@ -555,7 +553,7 @@ pub(super) fn tampered(
             set_scalar_new(
                 f,
                 &syn::parse_quote!(
-                    ::adamant_kernels::clamp::weight_clamp(__adamant_raw, weight_clamp_max_abs)
+                    ::adamant_device::clamp::weight_clamp(__adamant_raw, weight_clamp_max_abs)
                         * 2.0
                 ),
             )
@@ -564,12 +562,12 @@ pub(super) fn tampered(
     tamper(
         "the clamp in the scalar loop gets another bound",
         "sweep_stores",
-        "a clamp in the scalar loop is `:: adamant_kernels :: clamp :: weight_clamp (__adamant_raw \
+        "a clamp in the scalar loop is `:: adamant_device :: clamp :: weight_clamp (__adamant_raw \
          , f32 :: MAX)`",
         &|f| {
             set_scalar_new(
                 f,
-                &syn::parse_quote!(::adamant_kernels::clamp::weight_clamp(
+                &syn::parse_quote!(::adamant_device::clamp::weight_clamp(
                     __adamant_raw,
                     f32::MAX
                 )),
@@ -681,7 +679,7 @@ pub(super) fn tampered(
         "with `f32 :: INFINITY`",
         &|f| {
             mod_fn_mut(f, name, "element").block = syn::parse_quote!({
-                ::adamant_kernels::clamp::weight_clamp(
+                ::adamant_device::clamp::weight_clamp(
                     self::update(
                         p,
                         g,
@@ -706,7 +704,7 @@ pub(super) fn tampered(
         "`element` forwards [Some(\"p\"), Some(\"p\")",
         &|f| {
             mod_fn_mut(f, name, "element").block = syn::parse_quote!({
-                ::adamant_kernels::clamp::weight_clamp(
+                ::adamant_device::clamp::weight_clamp(
                     self::update(
                         p,
                         p,

@@ -152,7 +152,7 @@ impl<'a> Visit<'a> for Stores<'a> {
 }
 
 /// Calls of `__adamant_sweep`, `<kernel>::element`, `<kernel>::update` and the clamp
-/// (`::adamant_kernels::clamp::weight_clamp`), and any other call naming `update`, `element`, the
+/// (`::adamant_device::clamp::weight_clamp`), and any other call naming `update`, `element`, the
 /// clamp or a sweep (which would compute or store outside the checked path).
 pub(super) struct Calls<'a> {
     kernel: &'a str,
@@ -185,7 +185,7 @@ impl<'a> Visit<'a> for Calls<'a> {
                 self.element.push(node);
             } else if path_is(path, false, &[self.kernel, "update"]) {
                 self.update.push(node);
-            } else if path_is(path, true, &["adamant_kernels", "clamp", "weight_clamp"]) {
+            } else if path_is(path, true, &["adamant_device", "clamp", "weight_clamp"]) {
                 self.clamp.push(node);
             } else if path.segments.iter().any(|s| {
                 s.ident == "update"

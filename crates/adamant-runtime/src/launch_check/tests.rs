@@ -2,7 +2,7 @@
 //! as `(address, len)` pairs, entries real and forged. Each error names the kernel and what was
 //! wrong, and nothing gets as far as a launch. Unit tests:
 //! the checks are the runtime's internals, not its API.
-use adamant_kernels::abi::{
+use adamant_device::abi::{
     ArgValue, BufferKinds, BufferRef, GeneratedEntry, KernelDescriptor, OptimizerEntry, ParamRole,
     Same,
 };
@@ -282,7 +282,7 @@ fn forged_descriptor() -> &'static KernelDescriptor {
         let mut params = real.params.to_vec();
         // Claims the bound is a plain scalar, so a NaN could ride in as a "uniform".
         params.last_mut().unwrap().role = ParamRole::Scalar {
-            domain: adamant_kernels::abi::Domain::ANY,
+            domain: adamant_device::abi::Domain::ANY,
         };
         KernelDescriptor {
             params: Box::leak(params.into_boxed_slice()),

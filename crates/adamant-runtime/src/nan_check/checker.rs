@@ -5,11 +5,12 @@
 //! event only (no device-wide or stream-wide synchronisation).
 use std::ops::RangeInclusive;
 
-use adamant_kernels::abi::ArgValue;
-use adamant_kernels::nan_check::{
-    nan_check_kernel, report_q_word, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX,
-    REPORT_WORDS_PER_SLOT, SHARED_BYTES_PER_THREAD,
+use adamant_device::abi::ArgValue;
+use adamant_device::nan_check::{
+    report_q_word, report_words, Partial, SlotMeta, WorkItem, NO_BAD_INDEX, REPORT_WORDS_PER_SLOT,
+    SHARED_BYTES_PER_THREAD,
 };
+use adamant_kernels::nan_check::nan_check_kernel;
 use std::sync::Arc;
 
 use cust::context::CurrentContext;

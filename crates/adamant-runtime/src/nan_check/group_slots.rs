@@ -2,7 +2,7 @@
 //! the groups' diagnostics records instead of a second pass over their buffers.
 //!
 //! A step's optimizer launches already hold every value of every group buffer in registers, and
-//! each launch writes a record of what it read and wrote (`adamant_kernels::diagnostics`). So a
+//! each launch writes a record of what it read and wrote (`adamant_device::diagnostics`). So a
 //! group slot is not scanned by the checker kernel: its result is computed on the host from the
 //! record of the group's launch in the same step, and the checker kernel reads only the
 //! activations.
@@ -17,9 +17,9 @@
 //!
 //! A group therefore has its slots as soon as it is stepped: adding a group adds them, with no
 //! line written anywhere.
-use adamant_kernels::diagnostics::TensorRecord;
-use adamant_kernels::guard::{StepGuard, NO_NON_FINITE};
-use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
+use adamant_device::diagnostics::TensorRecord;
+use adamant_device::guard::{StepGuard, NO_NON_FINITE};
+use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 
 use super::report::SlotResult;
 use super::slots::{Check, Source};
@@ -230,7 +230,7 @@ pub fn result_from_record(
 }
 
 /// A gradient slot's result when the group's step guard skipped the step
-/// (`adamant_kernels::guard`): the update read nothing, so its record is empty, and the guard's
+/// (`adamant_device::guard`): the update read nothing, so its record is empty, and the guard's
 /// verdict is what the slot reports: the gradients hold a non-finite value, first at the
 /// guard's index. Every other slot, and a step that was not skipped, keeps its record's result.
 pub fn with_guard(mut result: SlotResult, slot: &GroupSlot, guard: &StepGuard) -> SlotResult {

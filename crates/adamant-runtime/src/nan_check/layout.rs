@@ -5,7 +5,7 @@
 //! becomes ~2,500 items spread over every block of the grid instead of one block's work.
 use std::ops::RangeInclusive;
 
-use adamant_kernels::nan_check::{SlotMeta, WorkItem};
+use adamant_device::nan_check::{SlotMeta, WorkItem};
 
 use super::bindings::SlotRegion;
 use super::tables::SlotTable;

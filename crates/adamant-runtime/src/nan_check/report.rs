@@ -3,7 +3,7 @@
 use std::fmt;
 use std::ops::RangeInclusive;
 
-use adamant_kernels::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
+use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 
 use super::slots::Check;
 use super::tables::SlotId;
@@ -138,7 +138,7 @@ impl fmt::Display for SlotResult {
 /// on.
 ///
 /// ```
-/// use adamant_kernels::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
+/// use adamant_device::nan_check::{FLAG_OVER_THRESHOLD, NO_BAD_INDEX};
 /// use adamant_runtime::nan_check::{Check, NanReport, SlotResult};
 ///
 /// mod model {

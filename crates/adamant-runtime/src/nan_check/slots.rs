@@ -26,7 +26,7 @@ impl Check {
     /// it, so only the non-finite test can fire).
     pub const fn device_factor(self) -> f32 {
         match self {
-            Check::NonFinite => adamant_kernels::nan_check::NON_FINITE_ONLY,
+            Check::NonFinite => adamant_device::nan_check::NON_FINITE_ONLY,
             Check::MaxAbs { factor } => factor,
         }
     }

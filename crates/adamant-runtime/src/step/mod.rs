@@ -10,11 +10,11 @@ use std::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use adamant_kernels::abi::{ArgValue, KernelDescriptor, Lifetime};
-use adamant_kernels::step::{
-    step_advance_kernel, StepRecord, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF,
-    INITIAL_Q_ABS_REF_EFF, RECORD_SCALARS,
+use adamant_device::abi::{ArgValue, KernelDescriptor, Lifetime};
+use adamant_device::step::{
+    StepRecord, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, INITIAL_Q_ABS_REF_EFF, RECORD_SCALARS,
 };
+use adamant_kernels::step::step_advance_kernel;
 use cust::memory::DeviceCopy;
 use cust::stream::Stream;
 
@@ -171,8 +171,8 @@ impl StepStates {
             let t = spec.steps_taken;
             let state = StepState {
                 lr: spec.lr,
-                bias_correction1: adamant_kernels::step::bias_correction(spec.beta1, t),
-                bias_correction2: adamant_kernels::step::bias_correction(spec.beta2, t),
+                bias_correction1: adamant_device::step::bias_correction(spec.beta1, t),
+                bias_correction2: adamant_device::step::bias_correction(spec.beta2, t),
                 bound,
                 beta1: spec.beta1,
                 beta2: spec.beta2,
@@ -489,7 +489,7 @@ impl StepStates {
     /// Every record's guard as the last advance left it (its settings, the last step's norm,
     /// clip coefficient and skip, and how many steps were skipped), from the advance's
     /// page-locked copy: meaningful after waiting for an event recorded after that advance.
-    pub fn last_guards(&self) -> Vec<adamant_kernels::guard::StepGuard> {
+    pub fn last_guards(&self) -> Vec<adamant_device::guard::StepGuard> {
         self.advanced_host
             .read()
             .into_iter()

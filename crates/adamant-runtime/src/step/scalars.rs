@@ -6,9 +6,9 @@
 //! bias corrections are the device's: a write of one is refused.
 use std::mem::offset_of;
 
-use adamant_kernels::abi::{ArgValue, Lifetime, OptimizerEntry, ParamType, RecordScalar};
-use adamant_kernels::guard::{StepGuard, GUARD_CLIP};
-use adamant_kernels::step::{StepRecord, StepState, SCALARS_OFFSET};
+use adamant_device::abi::{ArgValue, Lifetime, OptimizerEntry, ParamType, RecordScalar};
+use adamant_device::guard::{StepGuard, GUARD_CLIP};
+use adamant_device::step::{StepRecord, StepState, SCALARS_OFFSET};
 use cust::stream::Stream;
 
 use super::spec::{check_max_norm, check_value, word};
@@ -557,7 +557,7 @@ mod tests {
         )
         .unwrap();
         let record = Mirror::of(&spec, spec.words(), 100.0);
-        assert_eq!(record.words, [0; adamant_kernels::step::RECORD_SCALARS]);
+        assert_eq!(record.words, [0; adamant_device::step::RECORD_SCALARS]);
         assert!(plan(&record, 0, "lr", ArgValue::F32(1e-2)).is_ok());
         assert!(matches!(
             plan(&record, 0, "eps", ArgValue::F32(1e-8)),

@@ -3,9 +3,9 @@
 //! words the record holds, and their first values).
 use std::sync::Arc;
 
-use adamant_kernels::abi::{ArgValue, KernelDescriptor, Lifetime, OptimizerEntry, RecordScalar};
-use adamant_kernels::guard::{StepGuard, GUARD_CLIP, GUARD_SKIP_NON_FINITE};
-use adamant_kernels::step::RECORD_SCALARS;
+use adamant_device::abi::{ArgValue, KernelDescriptor, Lifetime, OptimizerEntry, RecordScalar};
+use adamant_device::guard::{StepGuard, GUARD_CLIP, GUARD_SKIP_NON_FINITE};
+use adamant_device::step::RECORD_SCALARS;
 
 use crate::clamp_policy::ClampPolicy;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ pub enum StepBound {
     /// `100 × max(Q_ABS_REF, 1)`, recomputed on the device by every advance from the device
     /// `Q_ABS_REF` of the [`StepStates`](crate::StepStates). A NaN, infinite or negative value
     /// there keeps the previous step's bound (100 before any valid value), raises
-    /// [`FLAG_BAD_Q_ABS_REF`](adamant_kernels::step::FLAG_BAD_Q_ABS_REF) and is counted.
+    /// [`FLAG_BAD_Q_ABS_REF`](adamant_device::step::FLAG_BAD_Q_ABS_REF) and is counted.
     FromQAbsRef,
     /// A bound fixed for the run by a host policy (validated as every launch's is):
     /// [`ClampPolicy::Fixed`], [`ClampPolicy::Disabled`] with its reason, or
@@ -48,7 +48,7 @@ pub struct StepSpec {
     pub guard: Option<GuardSpec>,
 }
 
-/// What a record's step guard does (`adamant_kernels::guard`): every step of a guarded record
+/// What a record's step guard does (`adamant_device::guard`): every step of a guarded record
 /// starts with a [`GradientGuard`](crate::GradientGuard) pass over its tensors' gradients.
 ///
 /// Off by default in a bare [`StepSpec`]: the guard reads the gradients of the tensors that

@@ -2,15 +2,15 @@
 //! body is the per-element update only, and `#[optimizer_kernel]` stamps the weight clamp and
 //! its bound into every entry, as it does for adamant's own kernels. The weight decay every one
 //! of them takes is adamant's scalar group `WeightDecay` (`#[group] decay: WeightDecay`, read as
-//! `decay.weight_decay`): its lifetime and domain are declared once, in `adamant-kernels`.
+//! `decay.weight_decay`): its lifetime and domain are declared once, in `adamant-device`.
 //!
 //! On nvptx the crate is `no_std` and needs `abi_gpu_kernel` (the entries the macro generates
-//! are `extern "gpu-kernel"`); the panic handler comes with `adamant_kernels`, so this crate
+//! are `extern "gpu-kernel"`); the panic handler comes with `adamant_device`, so this crate
 //! must not define one.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
-use adamant_kernels::prelude::*;
+use adamant_device::prelude::*;
 
 /// Lion (Chen et al., "Symbolic Discovery of Optimization Algorithms", 2023): the update is the
 /// sign of an interpolation of the momentum and the gradient, with decoupled weight decay; the

@@ -4,13 +4,13 @@
 //! other.
 //!
 //! Beside it, `device_math_kernel`, a test kernel crate being the cheapest place for one: a body
-//! that calls every float function of `adamant_kernels::prelude`, so this crate's PTX build
+//! that calls every float function of `adamant_device::prelude`, so this crate's PTX build
 //! (which refuses a module with any `.extern` or `.func`) proves each one compiles to plain PTX
 //! (`tests/audit/math_ptx.rs` in adamant's root crate reads the instructions).
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
-use adamant_kernels::prelude::*;
+use adamant_device::prelude::*;
 
 /// Whether this build has the `swapped` order.
 pub const SWAPPED: bool = cfg!(feature = "swapped");

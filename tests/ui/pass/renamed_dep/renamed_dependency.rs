@@ -1,7 +1,7 @@
 // The kernel macros through a renamed dependency: the crate that runs this fixture
-// (`tests/renamed-dep`) depends on adamant-kernels as
-// `kernels_renamed = { package = "adamant-kernels", .. }` and under no other name, so
-// `::adamant_kernels` does not resolve here. Every path the macros generate (the descriptor and
+// (`tests/renamed-dep`) depends on adamant-device as
+// `kernels_renamed = { package = "adamant-device", .. }` and under no other name, so
+// `::adamant_device` does not resolve here. Every path the macros generate (the descriptor and
 // its ABI types, the linkme registration, the typed `Buffers`/`Scalars`/`Entry`, the clamp in
 // `element`) must be `::kernels_renamed::..`, read from this crate's Cargo.toml.
 #![deny(warnings)]

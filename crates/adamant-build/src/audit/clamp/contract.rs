@@ -15,10 +15,10 @@ pub fn contract(x: f32, bound: f32) -> f32 {
 
 /// The per-tensor bound, written from its definition (not from the kernels' own
 /// `tensor_bound`): the launch's bound times the tensor's scale, rounded to nearest, a product
-/// above the clamp's ceiling (`adamant_kernels::clamp::BOUND_CEILING`, an overflow included)
+/// above the clamp's ceiling (`adamant_abi::BOUND_CEILING`, an overflow included)
 /// saturated at the ceiling.
 pub fn tensor_contract(bound: f32, scale: f32) -> f32 {
-    let ceiling = adamant_kernels::clamp::BOUND_CEILING;
+    let ceiling = adamant_abi::BOUND_CEILING;
     let product = bound * scale;
     if product > ceiling {
         ceiling
@@ -51,7 +51,7 @@ pub fn scaled_cases() -> Vec<(u32, u32, u32)> {
         1.0f32.next_up(),
         1e16,
     ];
-    let ceiling = adamant_kernels::clamp::BOUND_CEILING;
+    let ceiling = adamant_abi::BOUND_CEILING;
     // Around the ceiling too: products at it, just past it and far past it (the saturation).
     let bounds = [
         1.0f32,

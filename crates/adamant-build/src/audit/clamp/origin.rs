@@ -3,7 +3,7 @@
 //! inputs (`lattice.rs`).
 use std::collections::BTreeSet;
 
-use adamant_kernels::step::BOUND_OFFSET;
+use adamant_abi::record::BOUND_OFFSET;
 
 use crate::audit::lattice::ClampInput;
 use crate::audit::opcodes::{address, destinations, sources};

@@ -15,8 +15,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::abi::KernelDescriptor;
 use crate::kernel_list::{self, ListedKernel};
+use crate::KernelDescriptor;
 
 /// The format tag of the certificates this crate writes and reads. A change to what a
 /// certificate means or holds gets a new tag, so an old reader refuses a new certificate (and a
@@ -200,69 +200,4 @@ pub fn ptx_sha256(ptx: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn adamants() -> Certificate {
-        // SAFETY: a test certificate, never handed to the runtime: these tests read and write
-        // the format only.
-        unsafe { Certificate::issue("ptx text", &crate::abi::kernels(), "0.1.0") }.unwrap()
-    }
-
-    #[test]
-    fn the_digest_is_sha256_of_the_bytes() {
-        // FIPS 180-2's test vector "abc".
-        assert_eq!(
-            ptx_sha256("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-
-    #[test]
-    fn a_certificate_round_trips_and_carries_the_descriptors() {
-        let cert = adamants();
-        let json = cert.to_json();
-        assert!(json.contains(FORMAT), "{json}");
-        let back = Certificate::from_json(&json).unwrap();
-        assert_eq!(back, cert);
-        assert_eq!(back.ptx_sha256(), ptx_sha256("ptx text"));
-        let ours = crate::abi::kernels();
-        let descriptors = back.descriptors();
-        assert_eq!(descriptors.len(), ours.len());
-        for (a, b) in ours.iter().zip(&descriptors) {
-            assert_eq!(*a, *b, "{}", a.name);
-        }
-    }
-
-    #[test]
-    fn another_format_a_bad_digest_or_a_repeated_entry_is_refused_by_name() {
-        let json = adamants().to_json();
-        let err = Certificate::from_json(&json.replace(FORMAT, "adamant-audit-certificate/0"))
-            .unwrap_err();
-        assert_eq!(err.set.as_deref(), Some(crate::abi::OWN_SET));
-        assert!(err.reason.contains("unknown certificate format"), "{err}");
-
-        let digest = ptx_sha256("ptx text");
-        let err =
-            Certificate::from_json(&json.replace(&digest, &digest.to_uppercase())).unwrap_err();
-        assert!(err.reason.contains("64 lowercase hex digits"), "{err}");
-
-        let cert = adamants();
-        let twice = Certificate {
-            kernels: [&cert.kernels[..], &cert.kernels[..1]].concat(),
-            ..cert
-        };
-        let err = Certificate::from_json(&twice.to_json()).unwrap_err();
-        assert!(err.reason.contains("twice"), "{err}");
-
-        let err = Certificate::from_json("{\"set\": \"x\"}").unwrap_err();
-        assert!(err.reason.contains("no `format` tag"), "{err}");
-        assert!(Certificate::from_json("not json").is_err());
-        let extra = json.replacen('{', "{\"trusted\": true,", 1);
-        let err = Certificate::from_json(&extra).unwrap_err();
-        assert!(err.reason.contains("unknown field"), "{err}");
-    }
 }

@@ -1,4 +1,4 @@
-//! What a kernel author needs in scope: `use adamant_kernels::prelude::*;`.
+//! What a kernel author needs in scope: `use adamant_device::prelude::*;`.
 //!
 //! - [`optimizer_kernel`], [`kernel_entry`]: the kernel macros;
 //! - [`sqrt`], [`fma`], [`rsqrt`], [`exp`], [`ln`], [`pow`], [`abs`], [`min`], [`max`],

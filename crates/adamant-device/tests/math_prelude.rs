@@ -3,19 +3,19 @@
 //! samples of every input range, and their NaN / ±inf / ±0 / subnormal cases, bit for bit.
 //!
 //! The figures in the docs and the README come from the exhaustive test at the end (every `f32`
-//! for the one-argument functions; `cargo test --release -p adamant-kernels --test math_prelude
+//! for the one-argument functions; `cargo test --release -p adamant-device --test math_prelude
 //! -- --ignored --nocapture`, a few minutes). The functions are exact IEEE operations only,
 //! so these host figures are the device's too.
-use adamant_kernels::prelude::{abs, exp, fma, ln, max, min, pow, rsqrt, sign, sqrt};
+use adamant_device::prelude::{abs, exp, fma, ln, max, min, pow, rsqrt, sign, sqrt};
 
-/// The stated bounds, in ulps of the exact result (docs of `adamant_kernels::math`, README).
+/// The stated bounds, in ulps of the exact result (docs of `adamant_device::math`, README).
 /// exp, ln and rsqrt: the largest error over every f32 (0.52074, 0.50039, 0.50000002), rounded
 /// up.
 const EXP_ULPS: f64 = 0.5208;
 const LN_ULPS: f64 = 0.5004;
 const RSQRT_ULPS: f64 = 0.500_000_1;
 /// pow: 0.5258 measured on 7.5·10^7 pairs (exp's 0.5207 and the exponent's error, which grows
-/// with `|y·ln x|` up to about 0.02 ulp by analysis; see `adamant_kernels::math::pow`), so a
+/// with `|y·ln x|` up to about 0.02 ulp by analysis; see `adamant_device::math::pow`), so a
 /// bound with some margin.
 const POW_ULPS: f64 = 0.53;
 

@@ -1,7 +1,7 @@
 //! Float functions for kernel bodies that `core` does not offer on the nvptx target: `f32::sqrt`,
 //! `f32::mul_add`, `f32::exp`, `f32::ln`, `f32::powf` are std-only (they compile on the host and
 //! fail on the device), and `f32::min`/`f32::max` exist on both but drop a NaN operand. Import
-//! them with `use adamant_kernels::prelude::*;`.
+//! them with `use adamant_device::prelude::*;`.
 //!
 //! **The host computes the device's bits.** Each function is either one correctly rounded PTX
 //! instruction that std computes the same way on the host (`sqrt`, `fma`), or the same code on
@@ -14,7 +14,7 @@
 //!
 //! Accuracy: the largest error measured, in units in the last place (ulp) of the exact result,
 //! over every `f32` input (`pow`: 7.5·10^7 pairs covering its whole range); how:
-//! `crates/adamant-kernels/tests/math_prelude.rs`, whose tests assert these bounds.
+//! `crates/adamant-device/tests/math_prelude.rs`, whose tests assert these bounds.
 //!
 //! | function | error | NaN, ±inf, ±0, subnormals |
 //! | --- | --- | --- |

@@ -4,17 +4,8 @@
 //! The `#[optimizer_kernel]` macro applies [`weight_clamp`] to the new parameter value right
 //! before the store to the parameter buffer, in every optimizer kernel.
 
-/// The largest bound a clamp may have: a bound above it cannot bite, so it is refused (the host's
-/// policies and per-tensor scales) or ignored (a device `Q_ABS_REF` that would give one keeps the
-/// previous bound, [`crate::step::advance`]), and a per-tensor bound saturates here
-/// ([`crate::multi::tensor_bound`]). A clamp that is meant to be off says so, with a reason
-/// (bound 0).
-///
-/// 1e18 (as `f32`, 9.99999984e17): below `sqrt(f32::MAX)` ≈ 1.8e19, so a weight at the bound
-/// times an activation at the bound is still finite in f32. A weight any larger already makes
-/// the forward pass overflow, so a bound above the ceiling would let through exactly the values
-/// the clamp exists to stop (the seed's IQN weights were 1e29 on their way to NaN).
-pub const BOUND_CEILING: f32 = 1.0e18;
+/// The largest bound a clamp may have (defined with the ABI, which the audit reads it from).
+pub use crate::abi::BOUND_CEILING;
 
 /// Clamps `p` to `[-bound, bound]`, keeping NaN visible.
 ///

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::abi::{
+use crate::{
     KernelDescriptor, KernelKind, KernelParam, Lifetime, ParamRole, ParamType, RecordScalar,
 };
 
@@ -192,35 +192,4 @@ pub fn descriptors(set: String, kernels: Vec<ListedKernel>) -> Vec<&'static Kern
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn adamants_set_round_trips_field_for_field() {
-        let ours = crate::abi::kernels();
-        let json = to_json(&ours).unwrap();
-        let back = from_json(&json).unwrap();
-        assert_eq!(back.len(), ours.len());
-        for (a, b) in ours.iter().zip(&back) {
-            assert_eq!(*a, *b, "{}", a.name);
-        }
-        // Every role the abi has appears in adamant's set but the ones only a test kernel uses;
-        // a changed domain must change the JSON.
-        assert!(json.contains("\"exclusive\": 1.0"), "{json}");
-    }
-
-    #[test]
-    fn a_list_of_two_sets_or_bad_json_is_refused() {
-        let mut mixed = crate::abi::kernels();
-        let other: &'static KernelDescriptor = Box::leak(Box::new(KernelDescriptor {
-            set: "other",
-            ..*mixed[0]
-        }));
-        mixed.push(other);
-        assert!(to_json(&mixed).unwrap_err().to_string().contains("one set"));
-        assert!(from_json("{\"set\": 3}").is_err());
-    }
 }

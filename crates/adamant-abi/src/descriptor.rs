@@ -11,29 +11,41 @@ use linkme::distributed_slice;
 #[distributed_slice]
 pub static KERNELS: [&'static KernelDescriptor];
 
-/// The kernel set of this crate (`adamant_kernels`): the entries of adamant's own PTX module.
-pub const OWN_SET: &str = env!("CARGO_CRATE_NAME");
+/// The kernel set of the crate `adamant-kernels`: the entries of adamant's own PTX module.
+/// (`adamant-kernels` checks in a test that this is its crate name.)
+pub const OWN_SET: &str = "adamant_kernels";
 
 /// adamant's own kernels ([`OWN_SET`]), sorted by name (link order is unspecified): what
 /// adamant's PTX module holds, whatever other kernel crates are linked.
+///
+/// # Panics
+///
+/// When `adamant-kernels` is not linked into the program, which registers no kernel of
+/// [`OWN_SET`]: an empty list would make every check against it pass vacuously (a module "with
+/// all of adamant's kernels", a test "for each of adamant's kernels"). A crate is linked once
+/// the program names it; `adamant-runtime` does, and `use adamant_kernels as _;` does.
 pub fn kernels() -> Vec<&'static KernelDescriptor> {
-    registered_set(OWN_SET)
+    let own = registered_set(OWN_SET);
+    assert!(
+        !own.is_empty(),
+        "adamant's own kernel set `{OWN_SET}` is not registered in this program: link the \
+         crate `adamant-kernels` (name it, e.g. `use adamant_kernels as _;`); registered sets: \
+         {}",
+        describe_sets(&sets())
+    );
+    own
 }
 
 /// The kernels defined in crate `set` (its name as Rust spells it, `my_kernels` for a package
-/// `my-kernels`), sorted by name: what that crate's PTX module holds. [`kernel_set!`] gives the
-/// calling crate's.
+/// `my-kernels`), sorted by name: what that crate's PTX module holds. `adamant_device::kernel_set!`
+/// gives the calling crate's.
 ///
 /// ```
-/// use adamant_kernels::abi::{self, UnknownSet};
-///
-/// let ours = abi::kernel_set(abi::OWN_SET).unwrap();
-/// assert!(ours.iter().any(|k| k.name == "iqn_adam_kernel"));
+/// use adamant_abi::{self as abi, UnknownSet};
 ///
 /// // A misspelt set (or one whose crate is not linked) is an error, never an empty set.
 /// let err: UnknownSet = abi::kernel_set("adamant_kernel").unwrap_err();
 /// assert_eq!(err.set, "adamant_kernel");
-/// assert!(err.registered.contains(&abi::OWN_SET));
 /// ```
 ///
 /// # Errors
@@ -41,7 +53,6 @@ pub fn kernels() -> Vec<&'static KernelDescriptor> {
 /// [`UnknownSet`] when no kernel of `set` is registered in this program: the name is misspelt,
 /// or its kernel crate is not linked into the binary. It lists the sets that are ([`sets`]).
 ///
-/// [`kernel_set!`]: crate::kernel_set
 pub fn kernel_set(set: &str) -> Result<Vec<&'static KernelDescriptor>, UnknownSet> {
     let kernels = registered_set(set);
     if kernels.is_empty() {
@@ -227,8 +238,8 @@ pub enum ParamRole {
     ClampBound,
     /// `step_state`, always last in a stepped optimizer entry (`<kernel>_stepped`,
     /// `<kernel>_multi_stepped`) in place of the bound: a read-only pointer to the launch's
-    /// [`crate::step::StepState`] record, from which the entry reads the clamp bound (at
-    /// [`crate::step::BOUND_OFFSET`]) and its `#[step]` scalars.
+    /// [`StepState`](crate::record::StepState) record, from which the entry reads the clamp bound (at
+    /// [`BOUND_OFFSET`](crate::record::BOUND_OFFSET)) and its `#[step]` scalars.
     StepState,
     /// Multi-tensor entries: a device array of parameter-buffer pointers, one per tensor. Every
     /// pointer loaded from it is a parameter buffer (written only through the clamp).
@@ -237,19 +248,19 @@ pub enum ParamRole {
     InputTable,
     /// Multi-tensor entries: a device array of state-buffer pointers, one per tensor.
     StateTable,
-    /// Multi-tensor entries: the device array of [`crate::multi::Chunk`] records. Values loaded
+    /// Multi-tensor entries: the device array of `adamant_device::multi::Chunk` records. Values loaded
     /// from it are offsets and indices (built and checked by the runtime), never write targets.
     ChunkTable,
     /// Multi-tensor entries: the number of chunk records.
     ChunkCount,
     /// Multi-tensor entries: `weight_clamp_scales`, a read-only device array of one `f32` per
-    /// tensor. Tensor `t` is clamped with [`crate::multi::tensor_bound`]`(bound, scales[t])`,
+    /// tensor. Tensor `t` is clamped with `adamant_device::multi::tensor_bound``(bound, scales[t])`,
     /// `t` being the index of the tensor's pointers in the buffer tables (the PTX audit proves it
     /// is the same index). The runtime passes a table of ones when a launch gives no scales, and
     /// checks every scale it is given (finite and positive).
     ClampScales,
     /// `records`, every optimizer entry's parameter before the bound (or step state): a
-    /// read-only [`crate::diagnostics::RecordsHeader`] whose two pointers lead to the launch's
+    /// read-only `adamant_device::diagnostics::RecordsHeader` whose two pointers lead to the launch's
     /// diagnostics accumulators and its published records, the only places the entry writes
     /// besides its buffers. The audit proves that every optimizer entry writes through them.
     Records,
@@ -411,14 +422,14 @@ impl Domain {
 #[serde(rename_all = "snake_case")]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Lifetime {
-    /// `#[step]`: the field of the same name in the record's shared [`crate::step::StepState`]
+    /// `#[step]`: the field of the same name in the record's shared [`StepState`](crate::record::StepState)
     /// (`lr`, the betas: set by the host between steps; the bias corrections: computed from `t`
     /// by every advance).
     Step,
     /// `#[hyper]`: a hyperparameter in word `slot` of the record's own scalars, set when the
     /// record is made and changeable by the host between steps; within `domain`.
     Hyper {
-        /// Its word in [`crate::step::StepRecord::scalars`].
+        /// Its word in [`StepRecord::scalars`](crate::record::StepRecord::scalars).
         slot: u32,
         /// The values the host may set.
         domain: Domain,
@@ -426,7 +437,7 @@ pub enum Lifetime {
     /// `#[derived(init = ..)]`: computed on the device after every advance by the kernel's
     /// schedule, from `t`, the hyperparameters and its previous value; `initial_bits` at `t = 0`.
     Derived {
-        /// Its word in [`crate::step::StepRecord::scalars`].
+        /// Its word in [`StepRecord::scalars`](crate::record::StepRecord::scalars).
         slot: u32,
         /// The bits of its value before the first step (an `f32`'s bits, or a `u32`).
         initial_bits: u32,
@@ -553,7 +564,7 @@ impl KernelDescriptor {
     }
 
     /// Whether this is a stepped entry (its bound and `#[step]` scalars come from a
-    /// [`crate::step::StepState`] record).
+    /// [`StepState`](crate::record::StepState) record).
     pub fn is_stepped(&self) -> bool {
         self.step_state_index().is_some()
     }
@@ -683,7 +694,7 @@ pub trait OptimizerEntry: GeneratedEntry {
     /// The multi-tensor entry of the same kernel (`<name>_multi`).
     const MULTI_DESCRIPTOR: &'static KernelDescriptor;
     /// The stepped entry (`<name>_stepped`): the bound and the `#[step]` scalars come from a
-    /// [`crate::step::StepState`] record, its last parameter.
+    /// [`StepState`](crate::record::StepState) record, its last parameter.
     const STEPPED_DESCRIPTOR: &'static KernelDescriptor;
     /// The stepped multi-tensor entry (`<name>_multi_stepped`).
     const MULTI_STEPPED_DESCRIPTOR: &'static KernelDescriptor;

@@ -15,7 +15,7 @@
 //!   2^-25.6, on a term under 0.02% of the result); every step carried in two floats (`hi + lo`,
 //!   about 2^-36 relative), then `+ e·ln 2` with `ln 2` split so that `e·ln2_hi` is exact.
 //!
-//! Measured over every `f32` input (`crates/adamant-kernels/tests/math_prelude.rs`, the exhaustive test):
+//! Measured over every `f32` input (`crates/adamant-device/tests/math_prelude.rs`, the exhaustive test):
 //! `exp` within 0.5208 ulp, `ln` within 0.5004 ulp (nearly always the nearest float).
 //! Subnormal results and inputs included.
 use super::fma;
