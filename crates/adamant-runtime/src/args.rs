@@ -5,6 +5,7 @@
 use std::ffi::c_void;
 
 use adamant_device::abi::{ArgValue, KernelDescriptor, ParamType};
+use smallvec::SmallVec;
 
 /// Panics unless `args` has `kernel`'s parameter count and types: for the runtime's own fixed
 /// launches (the checker, the advance), whose argument lists are written by hand beside the
@@ -28,8 +29,9 @@ pub(crate) fn assert_args_match(kernel: &KernelDescriptor, args: &[ArgValue]) {
     }
 }
 
-/// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`.
-pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> Vec<*mut c_void> {
+/// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`: on the
+/// stack for up to 24 (no allocation per launch).
+pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> SmallVec<[*mut c_void; 24]> {
     values.iter_mut().map(arg_pointer).collect()
 }
 

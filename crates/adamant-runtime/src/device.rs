@@ -1,6 +1,6 @@
 //! The runtime object: one CUDA context, adamant's PTX module loaded once, every kernel entry
 //! resolved up front (a missing entry fails here, by name, not at the first launch).
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
@@ -191,7 +191,7 @@ impl Adamant {
             .during_with(|| format!("retaining GPU {ordinal}'s primary context"))?;
         CurrentContext::set_current(&context)
             .during_with(|| format!("making GPU {ordinal}'s primary context current"))?;
-        let mut functions = HashMap::with_capacity(kernels.len());
+        let mut functions = HashMap::with_capacity_and_hasher(kernels.len(), Default::default());
         let module = load_module(ptx, kernels, &mut functions)?;
         // A blocking stream: it orders with the legacy default stream, on which cust's
         // synchronous copies (ParamGroup::upload/download) run, so an upload is complete before
@@ -313,7 +313,7 @@ impl Adamant {
                 name: k.name,
             });
         }
-        let mut functions = HashMap::with_capacity(kernels.len());
+        let mut functions = HashMap::with_capacity_and_hasher(kernels.len(), Default::default());
         let module = load_module(ptx, kernels, &mut functions)?;
         self.functions.extend(functions);
         self.modules.push(module);

@@ -45,8 +45,9 @@ pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
     Ok(capture_of(stream)?.is_some())
 }
 
-/// The id of the capture `stream` is part of, if any (an invalidated capture is an error).
-fn capture_of(stream: &Stream) -> Result<Option<u64>> {
+/// The id of the capture `stream` is part of, if any (an invalidated capture is an error). One
+/// driver call: a launch path asks once and hands the answer to every check that needs it.
+pub(crate) fn capture_of(stream: &Stream) -> Result<Option<u64>> {
     driver::capture_id(stream)
 }
 
@@ -61,7 +62,17 @@ impl Adamant {
     /// [`Error::Capture`] for a stream captured by code other than [`Adamant::capture`]: no graph
     /// of ours would keep the launch's memory, so the launch is refused.
     pub(crate) fn retain(&self, stream: &Stream, keeps: impl FnOnce() -> Vec<Keep>) -> Result<()> {
-        let Some(id) = capture_of(stream)? else {
+        self.retain_in(capture_of(stream)?, keeps)
+    }
+
+    /// [`Adamant::retain`] for a launch that already asked its stream for its capture
+    /// ([`capture_of`]), so an eager launch makes that driver call once.
+    pub(crate) fn retain_in(
+        &self,
+        capture: Option<u64>,
+        keeps: impl FnOnce() -> Vec<Keep>,
+    ) -> Result<()> {
+        let Some(id) = capture else {
             return Ok(());
         };
         let mut captures = self.captures.lock().unwrap_or_else(|e| e.into_inner());

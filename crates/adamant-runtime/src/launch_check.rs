@@ -11,8 +11,9 @@
 use adamant_device::abi::{
     ArgValue, BufferRef, KernelDescriptor, Lifetime, OptimizerEntry, ParamRole, ParamType,
 };
-use cust::stream::Stream;
-use std::collections::HashMap;
+use adamant_device::diagnostics::MAX_BUFFERS;
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 use crate::buffers::{uniform_keep, LaunchBuffer, LaunchKinds};
@@ -23,15 +24,13 @@ use crate::step::StepStates;
 
 /// The buffers of one tensor as the launch checks read them, in entry order: name, role (as the
 /// buffer family types it) and the buffer.
-fn views<'b, E: OptimizerEntry, K: LaunchKinds>(
-    buffers: &'b E::Buffers<K>,
-) -> Vec<(&'static str, ParamRole, &'b dyn LaunchBuffer)>
+fn views<'b, E: OptimizerEntry, K: LaunchKinds>(buffers: &'b E::Buffers<K>) -> Views<'b>
 where
     K::Param: 'b,
     K::Input: 'b,
     K::State: 'b,
 {
-    let mut out: Vec<(&'static str, ParamRole, &'b dyn LaunchBuffer)> = Vec::new();
+    let mut out = Views::new();
     E::visit_buffers(buffers, &mut |name, b| {
         out.push(match b {
             BufferRef::Param(b) => (name, ParamRole::ParamBuffer, b as &dyn LaunchBuffer),
@@ -41,6 +40,10 @@ where
     });
     out
 }
+
+/// One tensor's buffers as [`views`] lists them: on the stack (a kernel has at most
+/// [`MAX_BUFFERS`]), so checking a launch allocates nothing.
+type Views<'b> = SmallVec<[(&'static str, ParamRole, &'b dyn LaunchBuffer); MAX_BUFFERS]>;
 
 /// The address and length of one buffer of any family the checks read.
 pub fn address_len<K: LaunchKinds>(b: &BufferRef<'_, K>) -> (u64, usize) {
@@ -75,7 +78,13 @@ pub struct BufferRange {
 }
 
 /// Per tensor, its buffers in entry order.
-pub type Signature = Vec<Vec<BufferRange>>;
+/// On the stack for one tensor (a single-buffer launch allocates nothing for it).
+pub type Signature = SmallVec<[SmallVec<[BufferRange; MAX_BUFFERS]>; 1]>;
+
+/// An entry's argument values, in its descriptor's order: on the stack for every entry adamant
+/// has (17 parameters at most today, `every_entry_fits_the_inline_argument_list`; a longer list
+/// moves to the heap).
+pub type Args = SmallVec<[ArgValue; 24]>;
 
 /// What a validated launch passes last: the bound (plain entries) or the address of the
 /// step-state record (stepped entries).
@@ -147,7 +156,7 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
     /// step, the seed's bug class (bias corrections frozen at step 1). Its stepped launch reads
     /// them from a record that every replay advances. A kernel of `#[hyper]` scalars alone
     /// (constant for the run by declaration) may be captured plain.
-    pub fn refuse_frozen(&self, stream: &Stream, entry: &'static str) -> Result<()> {
+    pub fn refuse_frozen(&self, capturing: bool, entry: &'static str) -> Result<()> {
         if !matches!(self, Uniforms::Plain { .. }) {
             return Ok(());
         }
@@ -158,7 +167,7 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
         let Some(scalar) = per_step else {
             return Ok(());
         };
-        if !crate::graph::is_capturing(stream)? {
+        if !capturing {
             return Ok(());
         }
         let how = match scalar.lifetime {
@@ -233,18 +242,39 @@ pub fn registered(descriptor: &'static KernelDescriptor) -> Result<&'static Kern
     // The registry is fixed at link time: index it once, by kernel set and name (two crates
     // may each have an entry of the same name, in their own modules). A set and name registered
     // twice (a second registration could be picked in its place) maps to None.
-    type Index = HashMap<(&'static str, &'static str), Option<&'static KernelDescriptor>>;
-    static BY_NAME: OnceLock<Index> = OnceLock::new();
-    let by_name = BY_NAME.get_or_init(|| {
-        let mut map = Index::new();
+    type Index = FxHashMap<(&'static str, &'static str), Option<&'static KernelDescriptor>>;
+    struct Registry {
+        by_name: Index,
+        // The addresses of the descriptors registered once under their set and name: the
+        // generated entries pass the very static they registered, so every launch's five checks
+        // are five pointer lookups, and only another descriptor (one read from a certificate,
+        // say) is looked up by name and compared field by field.
+        unique: FxHashSet<usize>,
+    }
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    let registry = REGISTRY.get_or_init(|| {
+        let mut by_name = Index::default();
         for k in adamant_device::abi::KERNELS.iter().copied() {
-            map.entry((k.set, k.name))
+            by_name
+                .entry((k.set, k.name))
                 .and_modify(|slot| *slot = None)
                 .or_insert(Some(k));
         }
-        map
+        let unique = by_name
+            .values()
+            .flatten()
+            .map(|k| *k as *const KernelDescriptor as usize)
+            .collect();
+        Registry { by_name, unique }
     });
-    match by_name
+    if registry
+        .unique
+        .contains(&(descriptor as *const KernelDescriptor as usize))
+    {
+        return Ok(descriptor);
+    }
+    match registry
+        .by_name
         .get(&(descriptor.set, descriptor.name))
         .copied()
         .flatten()
@@ -280,25 +310,24 @@ fn check_uniforms(
     descriptor: &'static KernelDescriptor,
     values: Vec<ArgValue>,
 ) -> Result<(Vec<ArgValue>, Vec<Keep>)> {
-    let uniforms: Vec<_> = descriptor
-        .params
-        .iter()
-        .filter(|p| {
+    let uniforms = || {
+        descriptor.params.iter().filter(|p| {
             matches!(
                 p.role,
                 ParamRole::Scalar { .. } | ParamRole::UniformPtr { .. }
             )
         })
-        .collect();
-    if values.len() != uniforms.len() {
+    };
+    let expected = uniforms().count();
+    if values.len() != expected {
         return Err(Error::ScalarCount {
             kernel: descriptor.name,
-            expected: uniforms.len(),
+            expected,
             found: values.len(),
         });
     }
     let mut keeps = Vec::new();
-    for (param, value) in uniforms.iter().zip(&values) {
+    for (param, value) in uniforms().zip(&values) {
         let type_ok = matches!(
             (param.ty, value),
             (ParamType::F32, ArgValue::F32(_))
@@ -375,7 +404,7 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
                         writable: role.is_writable(),
                     })
                 })
-                .collect::<Result<Vec<_>>>()
+                .collect::<Result<SmallVec<_>>>()
         })
         .collect::<Result<_>>()?;
     check_overlaps(descriptor.name, &signature, multi)?;
@@ -386,7 +415,7 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
 /// with each other). One sort and one sweep: O(n log n) in the number of buffers.
 fn check_overlaps(kernel: &'static str, signature: &Signature, multi: bool) -> Result<()> {
     const BYTES: u64 = std::mem::size_of::<f32>() as u64;
-    let mut ranges: Vec<(u64, u64, usize, BufferRange)> = signature
+    let mut ranges: SmallVec<[(u64, u64, usize, BufferRange); MAX_BUFFERS]> = signature
         .iter()
         .enumerate()
         .flat_map(|(t, tensor)| tensor.iter().map(move |b| (t, *b)))
@@ -486,13 +515,13 @@ pub fn assemble(
     set: Option<SetTables>,
     records: u64,
     checked: &CheckedArgs,
-) -> Result<Vec<ArgValue>> {
+) -> Result<Args> {
     let mut scalars = checked.scalars.iter();
     let bad = || Error::UnregisteredKernel {
         kernel: descriptor.name,
     };
     let last = descriptor.params.len().checked_sub(1).ok_or_else(bad)?;
-    let mut out = Vec::with_capacity(descriptor.params.len());
+    let mut out = Args::new();
     for (i, p) in descriptor.params.iter().enumerate() {
         let value = match p.role {
             ParamRole::ParamBuffer

@@ -97,7 +97,7 @@ impl TensorSet {
             entry: None,
             kernel: "a multi-tensor entry",
             n_chunks: 0,
-            signature: Vec::new(),
+            signature: Signature::new(),
             elements: 0,
             rebuilds: 0,
             records: None,
@@ -303,7 +303,7 @@ impl TensorSet {
                        again for these tensors (TensorSet::set_clamp_scales), or clear them",
             });
         }
-        let buffers = signature.first().map_or(0, Vec::len);
+        let buffers = signature.first().map_or(0, |t| t.len());
         let mut tables = vec![Vec::with_capacity(tensors.len()); buffers];
         let mut chunks: Vec<u32> = Vec::new();
         let mut elements = 0usize;
@@ -383,11 +383,12 @@ impl Adamant {
         uniforms: Uniforms<'_, E>,
     ) -> Result<LaunchInfo> {
         let (descriptor, checked) = uniforms.check(true)?;
-        uniforms.refuse_frozen(stream, descriptor.name)?;
+        let capture = crate::graph::capture_of(stream)?;
+        uniforms.refuse_frozen(capture.is_some(), descriptor.name)?;
         let kernel = descriptor.name;
         // The tables were validated when built: an unchanged set needs no further check.
         if !set.describes_views::<E, _>(tensors) {
-            if crate::graph::is_capturing(stream)? {
+            if capture.is_some() {
                 check_tensors::<E, K>(tensors)?; // a length or overlap error is reported as such
                 return Err(Error::Capture {
                     operation: format!(
@@ -414,11 +415,10 @@ impl Adamant {
         let Some(chunks) = set.chunks.as_ref() else {
             return Ok(info);
         };
-        let names: Vec<&'static str> = set.signature[0].iter().map(|b| b.name).collect();
         let pointer = |name: &str| {
-            names
+            set.signature[0]
                 .iter()
-                .position(|n| *n == name)
+                .position(|b| b.name == name)
                 .and_then(|i| set.tables.get(i))
                 .map(|t| t.address())
         };
@@ -435,7 +435,7 @@ impl Adamant {
             .check(descriptor, tensors.len())?;
         // In a capture, the graph keeps the tensors, the set's tables and records, the step
         // state and the device scalars.
-        self.retain(stream, || {
+        self.retain_in(capture, || {
             let mut keeps = buffer_keeps::<E, K>(tensors);
             keeps.extend(set.keeps());
             keeps.extend(uniforms.keeps(&checked));

@@ -405,3 +405,25 @@ fn a_buffer_typed_for_another_role_than_its_slot_is_refused() {
     // The generated impl's roles are the descriptor's.
     assert!(check_tensors::<Forged, Pair>(&[iqn(at(0), at(1), at(2), at(3))]).is_ok());
 }
+
+/// Every entry adamant has assembles its arguments on the stack ([`super::Args`]'s inline
+/// capacity), and a single-buffer launch's buffers fit its views: the eager launch path
+/// allocates nothing for them. A new entry with more parameters would still launch (the list
+/// moves to the heap), but this says the capacity should grow with it.
+#[test]
+fn every_entry_fits_the_inline_argument_list() {
+    let inline = super::Args::new().inline_size();
+    for k in adamant_device::abi::kernels() {
+        assert!(
+            k.params.len() <= inline,
+            "{}: {} parameters",
+            k.name,
+            k.params.len()
+        );
+        assert!(
+            k.buffer_count() <= adamant_device::diagnostics::MAX_BUFFERS,
+            "{}",
+            k.name
+        );
+    }
+}
