@@ -696,6 +696,42 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         // SAFETY: the entry's three parameters; with 0 records it touches no memory.
         host(&mut || Ok(unsafe { stream.launch(&function, 1, 32, 0, &params) }?))?
     };
+    // Host issue cost in steady state: batches of 64 launches back to back (no wait between,
+    // the GPU keeps up at 2^10), ours and the driver floor's batches alternating so that drift
+    // (clocks, other tenants) falls on both; the median over 30 batch pairs of the time per
+    // launch. Less noisy than one launch from an idle GPU, and what an eager training loop pays.
+    let (eager_issue_us, driver_issue_us) = {
+        let module = cust::module::Module::from_ptx(PTX, &[])?;
+        let function = module.get_function("step_advance_kernel")?;
+        let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
+        let params = [
+            &mut records as *mut u64 as *mut std::ffi::c_void,
+            &mut n as *mut u32 as *mut std::ffi::c_void,
+            &mut mirror as *mut u64 as *mut std::ffi::c_void,
+        ];
+        let mut group = adamant::runtime::ParamGroup::new("attention", &vec![0.01; 1 << 10])?;
+        let h = hyper();
+        const BATCH: usize = 64;
+        let (mut ours, mut floor) = (Vec::new(), Vec::new());
+        for _ in 0..31 {
+            stream.synchronize()?;
+            let start = std::time::Instant::now();
+            for _ in 0..BATCH {
+                rt.attn_adam(stream, &mut group, &h, ClampPolicy::from_isv(1.0))?;
+            }
+            ours.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
+            stream.synchronize()?;
+            let start = std::time::Instant::now();
+            for _ in 0..BATCH {
+                // SAFETY: the entry's three parameters; with 0 records it touches no memory.
+                unsafe { stream.launch(&function, 1, 32, 0, &params) }?;
+            }
+            floor.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
+        }
+        stream.synchronize()?;
+        // The first pair warms the path up.
+        (median(ours[1..].to_vec()), median(floor[1..].to_vec()))
+    };
     // The advance alone, for the eight records.
     let specs = vec![StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?; 8];
     let states = StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 })?;
@@ -754,7 +790,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
          {activation_check_us:.1} µs in a graph), eager {eager_device_us:.1} µs; host: replay \
          {replay_host_us:.2} µs, report {report_host_us:.2} µs, set_lr \
          {lr_host_us:.2} µs per record, eager launch {eager_host:?} (driver floor \
-         {driver_launch_host_us:.2} µs); advance {advance_us:.2} µs \
+         {driver_launch_host_us:.2} µs), steady issue {eager_issue_us:.2} µs per launch (driver \
+         floor {driver_issue_us:.2} µs); advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
@@ -762,6 +799,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
         "driver_launch_host_us": driver_launch_host_us,
+        "eager_issue_host_us": eager_issue_us, "driver_issue_host_us": driver_issue_us,
         "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us,
         "guard_rl_set_us": guard_rl_set_us, "guard_then_advance_rl_set_us": guard_then_advance_us, "guard_rl_set_bytes": guard_rl_set_bytes, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
