@@ -31,6 +31,7 @@ CHECK_COPY_MIN = 0.9      # check on large buffers: bandwidth / copy bandwidth
 CLAMP_MAX = 0.01          # clamp epilogue: on / off - 1
 REGISTERS_MAX = 64        # ptxas, optimizer kernels
 SIZE_MIN = 1.0            # every size 2^10..2^30: never slower than PyTorch fused
+EAGER_HOST_GAP_US = 0.5   # eager launch host cost over the driver floor (issue 25)
 SIZES = list(range(10, 31, 2))
 
 ADAM_BYTES, CHECK_BYTES, COPY_BYTES = 28, 4, 8  # per element: Adam r/w, check read, copy r+w
@@ -312,6 +313,16 @@ def guard_goals(g, rust, copy_bw, copy_note):
                fbw(copy_bw), bw / copy_bw if bw and copy_bw else None, 0.95, copy_note,
                "not measured")
     s = get(rust, "session")
+    # Issue 25: an eager launch's host issue cost within 0.5 µs of the driver's own
+    # cuLaunchKernel, both in steady state (batches back to back, alternating) in one run.
+    ours, floor = num(s, "eager_issue_host_us"), num(s, "driver_issue_host_us")
+    gap = ours - floor if ours and floor else None
+    f2 = lambda us: "—" if us is None else f"{us:.2f} µs"  # noqa: E731 (sub-µs figures)
+    g.add("eager launch, host issue cost: ours − driver floor (steady state)", f2(gap),
+          f"{f2(floor)} (cuLaunchKernel, prepared arguments)", "—", f"≤ {EAGER_HOST_GAP_US:g} µs",
+          None if gap is None else gap <= EAGER_HOST_GAP_US,
+          f"`attn_adam` 2^10 launches, {f2(ours)} each; the capture query takes "
+          f"{f2(num(s, 'capture_query_host_us'))} of it" if gap is not None else "not measured")
     guard, advance, nbytes = num(s, "guard_rl_set_us"), num(s, "advance_us"), num(s, "guard_rl_set_bytes")
     extra = guard - advance if guard and advance else None
     g.add("guard pass, RL set (8 records, one launch): guard + advance − advance", fus(extra),

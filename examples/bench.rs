@@ -732,6 +732,25 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         // The first pair warms the path up.
         (median(ours[1..].to_vec()), median(floor[1..].to_vec()))
     };
+    // One of the driver calls every launch path makes besides the launch: the capture query
+    // (`cuStreamGetCaptureInfo`, once per launch), timed alone.
+    let capture_query_us = {
+        let mut times = Vec::new();
+        for _ in 0..30 {
+            let start = std::time::Instant::now();
+            for _ in 0..256 {
+                let mut status = cust::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+                let mut id: cust::sys::cuuint64_t = 0;
+                // SAFETY: a valid stream handle and out-pointers to locals.
+                let r = unsafe {
+                    cust::sys::cuStreamGetCaptureInfo(stream.as_inner(), &mut status, &mut id)
+                };
+                anyhow::ensure!(r == cust::sys::CUresult::CUDA_SUCCESS, "{r:?}");
+            }
+            times.push(start.elapsed().as_secs_f64() * 1e6 / 256.0);
+        }
+        median(times)
+    };
     // The advance alone, for the eight records.
     let specs = vec![StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?; 8];
     let states = StepStates::new(&specs, QAbsRef::Owned { initial: 1.0 })?;
@@ -791,7 +810,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
          {replay_host_us:.2} µs, report {report_host_us:.2} µs, set_lr \
          {lr_host_us:.2} µs per record, eager launch {eager_host:?} (driver floor \
          {driver_launch_host_us:.2} µs), steady issue {eager_issue_us:.2} µs per launch (driver \
-         floor {driver_issue_us:.2} µs); advance {advance_us:.2} µs \
+         floor {driver_issue_us:.2} µs; capture query {capture_query_us:.3} µs); advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
@@ -800,6 +819,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,
         "driver_launch_host_us": driver_launch_host_us,
         "eager_issue_host_us": eager_issue_us, "driver_issue_host_us": driver_issue_us,
+        "capture_query_host_us": capture_query_us,
         "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us,
         "guard_rl_set_us": guard_rl_set_us, "guard_then_advance_rl_set_us": guard_then_advance_us, "guard_rl_set_bytes": guard_rl_set_bytes, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())
