@@ -527,7 +527,8 @@ impl<'rt> TrainingSession<'rt> {
         }
     }
 
-    /// The step's launches: `before` (the advance), one branch per group, `after` (the check).
+    /// The step's launches: `before` (the guard pass and the advance), one branch per group and
+    /// one for the activation check, `after` (nothing today).
     /// Built by one function for the eager step and the capture.
     fn phases(&mut self) -> (Branch<'_>, Vec<Branch<'_>>, Branch<'_>) {
         let TrainingSession {
@@ -619,12 +620,17 @@ impl<'rt> TrainingSession<'rt> {
                 stepped!(attn_adam_kernel, group, u.attention, record)
             });
         }
-        // The records reach the host through the advance's own page-locked copy, and the
-        // check's results through its kernel's: no copy nodes.
-        let after: Branch<'_> = Box::new(move |s: &Stream| match checker.as_mut() {
-            Some(checker) => checker.enqueue_with_step_state(s, states, CHECK_RECORD),
-            None => Ok(()),
-        });
+        // The activation check reads the activations and the advanced record's reference, and
+        // nothing any group writes: its own branch, beside the groups, so a replay does not
+        // wait for it after the last group (issue 25). The records reach the host through the
+        // advance's own page-locked copy, and the check's results through its kernel's: no
+        // copy nodes.
+        if let Some(checker) = checker.as_mut() {
+            branches.push(Box::new(move |s: &Stream| {
+                checker.enqueue_with_step_state(s, states, CHECK_RECORD)
+            }));
+        }
+        let after: Branch<'_> = Box::new(|_: &Stream| Ok(()));
         (before, branches, after)
     }
 
