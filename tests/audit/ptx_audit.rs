@@ -403,8 +403,11 @@ fn other_writes_to_the_parameter_buffer_fail() {
         real(),
         kernel,
         &format!(
-            "\tmov.b64 \t%rd993, {p};\n\tshl.b64 \t%rd994, %rd7, 2;\n\tadd.s64 \t%rd995, %rd993, \
-             %rd994;\n\tst.global.f32 \t[%rd995], 0f00000000;"
+            // The offset from the thread index, not from a register of the compiled entry
+            // (whose numbering moves with any change to the code before it).
+            "\tmov.b64 \t%rd993, {p};\n\tmov.u32 \t%r990, %tid.x;\n\tmul.wide.u32 \t%rd994, \
+             %r990, 4;\n\tadd.s64 \t%rd995, %rd993, %rd994;\n\tst.global.f32 \t[%rd995], \
+             0f00000000;"
         ),
     );
     let report = run(&ptx);
