@@ -537,7 +537,7 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
                 #bound,
             );
             #diagnostics::flush::<#n>(&mut __adamant_facts, __adamant_shared, #records, 0, #bound);
-            #diagnostics::publish::<#n>(__adamant_shared, #records);
+            #diagnostics::publish_single::<#n>(__adamant_shared, #records);
         }
     }
 }
