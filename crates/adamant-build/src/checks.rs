@@ -11,7 +11,7 @@ use crate::audit::{self, AuditReport};
 use crate::error::BuildError;
 use crate::{ptx, source_check};
 
-/// The device crate holds only macro-generated entries and plain Rust: no assembly macros in any
+/// A kernel crate holds only macro-generated entries and plain Rust: no assembly macros in any
 /// `.rs` file under `dir`.
 pub fn sources(dir: &Path) -> Result<(), BuildError> {
     let mut files = Vec::new();
@@ -46,7 +46,7 @@ pub fn sources(dir: &Path) -> Result<(), BuildError> {
         return Ok(());
     }
     Err(BuildError::new(format!(
-        "the device crate uses inline or module-level assembly, which the PTX audit cannot \
+        "the kernel crate uses inline or module-level assembly, which the PTX audit cannot \
          check (adamant's kernels are plain Rust):\n{}",
         problems.join("\n")
     )))

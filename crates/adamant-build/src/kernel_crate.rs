@@ -95,7 +95,7 @@ pub struct BuiltPtx {
     /// was checked against ([`crate::kernel_list`]), and `<lib>.certificate.json`.
     pub published: PathBuf,
     /// `$OUT_DIR/<lib>.certificate.json`, the module's audit certificate
-    /// (`adamant_kernels::certificate`: the PTX's SHA-256 and the kernel list it was checked and
+    /// (`adamant_abi::certificate`: the PTX's SHA-256 and the kernel list it was checked and
     /// audited against), with a copy beside [`BuiltPtx::published`]. The runtime loads the
     /// module from safe code only with it (`adamant_runtime::include_module!`).
     pub certificate: PathBuf,

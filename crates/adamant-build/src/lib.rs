@@ -8,10 +8,10 @@
 //! - [`audit`]: the PTX audit against the kernel descriptors (writes attributed, clamp proven);
 //! - [`ptxas`]: NVIDIA's `ptxas`, found and run offline, and its `-v` report;
 //! - [`write_register_caps`]: the multi-tensor entries' register caps, written into the PTX;
-//! - [`source_check`]: no assembly macros in a device crate's sources;
+//! - [`source_check`]: no assembly macros in a kernel crate's sources;
 //! - [`kernel_list`]: a kernel set as JSON, written next to its module, for tools that do not
 //!   link the kernel crate (`adamant audit --kernels`); beside it the module's audit certificate
-//!   (`adamant_kernels::certificate`), which the runtime verifies before it loads the module.
+//!   (`adamant_abi::certificate`), which the runtime verifies before it loads the module.
 pub mod audit;
 mod checks;
 mod cuda_link;

@@ -1,4 +1,4 @@
-//! The source check of a device crate, run by the PTX build ([`crate::KernelCrate`]) on every
+//! The source check of a kernel crate, run by the PTX build ([`crate::KernelCrate`]) on every
 //! file of the kernel crate's `src/`: no `asm!`, `global_asm!` or `naked_asm!`, by any path or alias (the identifier itself is
 //! refused, so `use core::arch::asm as a;` is caught at the `use`). `asm!` also leaves a marker in
 //! the PTX, which the module check refuses; module-level assembly leaves none, so it is stopped

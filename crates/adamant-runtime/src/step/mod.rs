@@ -32,7 +32,7 @@ mod spec;
 
 pub use spec::{GuardSpec, RecordKernel, StepBound, StepSpec};
 
-/// `StepRecord` is plain `#[repr(C)]` data defined in the device crate, which does not depend on
+/// `StepRecord` is plain `#[repr(C)]` data defined in `adamant-abi`, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
 #[derive(Clone, Copy, Default)]
 #[repr(transparent)]
