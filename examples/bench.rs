@@ -733,31 +733,22 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     }
     // The driver's own floor for one launch: cuLaunchKernel of an argument list prepared once,
     // of an entry that does nothing (the advance with 0 records), from the same idle GPU.
-    let driver_launch_host_us = {
-        let module = cust::module::Module::from_ptx(PTX, &[])?;
-        let function = module.get_function("step_advance_kernel")?;
-        let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
-        let params = [
-            &mut records as *mut u64 as *mut std::ffi::c_void,
-            &mut n as *mut u32 as *mut std::ffi::c_void,
-            &mut mirror as *mut u64 as *mut std::ffi::c_void,
-        ];
-        // SAFETY: the entry's three parameters; with 0 records it touches no memory.
-        host(&mut || Ok(unsafe { stream.launch(&function, 1, 32, 0, &params) }?))?
-    };
+    let floor_module = cust::module::Module::from_ptx(PTX, &[])?;
+    let floor_function = floor_module.get_function("step_advance_kernel")?;
+    let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
+    let floor_params = [
+        &mut records as *mut u64 as *mut std::ffi::c_void,
+        &mut n as *mut u32 as *mut std::ffi::c_void,
+        &mut mirror as *mut u64 as *mut std::ffi::c_void,
+    ];
+    // SAFETY: the entry's three parameters; with 0 records it touches no memory.
+    let floor_launch = || unsafe { stream.launch(&floor_function, 1, 32, 0, &floor_params) };
+    let driver_launch_host_us = host(&mut || Ok(floor_launch()?))?;
     // Host issue cost in steady state: batches of 64 launches back to back (no wait between,
     // the GPU keeps up at 2^10), ours and the driver floor's batches alternating so that drift
     // (clocks, other tenants) falls on both; the median over 30 batch pairs of the time per
     // launch. Less noisy than one launch from an idle GPU, and what an eager training loop pays.
     let (eager_issue_us, driver_issue_us) = {
-        let module = cust::module::Module::from_ptx(PTX, &[])?;
-        let function = module.get_function("step_advance_kernel")?;
-        let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
-        let params = [
-            &mut records as *mut u64 as *mut std::ffi::c_void,
-            &mut n as *mut u32 as *mut std::ffi::c_void,
-            &mut mirror as *mut u64 as *mut std::ffi::c_void,
-        ];
         let mut group = adamant::runtime::ParamGroup::new("attention", &vec![0.01; 1 << 10])?;
         let h = hyper();
         const BATCH: usize = 64;
@@ -772,8 +763,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
             stream.synchronize()?;
             let start = std::time::Instant::now();
             for _ in 0..BATCH {
-                // SAFETY: the entry's three parameters; with 0 records it touches no memory.
-                unsafe { stream.launch(&function, 1, 32, 0, &params) }?;
+                floor_launch()?;
             }
             floor.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
         }
