@@ -1,7 +1,7 @@
 //! What the device does with a step record ([`StepRecord`], laid out in `adamant-abi` and
 //! re-exported here): [`advance`] it by one step, [`bias_correction`], and the parts of the
-//! advance that adamant's advance entry and its guard pass share ([`advance_record`],
-//! [`publish`]).
+//! advance that adamant's advance entry and its guard pass share ([`advance_record`], which
+//! also publishes the record to the host's mirror).
 //!
 //! A CUDA graph replays its launches with the arguments they were recorded with, so a value that
 //! changes from step to step cannot be a launch argument of a replayed step. The stepped entries
@@ -16,7 +16,7 @@
 pub use crate::abi::record::*;
 
 /// Counts a skipped step in the guard and flags it in the record's sticky flags.
-pub fn count_skip(guard: &mut StepGuard, state: &mut StepState, step: u32, flag: u32) {
+pub(crate) fn count_skip(guard: &mut StepGuard, state: &mut StepState, step: u32, flag: u32) {
     guard.skipped_steps = guard.skipped_steps.saturating_add(1);
     guard.last_skipped_step = step;
     state.flags |= flag;
@@ -119,7 +119,7 @@ pub unsafe fn advance_record(states: *mut u32, mirror: *mut u32, i: usize) {
 /// of single-byte stores: 176 writes that cost the advance about 7 µs on an H100. A part of at
 /// most 64 bytes is copied in 8-byte stores, 22 for the record.
 #[inline(always)]
-pub fn publish(to: &mut StepRecord, record: &StepRecord) {
+pub(crate) fn publish(to: &mut StepRecord, record: &StepRecord) {
     const _: () = assert!(core::mem::size_of::<StepState>() <= 64);
     const _: () = assert!(core::mem::size_of::<StepGuard>() <= 64);
     const _: () = assert!(4 * RECORD_SCALARS <= 64);
