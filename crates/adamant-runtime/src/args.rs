@@ -29,9 +29,19 @@ pub(crate) fn assert_args_match(kernel: &KernelDescriptor, args: &[ArgValue]) {
     }
 }
 
+/// How many arguments an entry's list holds on the stack ([`Args`], [`arg_pointers`]): every
+/// entry adamant has fits (17 parameters at most today,
+/// `launch_check::tests::every_entry_fits_the_inline_argument_list`); a longer list moves to the
+/// heap.
+pub(crate) const INLINE_ARGS: usize = 24;
+
+/// An entry's argument values, in its descriptor's order, on the stack (no allocation per
+/// launch).
+pub type Args = SmallVec<[ArgValue; INLINE_ARGS]>;
+
 /// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`: on the
-/// stack for up to 24 (no allocation per launch).
-pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> SmallVec<[*mut c_void; 24]> {
+/// stack as [`Args`] is.
+pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> SmallVec<[*mut c_void; INLINE_ARGS]> {
     values.iter_mut().map(arg_pointer).collect()
 }
 

@@ -81,10 +81,7 @@ pub struct BufferRange {
 /// On the stack for one tensor (a single-buffer launch allocates nothing for it).
 pub type Signature = SmallVec<[SmallVec<[BufferRange; MAX_BUFFERS]>; 1]>;
 
-/// An entry's argument values, in its descriptor's order: on the stack for every entry adamant
-/// has (17 parameters at most today, `every_entry_fits_the_inline_argument_list`; a longer list
-/// moves to the heap).
-pub type Args = SmallVec<[ArgValue; 24]>;
+pub use crate::args::Args;
 
 /// What a validated launch passes last: the bound (plain entries) or the address of the
 /// step-state record (stepped entries).
