@@ -514,34 +514,31 @@ impl KernelDescriptor {
             .then_some(MULTI_TENSOR_MAX_REGISTERS)
     }
 
+    /// Index of the first parameter with `role`.
+    pub fn role_index(&self, role: ParamRole) -> Option<usize> {
+        self.params.iter().position(|p| p.role == role)
+    }
+
     /// Index of the clamp bound (plain optimizer entries only; always the last parameter).
     pub fn clamp_bound_index(&self) -> Option<usize> {
-        self.params
-            .iter()
-            .position(|p| p.role == ParamRole::ClampBound)
+        self.role_index(ParamRole::ClampBound)
     }
 
     /// Index of the per-tensor bound scales (multi-tensor optimizer entries only).
     pub fn clamp_scales_index(&self) -> Option<usize> {
-        self.params
-            .iter()
-            .position(|p| p.role == ParamRole::ClampScales)
+        self.role_index(ParamRole::ClampScales)
     }
 
     /// Index of the step-state pointer (stepped optimizer entries only; always the last
     /// parameter).
     pub fn step_state_index(&self) -> Option<usize> {
-        self.params
-            .iter()
-            .position(|p| p.role == ParamRole::StepState)
+        self.role_index(ParamRole::StepState)
     }
 
     /// Index of the records header (every optimizer entry's, just before the bound or the step
     /// state).
     pub fn records_index(&self) -> Option<usize> {
-        self.params
-            .iter()
-            .position(|p| p.role == ParamRole::Records)
+        self.role_index(ParamRole::Records)
     }
 
     /// The number of per-element buffers of an optimizer entry (or of pointer tables, for a
