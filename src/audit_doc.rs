@@ -128,13 +128,21 @@ pub fn kernel_table_markdown(kernels: &[&KernelDescriptor]) -> String {
             KernelKind::Optimizer => "optimizer",
             KernelKind::Other => "other",
         };
-        let mut clamp = match (kernel.clamp_bound_index(), kernel.step_state_index()) {
-            (Some(i), _) => format!("`{}` (parameter {i}, last)", kernel.params[i].name),
-            (None, Some(i)) => format!(
+        let mut clamp = match (
+            kernel.clamp_bound_index(),
+            kernel.step_state_index(),
+            kernel.step_state_table_index(),
+        ) {
+            (Some(i), ..) => format!("`{}` (parameter {i}, last)", kernel.params[i].name),
+            (None, Some(i), _) => format!(
                 "byte {BOUND_OFFSET} of the record `{}` points at (parameter {i}, last)",
                 kernel.params[i].name
             ),
-            (None, None) => "- (writes no parameters)".to_string(),
+            (None, None, Some(i)) => format!(
+                "byte {BOUND_OFFSET} of tensor t's record, `{}[t]` (parameter {i}, last)",
+                kernel.params[i].name
+            ),
+            (None, None, None) => "- (writes no parameters)".to_string(),
         };
         if let Some(i) = kernel.clamp_scales_index() {
             let _ = write!(

@@ -259,6 +259,18 @@ pub enum ParamRole {
     /// is the same index). The runtime passes a table of ones when a launch gives no scales, and
     /// checks every scale it is given (finite and positive).
     ClampScales,
+    /// Fused entries: a device array of `#[uniform_ptr]` pointers, one per tensor (null: the
+    /// rule's declared default), read as values and never written through.
+    UniformTable,
+    /// Fused entries: each tensor's rule, a `u32` per tensor (the branch of the entry that
+    /// updates it, an index into its [`FusedEntry::RULES`]); values loaded from it are indices.
+    RuleTable,
+    /// Fused entries, always last: a read-only device array of step-record pointers, one per
+    /// tensor. Tensor `t` reads its scalars, its guard verdict and its clamp bound (the `f32` at
+    /// [`BOUND_OFFSET`](crate::record::BOUND_OFFSET)) from the record `step_states[t]` points
+    /// at; the PTX audit proves that a stored value's bound was read through the pointer loaded
+    /// at the stored tensor's own index.
+    StepStateTable,
     /// `records`, every optimizer entry's parameter before the bound (or step state): a
     /// read-only `adamant_device::diagnostics::RecordsHeader` whose two pointers lead to the launch's
     /// diagnostics accumulators and its published records, the only places the entry writes
@@ -304,6 +316,9 @@ impl ParamRole {
                 | ParamRole::IndexTable
                 | ParamRole::StepState
                 | ParamRole::Records
+                | ParamRole::UniformTable
+                | ParamRole::RuleTable
+                | ParamRole::StepStateTable
         )
     }
 
@@ -322,12 +337,17 @@ impl ParamRole {
                 | ParamRole::InputTable
                 | ParamRole::StateTable
                 | ParamRole::Records
+                | ParamRole::UniformTable
+                | ParamRole::StepStateTable
         )
     }
 
     /// Whether values loaded through this pointer are offsets or indices built by the runtime.
     pub fn is_index_table(self) -> bool {
-        matches!(self, ParamRole::ChunkTable | ParamRole::IndexTable)
+        matches!(
+            self,
+            ParamRole::ChunkTable | ParamRole::IndexTable | ParamRole::RuleTable
+        )
     }
 }
 
@@ -533,6 +553,18 @@ impl KernelDescriptor {
     /// parameter).
     pub fn step_state_index(&self) -> Option<usize> {
         self.role_index(ParamRole::StepState)
+    }
+
+    /// Index of the per-tensor step-record pointer table (fused entries only; always the last
+    /// parameter).
+    pub fn step_state_table_index(&self) -> Option<usize> {
+        self.role_index(ParamRole::StepStateTable)
+    }
+
+    /// Whether this is a fused entry (`fused_optimizer!`): its tensors each have their own rule
+    /// and step record.
+    pub fn is_fused(&self) -> bool {
+        self.step_state_table_index().is_some()
     }
 
     /// Index of the records header (every optimizer entry's, just before the bound or the step

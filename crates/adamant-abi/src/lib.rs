@@ -10,6 +10,7 @@
 //! and [`BOUND_CEILING`] compile (no_std); the descriptors are host-side.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 
+pub mod fused;
 pub mod record;
 
 /// The largest bound a clamp may have: a bound above it cannot bite, so it is refused (the host's

@@ -33,6 +33,8 @@ mod device_crate;
 mod domain;
 mod entry;
 mod entry_parts;
+mod fused;
+mod fused_rule;
 mod group_use;
 mod multi_tensor;
 mod optimizer;
@@ -139,4 +141,22 @@ pub fn scalar_group(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn __optimizer_kernel_with_groups(input: TokenStream) -> TokenStream {
     with_device_crate(|kernels| optimizer::expand_with_groups(input.into(), kernels))
+}
+
+/// Declares a fused entry: one launch that updates every tensor of a set, each tensor with its
+/// own rule (one of the named `#[optimizer_kernel]`s, of this crate or another) and its own step
+/// record (its group's hyperparameters, step and bound).
+///
+/// ```ignore
+/// fused_optimizer! {
+///     /// Every group of the RL step in one launch.
+///     pub rl_step = [dqn_adam_update_kernel, iqn_adam_kernel, soft_update_kernel];
+/// }
+/// ```
+///
+/// Each rule's branch calls the code that rule's own macro generated, with the clamp stamped in:
+/// nothing of a rule is written twice. See `adamant_abi::fused` for the tables.
+#[proc_macro]
+pub fn fused_optimizer(input: TokenStream) -> TokenStream {
+    with_device_crate(|kernels| fused::expand(input.into(), kernels))
 }

@@ -142,6 +142,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let multi_host = crate::multi_tensor::host_items(k, kernels);
     let record_values = crate::record::value_items(k, kernels);
     let schedule = crate::record::schedule_descriptor(k, kernels);
+    let fused = crate::fused_rule::items(k, kernels);
     let n_buffers = buffer_count(k);
     let too_many = format!(
         "#[optimizer_kernel] `{}` has {n_buffers} buffers; a diagnostics record holds at most \
@@ -179,6 +180,8 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             #multi_host
 
             #schedule
+
+            #fused
         }
     }
 }
@@ -420,9 +423,20 @@ fn descriptor_params(
 /// written once per element, with the output of `<kernel>::element`, which ends in the clamp.
 /// Both entries (single buffer, multi-tensor) call it, with their own bound.
 fn sweep(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
+    let n_buffers = buffer_count(k);
+    sweep_fn(k, kernels, quote!(), quote!(#n_buffers))
+}
+
+/// `__adamant_sweep` with `generics` (`<const M: usize>` for a fused entry's, empty for the
+/// kernel's own) and a record of `facts` buffers.
+pub(crate) fn sweep_fn(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    generics: TokenStream,
+    facts: TokenStream,
+) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
-    let buffers: Vec<&Arg> = k.buffers().collect();
     let ptr_params = pointer_params(k);
     let uniform_values = k.uniforms().map(|a| {
         let ident = &a.ident;
@@ -431,19 +445,13 @@ fn sweep(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             _ => quote! { #ident: f32 },
         }
     });
-    let align_mask = buffers.iter().map(|a| {
-        let ident = &a.ident;
-        quote! { (#ident as usize) }
-    });
-    let vector_body = vector_iteration(k, &buffers, kernels);
-    let scalar_body = scalar_iteration(k, &buffers, kernels);
-    let n_buffers = buffer_count(k);
+    let body = sweep_body(k, kernels);
     quote! {
         /// One thread's share of `len` elements (called by the kernel's entries only: it cannot be
-        /// named outside this block).
+        /// named outside the block it is defined in).
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn __adamant_sweep(
+        unsafe fn __adamant_sweep #generics(
             #(#ptr_params,)*
             #len: usize,
             __adamant_first: usize,
@@ -451,27 +459,46 @@ fn sweep(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             #(#uniform_values,)*
             __adamant_base: u64,
             __adamant_shared: *mut u32,
-            __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<#n_buffers>,
+            __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<#facts>,
             __adamant_grad_coef: f32,
             #bound: f32,
         ) {
-            let __adamant_aligned =
-                (#(#align_mask)|*) % ::core::mem::align_of::<#kernels::vector::F4>() == 0;
-            let __adamant_groups = if __adamant_aligned {
-                #len / #kernels::vector::LANES
-            } else {
-                0
-            };
-            let mut __adamant_i = __adamant_first;
-            while __adamant_i < __adamant_groups {
-                #vector_body
-                __adamant_i += __adamant_stride;
-            }
-            let mut __adamant_i = __adamant_groups * #kernels::vector::LANES + __adamant_first;
-            while __adamant_i < #len {
-                #scalar_body
-                __adamant_i += __adamant_stride;
-            }
+            #body
+        }
+    }
+}
+
+/// The statements of one thread's sweep over `len` elements: the 16-byte vector loop, then the
+/// scalar tail. They read, by name, the buffers and the uniforms (as the kernel's arguments are
+/// named), `len`, `__adamant_first`, `__adamant_stride`, `__adamant_base` (the first element's
+/// index in its tensor), `__adamant_shared`, `__adamant_facts`, `__adamant_grad_coef` and the
+/// bound: the kernel's own sweep and its fused sweep (`fused_rule`) bind them the same way.
+pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
+    let len = format_ident!("{}", LEN);
+    let buffers: Vec<&Arg> = k.buffers().collect();
+    let align_mask = buffers.iter().map(|a| {
+        let ident = &a.ident;
+        quote! { (#ident as usize) }
+    });
+    let vector_body = vector_iteration(k, &buffers, kernels);
+    let scalar_body = scalar_iteration(k, &buffers, kernels);
+    quote! {
+        let __adamant_aligned =
+            (#(#align_mask)|*) % ::core::mem::align_of::<#kernels::vector::F4>() == 0;
+        let __adamant_groups = if __adamant_aligned {
+            #len / #kernels::vector::LANES
+        } else {
+            0
+        };
+        let mut __adamant_i = __adamant_first;
+        while __adamant_i < __adamant_groups {
+            #vector_body
+            __adamant_i += __adamant_stride;
+        }
+        let mut __adamant_i = __adamant_groups * #kernels::vector::LANES + __adamant_first;
+        while __adamant_i < #len {
+            #scalar_body
+            __adamant_i += __adamant_stride;
         }
     }
 }

@@ -137,7 +137,7 @@ pub(crate) fn layout(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream 
 
 /// The path of the author's schedule as seen from inside the kernel's module (`use super::*`
 /// brings a plain name; a path through `self` or `super` moves one level up).
-fn schedule_from_module(path: &syn::Path) -> TokenStream {
+pub(crate) fn path_from_module(path: &syn::Path) -> TokenStream {
     let first = path.segments.first().map(|s| s.ident.to_string());
     match first.as_deref() {
         Some("self") => {
@@ -202,7 +202,7 @@ pub(crate) fn value_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenSt
     // is reported there.
     let step = match &k.schedule {
         Some(path) => {
-            let path = schedule_from_module(path);
+            let path = path_from_module(path);
             quote_spanned! {path.span()=>
                 let next: Derived = #path(t, hyper, previous);
                 next

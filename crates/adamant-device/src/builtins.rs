@@ -230,3 +230,11 @@ pub unsafe fn warp_min_u64(value: u64) -> u64 {
     let low = if high == min_high { low } else { u32::MAX };
     ((min_high as u64) << 32) | redux_umin_raw(low, mask) as u64
 }
+
+/// Ends the kernel with an error the launch reports: for a state the host never creates (a
+/// fused entry's rule index out of range), which must not pass silently.
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: `trap` has no preconditions; it aborts the kernel.
+    unsafe { core::arch::nvptx::trap() }
+}

@@ -343,14 +343,17 @@ mod device {
         /// bit per value; what is rare (a non-finite value, a thread's first clamp) sets a bit
         /// of `rare` ([`RARE_LANE_BITS`] per lane), which [`Self::settle`] handles once per group.
         #[inline(always)]
-        pub fn observe(
+        pub fn observe<const K: usize>(
             &mut self,
             rare: &mut u64,
             lane: u32,
             raw: f32,
             stored: f32,
-            values: [f32; N],
+            values: [f32; K],
         ) {
+            // A fused entry's record has the most buffers of its rules (`N`); a rule with fewer
+            // (`K`) fills the first `K` and leaves the rest as they were.
+            const { assert!(K <= N) };
             let raw_bits = abs_bits(raw);
             self.max_raw = core::cmp::max(self.max_raw, raw_bits);
             let mut bad = ((raw_bits >= INFINITY_BITS) as u32) << RARE_RAW;
@@ -361,7 +364,7 @@ mod device {
                 self.clamped += 1;
             }
             let mut b = 0;
-            while b < N {
+            while b < K {
                 bad |= ((abs_bits(values[b]) >= INFINITY_BITS) as u32) << b;
                 b += 1;
             }

@@ -32,7 +32,7 @@
 // renames it); inside this crate (its scalar groups) that name resolves through this line.
 extern crate self as adamant_device;
 
-pub use adamant_codegen::{kernel_entry, optimizer_kernel, scalar_group};
+pub use adamant_codegen::{fused_optimizer, kernel_entry, optimizer_kernel, scalar_group};
 // The callback through which a scalar group's macro hands its fields to `#[optimizer_kernel]`.
 #[doc(hidden)]
 pub use adamant_codegen::__optimizer_kernel_with_groups;
@@ -47,6 +47,7 @@ pub mod adam;
 pub mod builtins;
 pub mod clamp;
 pub mod diagnostics;
+pub mod fused;
 pub mod guard;
 pub mod math;
 pub mod multi;

@@ -2,6 +2,7 @@
 //!
 //! - [`optimizers`]: the five Adam kernels of the seed's training step, and [`soft_update`], the
 //!   soft update of a target network (it writes parameters, so it is an optimizer kernel too);
+//! - [`fused`]: all of them as the rules of one fused entry, `adamant_fused_step`;
 //! - [`step`]: the advance of the step records, [`guard`]: the step guard's pass over the
 //!   gradients, [`nan_check`]: the fused NaN / max-abs checker.
 //!
@@ -12,6 +13,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
+pub mod fused;
 pub mod guard;
 pub mod nan_check;
 pub mod optimizers;

@@ -547,7 +547,11 @@ pub fn assemble(
             | ParamRole::StepState
             | ParamRole::Records
             | ParamRole::Output
-            | ParamRole::IndexTable => return Err(bad()),
+            | ParamRole::IndexTable
+            // A fused entry's tables: only its own launch path fills them (`fused.rs`).
+            | ParamRole::UniformTable
+            | ParamRole::RuleTable
+            | ParamRole::StepStateTable => return Err(bad()),
         };
         out.push(value);
     }

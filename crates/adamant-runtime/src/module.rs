@@ -335,6 +335,9 @@ fn describe_role(role: ParamRole) -> String {
         ParamRole::Records => "records",
         ParamRole::Output => "output",
         ParamRole::IndexTable => "index",
+        ParamRole::UniformTable => "uniform_ptr table",
+        ParamRole::RuleTable => "rule table",
+        ParamRole::StepStateTable => "step-state table",
     };
     word.to_string()
 }

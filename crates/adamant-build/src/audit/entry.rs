@@ -133,16 +133,24 @@ fn optimizer_shape(
     let name = &entry.name;
     let bound_index = descriptor
         .clamp_bound_index()
-        .or(descriptor.step_state_index());
+        .or(descriptor.step_state_index())
+        .or(descriptor.step_state_table_index());
     let bounds = descriptor
         .params
         .iter()
-        .filter(|p| matches!(p.role, ParamRole::ClampBound | ParamRole::StepState))
+        .filter(|p| {
+            matches!(
+                p.role,
+                ParamRole::ClampBound | ParamRole::StepState | ParamRole::StepStateTable
+            )
+        })
         .count();
     let last_is_bound = descriptor.params.last().is_some_and(|p| {
         matches!(
             (p.role, p.ty),
-            (ParamRole::ClampBound, ParamType::F32) | (ParamRole::StepState, ParamType::Ptr)
+            (ParamRole::ClampBound, ParamType::F32)
+                | (ParamRole::StepState, ParamType::Ptr)
+                | (ParamRole::StepStateTable, ParamType::Ptr)
         )
     });
     if bounds != 1 || !last_is_bound {

@@ -48,9 +48,11 @@ pub(super) fn audit_writes(
     let bound = match (
         descriptor.clamp_bound_index(),
         descriptor.step_state_index(),
+        descriptor.step_state_table_index(),
     ) {
-        (Some(i), None) if last(&i) => Some(BoundSource::Argument(i)),
-        (None, Some(i)) if last(&i) => Some(BoundSource::Record(i)),
+        (Some(i), None, None) if last(&i) => Some(BoundSource::Argument(i)),
+        (None, Some(i), None) if last(&i) => Some(BoundSource::Record(i)),
+        (None, None, Some(i)) if last(&i) => Some(BoundSource::RecordTable(i)),
         _ => None,
     };
     // A multi-tensor entry's scales (entry.rs checks that every entry with a parameter table

@@ -22,7 +22,10 @@
 //!   which other code can name, has no fn but `update` and `element`), takes the bound last, and
 //!   stores the parameter buffer exactly twice, once in its vector loop and once in its scalar
 //!   loop, always `__adamant_new`, bound right from `<kernel>::element` calls (4 lanes, then 1)
-//!   that get the bound last and never the parameter pointer; no other kind of write.
+//!   that get the bound last and never the parameter pointer; no other kind of write. The
+//!   module's one other fn, the nvptx-only `__adamant_fused_chunk` (`fused_rule`), holds a sweep
+//!   of its own, held to the same checks, and besides it stores nothing and calls that sweep
+//!   once, with its own bound.
 //! - [`check_element_clamps`]: `element`'s body is exactly
 //!   `::adamant_device::clamp::weight_clamp(self::update(..), weight_clamp_max_abs)`.
 //!

@@ -1,14 +1,18 @@
 //! The `sweep_stores` check.
 use syn::visit::Visit;
-use syn::{Expr, ExprCall, File, Stmt};
+use syn::{Expr, ExprCall, File, ItemFn, Stmt};
 
 use super::expansion::{device_fn, kernel_mod, mod_items, takes_bound_last_once};
 use super::syntax::{
-    expr_is_ident, input_name, input_names, input_type, is_exported, lets, path_is, tokens,
+    cfg_is, expr_is_ident, input_name, input_names, input_type, is_exported, lets, path_is, tokens,
+    NVPTX,
 };
 use super::visitors::{bindings, mentions, Calls, Stores};
 use super::{NEW, SWEEP};
 use crate::signature::BOUND;
+
+/// The fused entries' chunk function, in the kernel module (`fused_rule`).
+pub(super) const FUSED_CHUNK: &str = "__adamant_fused_chunk";
 
 /// The raw values: `__adamant_raw` is bound to `<kernel>::update(..)` calls.
 pub(super) const RAW: &str = "__adamant_raw";
@@ -68,22 +72,94 @@ fn is_raw_lane(e: &Expr, lane: Option<usize>) -> bool {
 /// stores only through its `*mut f32` buffers, never with `op=`, a write-like call or a macro,
 /// never reassigns `__adamant_new` or the bound and never rebinds any of its inputs.
 pub(super) fn check_sweep_stores(file: &File, name: &str, param: &str) -> Result<(), String> {
-    let sweep = device_fn(file, SWEEP)?;
-    // Only the device block defines a sweep; the kernel module, which other code can name, holds
-    // no fn but the three pure ones (`update`, `element`: they write only the `&mut f32` state
-    // they are handed; `derived_at`: the schedule run from its `init` values, on values).
-    let module_fns: Vec<String> = mod_items(kernel_mod(file, name)?)?
+    // Only the device block and the fused chunk define a sweep; the kernel module, which other
+    // code can name, holds no fn but the three pure ones (`update`, `element`: they write only
+    // the `&mut f32` state they are handed; `derived_at`: the schedule run from its `init`
+    // values, on values) and the nvptx-only fused chunk, checked below.
+    let items = mod_items(kernel_mod(file, name)?)?;
+    let module_fns: Vec<String> = items
         .iter()
         .filter_map(|item| match item {
             syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
             _ => None,
         })
         .collect();
-    if module_fns != ["update", "element", "derived_at"] {
+    if module_fns != ["update", "element", "derived_at", FUSED_CHUNK] {
         return Err(format!(
-            "the kernel module defines the fns {module_fns:?}, expected [\"update\", \"element\", \"derived_at\"]"
+            "the kernel module defines the fns {module_fns:?}, expected [\"update\", \"element\", \"derived_at\", \"{FUSED_CHUNK}\"]"
         ));
     }
+    check_sweep(device_fn(file, SWEEP)?, name, param)?;
+    let fused = items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Fn(f) if f.sig.ident == FUSED_CHUNK => Some(f),
+            _ => None,
+        })
+        .expect("listed above");
+    check_fused_chunk(fused, name, param)
+}
+
+/// The fused chunk (`fused_rule`): nvptx only, the bound last, a sweep of its own (held to
+/// [`check_sweep`]) as its first statement, and besides it no store, no clamp, no `update` or
+/// `element` call, and exactly one call of that sweep, with its own bound last, never rebound.
+fn check_fused_chunk(f: &ItemFn, name: &str, param: &str) -> Result<(), String> {
+    if !cfg_is(&f.attrs, NVPTX) {
+        return Err(format!("`{FUSED_CHUNK}` is not `#[cfg({NVPTX})]`"));
+    }
+    if f.sig.abi.is_some() || is_exported(&f.attrs, &f.sig) {
+        return Err(format!("`{FUSED_CHUNK}` is an exported entry"));
+    }
+    takes_bound_last_once(&f.sig)?;
+    let Some((Stmt::Item(syn::Item::Fn(inner)), rest)) = f.block.stmts.split_first() else {
+        return Err(format!(
+            "`{FUSED_CHUNK}` does not start with its own `{SWEEP}`"
+        ));
+    };
+    if inner.sig.ident != SWEEP {
+        return Err(format!("`{FUSED_CHUNK}` starts with `{}`", inner.sig.ident));
+    }
+    check_sweep(inner, name, param)?;
+    let outer = syn::Block {
+        brace_token: f.block.brace_token,
+        stmts: rest.to_vec(),
+    };
+    let mut stores = Stores::default();
+    stores.visit_block(&outer);
+    if !stores.derefs.is_empty() || !stores.compound.is_empty() || !stores.writes.is_empty() {
+        return Err(format!("`{FUSED_CHUNK}` stores outside its sweep"));
+    }
+    if stores.assigned.iter().any(|a| a == BOUND) || bindings(&outer).iter().any(|b| b == BOUND) {
+        return Err(format!("`{FUSED_CHUNK}` reassigns or rebinds `{BOUND}`"));
+    }
+    let mut calls = Calls::new(name);
+    calls.visit_block(&outer);
+    let [call] = calls.sweep.as_slice() else {
+        return Err(format!(
+            "`{FUSED_CHUNK}` calls `{SWEEP}` {} times",
+            calls.sweep.len()
+        ));
+    };
+    if !calls.update.is_empty()
+        || !calls.clamp.is_empty()
+        || !calls.element.is_empty()
+        || !calls.other.is_empty()
+    {
+        return Err(format!(
+            "`{FUSED_CHUNK}` updates or clamps outside its sweep"
+        ));
+    }
+    if !call.args.last().is_some_and(|a| expr_is_ident(a, BOUND)) {
+        return Err(format!(
+            "`{FUSED_CHUNK}` does not pass its own `{BOUND}` as `{SWEEP}`'s bound: `{}`",
+            tokens(*call)
+        ));
+    }
+    Ok(())
+}
+
+/// One sweep (the device block's, or a fused chunk's own).
+fn check_sweep(sweep: &ItemFn, name: &str, param: &str) -> Result<(), String> {
     if sweep.sig.abi.is_some() || is_exported(&sweep.attrs, &sweep.sig) {
         return Err(format!("`{SWEEP}` is an exported entry"));
     }

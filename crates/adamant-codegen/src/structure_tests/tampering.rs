@@ -5,6 +5,7 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, File, ImplItem, Item, Stmt, Token};
 
 use super::expansion::multi_name;
+use super::sweep_stores::FUSED_CHUNK;
 use super::syntax::tokens;
 use super::walk_mut::{
     descriptor_params_mut, device_fn_mut, device_stmts_mut, entries_block_attrs_mut,
@@ -645,7 +646,7 @@ pub(super) fn tampered(
     tamper(
         "sweep also defined, nameable, in the kernel module",
         "sweep_stores",
-        "the kernel module defines the fns [\"update\", \"element\", \"sweep\", \"derived_at\"]",
+        "the kernel module defines the fns [\"update\", \"element\", \"sweep\", \"derived_at\", \"__adamant_fused_chunk\"]",
         &|f| {
             let mut sweep = device_fn_mut(f, SWEEP).clone();
             sweep.sig.ident = syn::parse_quote!(sweep);
@@ -656,6 +657,38 @@ pub(super) fn tampered(
                 .position(|i| matches!(i, Item::Fn(func) if func.sig.ident == "element"))
                 .expect("element");
             items.insert(at + 1, Item::Fn(sweep));
+        },
+    );
+
+    // The fused chunk: its own sweep is held to the same checks, and it passes its own bound.
+    tamper(
+        "fused chunk's sweep stores the raw value",
+        "sweep_stores",
+        "the scalar loop stores `p` 1 times ([\"__adamant_raw\"])",
+        &|f| {
+            let chunk = mod_fn_mut(f, name, FUSED_CHUNK);
+            let Some(Stmt::Item(Item::Fn(inner))) = chunk.block.stmts.first_mut() else {
+                panic!("the fused chunk's sweep");
+            };
+            let scalar = loops_mut(inner).pop().expect("scalar loop");
+            for stmt in &mut scalar.body.stmts {
+                if let Stmt::Expr(Expr::Assign(a), _) = stmt {
+                    if tokens(&a.right) == NEW {
+                        a.right = Box::new(syn::parse_quote!(__adamant_raw));
+                    }
+                }
+            }
+        },
+    );
+    tamper(
+        "fused chunk passes the sweep a bound of its choosing",
+        "sweep_stores",
+        "does not pass its own `weight_clamp_max_abs` as `__adamant_sweep`'s bound",
+        &|f| {
+            let chunk = mod_fn_mut(f, name, FUSED_CHUNK);
+            let call = sweep_call_mut(&mut chunk.block.stmts).expect("the fused chunk's call");
+            let last = call.args.last_mut().expect("bound");
+            *last = syn::parse_quote!(f32::MAX);
         },
     );
 

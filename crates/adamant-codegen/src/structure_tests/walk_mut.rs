@@ -88,7 +88,13 @@ pub(super) fn loops_mut(f: &mut ItemFn) -> Vec<&mut syn::ExprWhile> {
 /// The `sweep` call of an entry, at the top level or in its chunk loop.
 pub(super) fn sweep_call_mut(stmts: &mut [Stmt]) -> Option<&mut ExprCall> {
     stmts.iter_mut().find_map(|s| match s {
-        Stmt::Expr(Expr::Call(c), _) if tokens(&c.func) == SWEEP => Some(c),
+        // `__adamant_sweep(..)`, or `__adamant_sweep::<M>(..)` in a fused chunk.
+        Stmt::Expr(Expr::Call(c), _)
+            if matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.len() == 1 && p.path.segments[0].ident == SWEEP) =>
+        {
+            Some(c)
+        }
         Stmt::Expr(Expr::While(w), _) => sweep_call_mut(&mut w.body.stmts),
         _ => None,
     })

@@ -26,6 +26,13 @@ pub enum ClampFailure {
         scale_index: String,
         pointer_index: String,
     },
+    /// A fused entry's value is clamped with the bound of another tensor's step record than the
+    /// one at its parameter-buffer pointer's index.
+    OtherTensorBound {
+        bound_line: usize,
+        bound_index: String,
+        pointer_index: String,
+    },
 }
 
 fn show(bits: u32) -> String {
@@ -92,6 +99,16 @@ impl std::fmt::Display for ClampFailure {
                 "the value is clamped with another tensor's bound: its scale is loaded (line \
                  {scale_line}) at index `{scale_index}`, its parameter-buffer pointer at index \
                  `{pointer_index}`"
+            ),
+            ClampFailure::OtherTensorBound {
+                bound_line,
+                bound_index,
+                pointer_index,
+            } => write!(
+                f,
+                "the value is clamped with another tensor's bound: its bound is read (line \
+                 {bound_line}) from the step record whose pointer is loaded at index \
+                 `{bound_index}`, its parameter-buffer pointer at index `{pointer_index}`"
             ),
         }
     }

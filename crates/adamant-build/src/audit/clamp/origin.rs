@@ -19,6 +19,10 @@ pub(in crate::audit) enum BoundSource {
     /// A stepped entry (`ScalarSource::Record`): parameter `i` points at a step record, whose
     /// `f32` at [`BOUND_OFFSET`] is the bound.
     Record(usize),
+    /// A fused entry: parameter `i` is a table of step-record pointers, one per tensor; a bound
+    /// is the `f32` at [`BOUND_OFFSET`] of a record whose pointer was loaded from it (at which
+    /// index is checked per store, as a scale's is).
+    RecordTable(usize),
 }
 
 /// Where an optimizer entry's clamp inputs come from: its bound, and in a multi-tensor entry its
@@ -27,6 +31,16 @@ pub(in crate::audit) enum BoundSource {
 pub(in crate::audit) struct ClampSources {
     pub(in crate::audit) bound: BoundSource,
     pub(in crate::audit) scales: Option<usize>,
+}
+
+/// The destination of a load starting `start` bytes into a step record that holds the bound
+/// (the element at [`BOUND_OFFSET`], for a vector load), if one does.
+fn bound_element<'a>(dests: &[&'a str], start: i64) -> Option<&'a str> {
+    let element = (BOUND_OFFSET as i64).checked_sub(start)?;
+    if element % 4 != 0 {
+        return None;
+    }
+    dests.get(usize::try_from(element / 4).ok()?).copied()
 }
 
 /// Whether `inst` is an unguarded load of 32-bit words of one of `types` from global or
@@ -64,12 +78,57 @@ impl<'a> Provenance<'a> {
                     return None;
                 };
                 let start = self.offset_from_param(base, i)?.checked_add(*offset)?;
-                let element = (BOUND_OFFSET as i64).checked_sub(start)?;
-                if element % 4 != 0 {
+                bound_element(&dests, start)
+            }
+            BoundSource::RecordTable(i) => {
+                if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
                     return None;
                 }
-                dests.get(usize::try_from(element / 4).ok()?).copied()
+                let Some(Operand::Address { base, offset }) = address(inst) else {
+                    return None;
+                };
+                let Operand::Register(base) = base.as_ref() else {
+                    return None;
+                };
+                let (_, from) = self.table_pointer(base, i, 0)?;
+                bound_element(&dests, from.checked_add(*offset)?)
             }
+        }
+    }
+
+    /// The load of a pointer from table parameter `table` that pointer register `reg` is
+    /// computed from, and `reg`'s constant byte offset from that pointer: followed through
+    /// unguarded single definitions of `cvta`, `mov` and 64-bit `add` of an immediate only, to a
+    /// 64-bit scalar load whose address derives from the table parameter alone. How a fused
+    /// entry's bound is addressed in its tensor's record.
+    pub(in crate::audit) fn table_pointer(
+        &self,
+        reg: &str,
+        table: usize,
+        depth: usize,
+    ) -> Option<(usize, i64)> {
+        if depth > 16 {
+            return None;
+        }
+        let i = self.single_def(reg).ok()?;
+        let inst = &self.instructions[i];
+        match (inst.op(), sources(inst)) {
+            ("ld", [a]) if !Provenance::is_param_load(inst) => {
+                let wide = ["b64", "u64", "s64"].iter().any(|m| inst.has_modifier(m))
+                    && !inst.opcode.split('.').any(|m| m.starts_with('v'));
+                let from_table = self.address_roots(a) == BTreeSet::from([Root::Pointer(table)]);
+                (wide && inst.guard.is_none() && from_table).then_some((i, 0))
+            }
+            ("cvta" | "mov", [Operand::Register(r)]) => self.table_pointer(r, table, depth + 1),
+            ("add", [Operand::Register(r), Operand::Immediate(imm)])
+            | ("add", [Operand::Immediate(imm), Operand::Register(r)])
+                if super::super::provenance::is_64(inst) =>
+            {
+                let imm = crate::ptx::parse_integer(imm)?;
+                let (load, offset) = self.table_pointer(r, table, depth + 1)?;
+                Some((load, offset.checked_add(imm)?))
+            }
+            _ => None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! A multi-tensor entry's clamp: the scale it uses is its own tensor's.
 use super::slice::Slice;
-use super::{ClampFailure, ClampProver, Unprovable};
+use super::{BoundSource, ClampFailure, ClampProver, Unprovable};
 use crate::audit::tensor_index::TensorIndex;
 use crate::ptx::Operand;
 
@@ -37,6 +37,37 @@ impl<'a> ClampProver<'a> {
                     scale_index: scale.to_string(),
                     pointer_index: stored.to_string(),
                 });
+            }
+        }
+        // A fused entry: each bound must be read from the record of the stored tensor, its
+        // pointer loaded from the step-state table at the same index.
+        if let Some(BoundSource::RecordTable(states)) = self.flow.clamp.map(|c| c.bound) {
+            for &reg in &slice.bound_regs {
+                let load = self
+                    .flow
+                    .single_def(reg)
+                    .map_err(|e| unprovable(Unprovable::Definition(e)))?;
+                let inst = &self.instructions[load];
+                let record = match crate::audit::opcodes::address(inst) {
+                    Some(Operand::Address { base, .. }) => match base.as_ref() {
+                        Operand::Register(b) => self.flow.table_pointer(b, states, 0),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some((pointer_load, _)) = record else {
+                    return Err(unprovable(Unprovable::BoundRecord { line: inst.line }));
+                };
+                let at = index
+                    .load_index(&self.instructions[pointer_load], states, 8)
+                    .map_err(|e| unprovable(Unprovable::BoundTensor(e)))?;
+                if at != stored {
+                    return Err(ClampFailure::OtherTensorBound {
+                        bound_line: inst.line,
+                        bound_index: at.to_string(),
+                        pointer_index: stored.to_string(),
+                    });
+                }
             }
         }
         Ok(())

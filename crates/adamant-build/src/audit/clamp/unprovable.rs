@@ -40,6 +40,11 @@ pub enum Unprovable {
     StoredTensor(TraceError),
     /// The tensor a scale was loaded for cannot be traced.
     ScaleTensor(TraceError),
+    /// A fused entry's bound (the load at `line`) is not read through a record pointer loaded
+    /// from its step-state table.
+    BoundRecord { line: usize },
+    /// The tensor a fused entry's bound record was loaded for cannot be traced.
+    BoundTensor(TraceError),
 }
 
 impl fmt::Display for Unprovable {
@@ -78,6 +83,12 @@ impl fmt::Display for Unprovable {
             U::NoStoreAddress => f.write_str("the store has no address"),
             U::StoredTensor(e) => write!(f, "the stored pointer's tensor cannot be traced: {e}"),
             U::ScaleTensor(e) => write!(f, "the scale's tensor cannot be traced: {e}"),
+            U::BoundRecord { line } => write!(
+                f,
+                "the bound (line {line}) is not read through a record pointer loaded from the \
+                 step-state table"
+            ),
+            U::BoundTensor(e) => write!(f, "the bound's tensor cannot be traced: {e}"),
         }
     }
 }

@@ -1,0 +1,331 @@
+//! `fused_optimizer!`: one entry that updates every tensor of a set, each with its own rule.
+//!
+//! ```ignore
+//! fused_optimizer! {
+//!     /// The RL step: every group in one launch.
+//!     pub rl_step = [dqn_adam_update_kernel, iqn_adam_kernel, soft_update_kernel];
+//! }
+//! ```
+//!
+//! Each rule is an `#[optimizer_kernel]` (of this crate or another). A proc macro cannot read
+//! another item, so the entry learns nothing of a rule's signature: it calls the rule's own
+//! `__adamant_fused_chunk` (`fused_rule`), which the rule's macro generated from its signature,
+//! with the clamp stamped in. The entry itself only walks the chunk table, reads each chunk's
+//! tensor's rule, step record and scale, and branches to the rule. Its tables and parameters are
+//! fixed (`adamant_abi::fused`), so its descriptor is too; the rules' descriptors go beside it
+//! (`<set>::RULES`) for the runtime.
+//!
+//! It generates `mod <set>` with `DESCRIPTOR` (registered, kind optimizer), `RULES`,
+//! `RECORD_BUFFERS` and `Entry: FusedEntry`, and on nvptx the `#[no_mangle]` entry `<set>`.
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{bracketed, Attribute, Ident, Path, Token, Visibility};
+
+use crate::descriptor::kernel_param;
+use crate::device_crate::DeviceCratePath;
+
+/// `#[attrs] vis name = [rule, ...];`
+struct FusedSet {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    name: Ident,
+    rules: Vec<Path>,
+}
+
+impl Parse for FusedSet {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let content;
+        let bracket = bracketed!(content in input);
+        let rules: Punctuated<Path, Token![,]> = Punctuated::parse_terminated(&content)?;
+        let _ = input.parse::<Option<Token![;]>>()?;
+        if !input.is_empty() {
+            return Err(input.error("expected one `name = [rule, ...];` per fused_optimizer!"));
+        }
+        let rules: Vec<Path> = rules.into_iter().collect();
+        if rules.is_empty() {
+            return Err(syn::Error::new(
+                bracket.span.join(),
+                "a fused set names at least one rule (an #[optimizer_kernel])",
+            ));
+        }
+        // The limit of `adamant_abi::fused::MAX_FUSED_RULES` (asserted again in the expansion).
+        if rules.len() > 32 {
+            return Err(syn::Error::new(
+                bracket.span.join(),
+                format!("a fused set names at most 32 rules, not {}", rules.len()),
+            ));
+        }
+        for (i, a) in rules.iter().enumerate() {
+            if rules[..i]
+                .iter()
+                .any(|b| quote!(#a).to_string() == quote!(#b).to_string())
+            {
+                return Err(syn::Error::new_spanned(
+                    a,
+                    "this rule is already in the set (each rule is one branch)",
+                ));
+            }
+        }
+        Ok(FusedSet {
+            attrs,
+            vis,
+            name,
+            rules,
+        })
+    }
+}
+
+/// The expansion of `fused_optimizer!`.
+pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<TokenStream> {
+    let set: FusedSet = syn::parse2(input)?;
+    let FusedSet {
+        attrs,
+        vis,
+        name,
+        rules,
+    } = &set;
+    let name_str = name.to_string();
+    let in_module: Vec<TokenStream> = rules.iter().map(crate::record::path_from_module).collect();
+    let n_rules = rules.len();
+    let fused = quote! { #kernels::abi::fused };
+    let fusable = in_module.iter().map(|r| {
+        let message = format!(
+            "`{}` cannot be a rule of a fused set: it has more #[input]s, #[state]s or \
+             #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*)",
+            quote!(#r).to_string().replace(' ', "")
+        );
+        quote! { const _: () = ::core::assert!(#r::FUSABLE, #message); }
+    });
+    let buffers = in_module.iter().map(|r| quote! { #r::BUFFERS });
+    let descriptor = crate::descriptor::registered(
+        kernels,
+        crate::descriptor::Descriptor {
+            docs: quote! {
+                /// The fused entry's parameters, in PTX order (`adamant_abi::fused`).
+            },
+            ident: format_ident!("DESCRIPTOR"),
+            register: format_ident!("__ADAMANT_REGISTER"),
+            name: quote!(#name_str),
+            kind: quote!(Optimizer),
+            params: params(kernels),
+            record: quote!(&[]),
+        },
+    );
+    let entry = device_entry(name, rules, kernels);
+    let entries_cfg = crate::device_crate::entries_cfg();
+    Ok(quote! {
+        #(#attrs)*
+        #[allow(non_snake_case)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            const _: () = ::core::assert!(#n_rules <= #fused::MAX_FUSED_RULES);
+            #(#fusable)*
+
+            /// The buffer count of the entry's diagnostics records: the most of any rule.
+            pub const RECORD_BUFFERS: usize = {
+                let all = [#(#buffers),*];
+                let mut most = 0;
+                let mut i = 0;
+                while i < all.len() {
+                    if all[i] > most {
+                        most = all[i];
+                    }
+                    i += 1;
+                }
+                most
+            };
+
+            #descriptor
+
+            /// Each rule's stepped single-tensor descriptor, in branch order.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub static RULES: [&#kernels::abi::KernelDescriptor; #n_rules] =
+                [#(&#in_module::STEPPED_DESCRIPTOR),*];
+
+            /// The typed host view of this fused entry.
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[derive(Clone, Copy, Debug)]
+            pub struct Entry;
+
+            // SAFETY: generated by fused_optimizer! for its own entry (the seal).
+            #[cfg(not(target_arch = "nvptx64"))]
+            unsafe impl #kernels::abi::GeneratedEntry for Entry {}
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            impl #fused::FusedEntry for Entry {
+                const DESCRIPTOR: &'static #kernels::abi::KernelDescriptor = &DESCRIPTOR;
+                const RULES: &'static [&'static #kernels::abi::KernelDescriptor] = &RULES;
+                const RECORD_BUFFERS: usize = RECORD_BUFFERS;
+            }
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        #[allow(unexpected_cfgs)]
+        const _: () = {
+            #entries_cfg
+            const _: () = {
+                #entry
+            };
+        };
+    })
+}
+
+/// The fixed parameters (`adamant_abi::fused::FUSED_PARAM_NAMES`, which a test compares).
+fn params(kernels: &DeviceCratePath) -> Vec<TokenStream> {
+    let mut out = vec![kernel_param(
+        kernels,
+        "param",
+        quote!(Ptr),
+        quote!(ParamTable),
+    )];
+    for i in 0..2 {
+        let name = format!("input{i}");
+        out.push(kernel_param(
+            kernels,
+            &name,
+            quote!(Ptr),
+            quote!(InputTable),
+        ));
+    }
+    for i in 0..4 {
+        let name = format!("state{i}");
+        out.push(kernel_param(
+            kernels,
+            &name,
+            quote!(Ptr),
+            quote!(StateTable),
+        ));
+    }
+    for i in 0..2 {
+        let name = format!("uniform{i}");
+        out.push(kernel_param(
+            kernels,
+            &name,
+            quote!(Ptr),
+            quote!(UniformTable),
+        ));
+    }
+    out.extend([
+        kernel_param(kernels, "chunks", quote!(Ptr), quote!(ChunkTable)),
+        kernel_param(kernels, "n_chunks", quote!(U32), quote!(ChunkCount)),
+        kernel_param(
+            kernels,
+            "weight_clamp_scales",
+            quote!(Ptr),
+            quote!(ClampScales),
+        ),
+        kernel_param(kernels, "rules", quote!(Ptr), quote!(RuleTable)),
+        kernel_param(kernels, "records", quote!(Ptr), quote!(Records)),
+        kernel_param(kernels, "step_states", quote!(Ptr), quote!(StepStateTable)),
+    ]);
+    out
+}
+
+fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> TokenStream {
+    let diagnostics = quote! { #kernels::diagnostics };
+    let builtins = quote! { #kernels::builtins };
+    let arms = rules.iter().enumerate().map(|(i, rule)| {
+        let i = i as u32;
+        quote! {
+            #i => #rule::__adamant_fused_chunk::<M>(
+                tables,
+                tensor,
+                chunk.start as usize,
+                len,
+                state,
+                shared,
+                &mut facts,
+                verdict.grad_coef,
+                bound,
+            ),
+        }
+    });
+    quote! {
+        /// The fused entry: each block takes chunks in turn; a chunk's tensor's rule, step record
+        /// and scale pick the branch, its scalars, its guard verdict and its bound.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "gpu-kernel" fn #name(
+            param: *const u64,
+            input0: *const u64,
+            input1: *const u64,
+            state0: *const u64,
+            state1: *const u64,
+            state2: *const u64,
+            state3: *const u64,
+            uniform0: *const u64,
+            uniform1: *const u64,
+            chunks: *const #kernels::multi::Chunk,
+            n_chunks: u32,
+            weight_clamp_scales: *const f32,
+            rules: *const u32,
+            records: *const #diagnostics::RecordsHeader,
+            step_states: *const u64,
+        ) {
+            const M: usize = #name::RECORD_BUFFERS;
+            let tables = #kernels::fused::FusedTables {
+                param,
+                inputs: [input0, input1],
+                states: [state0, state1, state2, state3],
+                uniforms: [uniform0, uniform1],
+            };
+            let shared: *mut u32 = #builtins::dynamic_shared::<u32>();
+            #diagnostics::begin::<M>(shared);
+            let mut facts = #diagnostics::ThreadFacts::<M>::new();
+            // As in a multi-tensor entry: the facts stay in registers while the block's chunks
+            // belong to one tensor, and are flushed to its record when it moves on. The flush
+            // takes that tensor's bound (for its stored maximum), read again from its record:
+            // carried over from the chunk that used it, the bound's register would have several
+            // definitions, and a stored value's bound must have one (the audit's proof).
+            let flush = |facts: &mut #diagnostics::ThreadFacts<M>, tensor: u32| {
+                let state = *step_states.add(tensor as usize) as *const #kernels::step::StepRecord;
+                let bound = #kernels::multi::tensor_bound(
+                    (*state).state.bound,
+                    *weight_clamp_scales.add(tensor as usize),
+                );
+                #diagnostics::flush::<M>(facts, shared, records, tensor, bound);
+            };
+            let mut recording: u32 = u32::MAX;
+            let mut c = #builtins::block_index();
+            while c < n_chunks {
+                let chunk = *chunks.add(c as usize);
+                let tensor = chunk.tensor as usize;
+                if chunk.tensor != recording {
+                    if recording != u32::MAX {
+                        flush(&mut facts, recording);
+                    }
+                    recording = chunk.tensor;
+                }
+                let state = *step_states.add(tensor) as *const #kernels::step::StepRecord;
+                let verdict = #kernels::guard::verdict_in_one_trip(&*state);
+                // The tensor's own record's bound and its own scale (the audit proves both were
+                // loaded at the index its parameter pointer was).
+                let bound = #kernels::multi::tensor_bound(
+                    (*state).state.bound,
+                    *weight_clamp_scales.add(tensor),
+                );
+                // A skipped step (its record's guard verdict) sweeps no element of the chunk.
+                let len = if verdict.skip { 0 } else { chunk.len as usize };
+                match *rules.add(tensor) {
+                    #(#arms)*
+                    // The runtime writes only the set's branch indices; anything else is a bug
+                    // that must not pass silently.
+                    _ => #builtins::trap(),
+                }
+                c += #builtins::grid_dim();
+            }
+            if recording != u32::MAX {
+                flush(&mut facts, recording);
+            }
+            #diagnostics::publish::<M>(shared, records);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! A kernel's side of the fused entries (`fused_optimizer!`, [`crate::fused`]): inside its module
+//! `#[optimizer_kernel]` generates `BUFFERS`, `FUSABLE` and, on nvptx for a kernel that fits the
+//! fused tables, `__adamant_fused_chunk`: one chunk of one tensor, its pointers read from the
+//! fused entry's tables at the tensor's index (the `k`-th `#[input]` from input table `k`, and so
+//! on: `adamant_abi::fused::fused_slots` is the same order on the host), its scalars from the
+//! tensor's step record, and then the kernel's own sweep, with the clamp stamped before the
+//! parameter store. A fused entry of any crate calls it in the branch of the tensor's rule.
+//!
+//! The function is public (hidden) because the fused entry may live in another crate. What keeps
+//! it honest is the PTX audit, not its visibility: every entry that calls it is audited, and a
+//! store to a parameter buffer is proven clamped with that entry's own bound source.
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::device_crate::DeviceCratePath;
+use crate::entry_parts::{buffer_count, lit_f32};
+use crate::signature::{OptimizerFn, Role, BOUND, LEN};
+
+/// Inputs, states and uniform pointers of `k`, in that order.
+fn slot_counts(k: &OptimizerFn) -> (usize, usize, usize) {
+    let count = |f: fn(&Role) -> bool| k.args.iter().filter(|a| f(&a.role)).count();
+    (
+        count(|r| matches!(r, Role::Input)),
+        count(|r| matches!(r, Role::State)),
+        count(|r| matches!(r, Role::UniformPtr(_))),
+    )
+}
+
+/// The host and device items, inside the kernel's module.
+pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
+    let n = buffer_count(k);
+    let (inputs, states, uniforms) = slot_counts(k);
+    let fused = quote! { #kernels::abi::fused };
+    let chunk = if fits(k) {
+        chunk_fn(k, kernels)
+    } else {
+        quote! {}
+    };
+    quote! {
+        /// The kernel's buffer count (its diagnostics records' buffers).
+        pub const BUFFERS: usize = #n;
+
+        /// Whether the kernel fits a fused entry's tables (at most `MAX_FUSED_INPUTS` inputs,
+        /// `MAX_FUSED_STATES` states and `MAX_FUSED_UNIFORMS` uniform pointers), and so may be a
+        /// rule of a `fused_optimizer!` set.
+        pub const FUSABLE: bool = #inputs <= #fused::MAX_FUSED_INPUTS
+            && #states <= #fused::MAX_FUSED_STATES
+            && #uniforms <= #fused::MAX_FUSED_UNIFORMS;
+
+        #chunk
+    }
+}
+
+fn fits(k: &OptimizerFn) -> bool {
+    // The limits of `adamant_abi::fused` (a proc macro cannot read them; the `FUSABLE` const
+    // above is computed from them, and a fused set asserts it, so a drift is a compile error).
+    let (inputs, states, uniforms) = slot_counts(k);
+    inputs <= 2 && states <= 4 && uniforms <= 2
+}
+
+fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
+    let bound = format_ident!("{}", BOUND);
+    let len = format_ident!("{}", LEN);
+    let state = format_ident!("__adamant_state");
+    let (mut inputs, mut states, mut uniforms) = (0usize, 0usize, 0usize);
+    let mut pointers = Vec::new();
+    for a in &k.args {
+        let ident = &a.ident;
+        let (table, ty) = match &a.role {
+            Role::Param => (quote!(__adamant_tables.param), quote!(*mut f32)),
+            Role::Input => {
+                inputs += 1;
+                let i = inputs - 1;
+                (quote!(__adamant_tables.inputs[#i]), quote!(*const f32))
+            }
+            Role::State => {
+                states += 1;
+                let i = states - 1;
+                (quote!(__adamant_tables.states[#i]), quote!(*mut f32))
+            }
+            Role::UniformPtr(default) => {
+                uniforms += 1;
+                let i = uniforms - 1;
+                let default = lit_f32(default);
+                pointers.push(quote! {
+                    let #ident: f32 = {
+                        let __adamant_q =
+                            *__adamant_tables.uniforms[#i].add(__adamant_tensor) as *const f32;
+                        if __adamant_q.is_null() { #default } else { *__adamant_q }
+                    };
+                });
+                continue;
+            }
+            Role::Scalar(_) => continue,
+        };
+        pointers.push(quote! {
+            let #ident: #ty = (*#table.add(__adamant_tensor) as #ty).add(__adamant_start);
+        });
+    }
+    let scalars = crate::record::loads(k, &state);
+    let sweep = crate::optimizer::sweep_fn(k, kernels, quote!(<const M: usize>), quote!(M));
+    let buffers = k.buffers().map(|a| &a.ident);
+    let uniforms = crate::entry_parts::uniform_idents(k);
+    quote! {
+        /// One chunk of tensor `tensor` in a fused entry (see `adamant_abi::fused`): its
+        /// pointers from the tables at the tensor's index, its scalars from the tensor's step
+        /// record, then this kernel's sweep of `len` elements from `start` (the same sweep as
+        /// its own entries': the clamp with `bound` before the parameter store), the facts into
+        /// `facts` (a record of `M >= BUFFERS` buffers).
+        #[cfg(target_arch = "nvptx64")]
+        #[doc(hidden)]
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn __adamant_fused_chunk<const M: usize>(
+            __adamant_tables: #kernels::fused::FusedTables,
+            __adamant_tensor: usize,
+            __adamant_start: usize,
+            #len: usize,
+            #state: *const #kernels::step::StepRecord,
+            __adamant_shared: *mut u32,
+            __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<M>,
+            __adamant_grad_coef: f32,
+            #bound: f32,
+        ) {
+            // `M >= BUFFERS` is checked where the sweep hands its values to the facts
+            // (`ThreadFacts::observe`'s const assertion).
+            #sweep
+            #(#pointers)*
+            #scalars
+            __adamant_sweep::<M>(
+                #(#buffers,)*
+                #len,
+                #kernels::builtins::thread_index() as usize,
+                #kernels::builtins::block_dim() as usize,
+                #(#uniforms,)*
+                __adamant_start as u64,
+                __adamant_shared,
+                __adamant_facts,
+                __adamant_grad_coef,
+                #bound,
+            );
+        }
+    }
+}
