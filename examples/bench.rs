@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
+use adamant::kernels::fused::adamant_fused_step;
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
@@ -16,7 +17,7 @@ use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, GradientGuard, GuardSpec, QAbsRef,
     Records, StepBound, StepSpec, StepStates, TensorSet, PTX,
 };
-use adamant::runtime::{DeviceArray, Owned, ParamBuffer};
+use adamant::runtime::{DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer};
 use anyhow::{Context, Result};
 use clap::Parser;
 use cust::memory::DeviceBuffer;
@@ -515,9 +516,75 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     println!(
         "RL set ({tensors} tensors, {elements} elements): eager {eager:.1} µs, graph {serial:.1} µs serial, {parallel:.1} µs parallel branches ({rebuilds} table builds)"
     );
+    // The same step as one launch of the fused entry: every tensor with its launch's rule and
+    // record.
+    let mut fused: Vec<FusedTensor<'_>> = Vec::new();
+    for b in &launches.dqn.0 {
+        fused.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
+            b,
+            &launches.dqn.1,
+            0,
+        )?);
+    }
+    for b in &launches.iqn.0 {
+        fused.push(FusedTensor::new::<iqn_adam_kernel::Entry>(
+            b,
+            &launches.iqn.1,
+            1,
+        )?);
+    }
+    for b in &launches.iql.0 {
+        fused.push(FusedTensor::new::<iql_adam_kernel::Entry>(
+            b,
+            &launches.iql.1,
+            2,
+        )?);
+    }
+    for b in &launches.attn.0 {
+        fused.push(FusedTensor::new::<attn_adam_kernel::Entry>(
+            b,
+            &launches.attn.1,
+            3,
+        )?);
+    }
+    for b in &launches.cur.0 {
+        fused.push(FusedTensor::new::<curiosity_adam_step::Entry>(
+            b,
+            &launches.cur.1,
+            4,
+        )?);
+    }
+    for b in &launches.dt.0 {
+        fused.push(FusedTensor::new::<attn_adam_kernel::Entry>(
+            b,
+            &launches.dt.1,
+            5,
+        )?);
+    }
+    let mut fset = FusedSet::new();
+    let fused_eager = timer.host_median_us(|s| {
+        rt.launch_fused::<adamant_fused_step::Entry>(s, &mut fset, &fused, &states)?;
+        Ok(())
+    })?;
+    let fused_graph = {
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut fset, &fused, &states)
+                .map(|_| ())
+        })])?;
+        timer.reps *= 4;
+        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        timer.reps /= 4;
+        t
+    };
+    println!(
+        "RL set, one fused launch: eager {fused_eager:.1} µs, graph {fused_graph:.1} µs ({} table builds)",
+        fset.rebuilds()
+    );
     out["rl_set"] = json!({"tensors": tensors, "elements": elements, "bytes": bytes,
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
-        "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds});
+        "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
+        "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
+        "fused_table_builds": fset.rebuilds()});
     Ok(())
 }
 

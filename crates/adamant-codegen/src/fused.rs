@@ -329,3 +329,48 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::expand;
+    use crate::device_crate::DeviceCratePath;
+
+    fn error(input: proc_macro2::TokenStream) -> String {
+        expand(input, &DeviceCratePath::own_name())
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn a_set_without_rules_or_with_a_rule_twice_is_refused() {
+        assert!(error(quote!(pub s = [];)).contains("at least one rule"));
+        assert!(error(quote!(pub s = [a, b, a];)).contains("already in the set"));
+        let many: Vec<proc_macro2::Ident> = (0..33).map(|i| quote::format_ident!("r{i}")).collect();
+        assert!(error(quote!(pub s = [#(#many),*];)).contains("at most 32 rules"));
+        assert!(error(quote!(pub s = [a]; pub t = [b];)).contains("one `name = [rule, ...];`"));
+    }
+
+    /// Each rule's branch calls that rule's own fused chunk with the entry's bound, and each rule
+    /// is asserted fusable: nothing of a rule is written twice.
+    #[test]
+    fn each_branch_calls_its_rules_chunk() {
+        let out = expand(quote!(pub s = [a, m::b];), &DeviceCratePath::own_name())
+            .unwrap()
+            .to_string();
+        assert!(
+            out.contains("0u32 => a :: __adamant_fused_chunk :: < M >"),
+            "{out}"
+        );
+        assert!(
+            out.contains("1u32 => m :: b :: __adamant_fused_chunk :: < M >"),
+            "{out}"
+        );
+        assert!(
+            out.contains("a :: FUSABLE") && out.contains("m :: b :: FUSABLE"),
+            "{out}"
+        );
+        assert!(out.contains("StepStateTable"), "{out}");
+    }
+}

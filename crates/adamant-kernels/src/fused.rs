@@ -22,3 +22,110 @@ fused_optimizer! {
         soft_update_kernel,
     ];
 }
+
+#[cfg(test)]
+mod tests {
+    use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAM_NAMES};
+    use adamant_device::abi::{KernelKind, ParamRole};
+
+    use super::adamant_fused_step::Entry;
+    use crate::optimizers::{curiosity_adam_step, dqn_adam_update_kernel};
+    use crate::soft_update::soft_update_kernel;
+
+    /// The descriptor's parameters are the fixed list the runtime assembles from, in order, and
+    /// the step-state table is last (where the audit looks for the bound).
+    #[test]
+    fn the_fused_descriptor_has_the_fixed_parameters() {
+        let d = Entry::DESCRIPTOR;
+        let names: Vec<&str> = d.params.iter().map(|p| p.name).collect();
+        assert_eq!(names, FUSED_PARAM_NAMES);
+        assert_eq!(d.kind, KernelKind::Optimizer);
+        assert_eq!(
+            d.params.last().map(|p| p.role),
+            Some(ParamRole::StepStateTable)
+        );
+        assert_eq!(d.step_state_table_index(), Some(d.params.len() - 1));
+        assert!(d.is_fused() && d.is_multi_tensor());
+        assert!(adamant_device::abi::kernel_set(env!("CARGO_CRATE_NAME"))
+            .unwrap()
+            .iter()
+            .any(|k| std::ptr::eq(*k, d)));
+    }
+
+    /// The rules are the six kernels' stepped entries in declared order, and the records hold
+    /// the most buffers of any (AMSGrad's five).
+    #[test]
+    fn the_rules_are_the_kernels_stepped_entries_in_order() {
+        let names: Vec<&str> = Entry::RULES.iter().map(|r| r.name).collect();
+        assert_eq!(
+            names,
+            [
+                "dqn_adam_update_kernel_stepped",
+                "iqn_adam_kernel_stepped",
+                "iql_adam_kernel_stepped",
+                "attn_adam_kernel_stepped",
+                "curiosity_adam_step_stepped",
+                "soft_update_kernel_stepped",
+            ]
+        );
+        assert_eq!(Entry::RECORD_BUFFERS, curiosity_adam_step::BUFFERS);
+        assert_eq!(Entry::RECORD_BUFFERS, 5);
+    }
+
+    /// Each rule's buffers take their role's tables in declared order: what the generated fused
+    /// chunk reads (`fused_rule`) and the runtime fills.
+    #[test]
+    fn each_rules_buffers_take_their_roles_tables_in_order() {
+        let slots = |d| -> Vec<FusedSlot> {
+            fused_slots(d)
+                .unwrap()
+                .into_iter()
+                .map(|(_, s)| s)
+                .collect()
+        };
+        assert_eq!(
+            slots(&dqn_adam_update_kernel::STEPPED_DESCRIPTOR),
+            [
+                FusedSlot::Param,
+                FusedSlot::Input(0),
+                FusedSlot::State(0),
+                FusedSlot::State(1),
+                FusedSlot::Uniform(0),
+            ]
+        );
+        assert_eq!(
+            slots(&curiosity_adam_step::STEPPED_DESCRIPTOR),
+            [
+                FusedSlot::Param,
+                FusedSlot::Input(0),
+                FusedSlot::State(0),
+                FusedSlot::State(1),
+                FusedSlot::State(2),
+            ]
+        );
+        assert_eq!(
+            slots(&soft_update_kernel::STEPPED_DESCRIPTOR),
+            [FusedSlot::Param, FusedSlot::Input(0)]
+        );
+        // Every slot's parameter in the fused entry has the slot's role.
+        let d = Entry::DESCRIPTOR;
+        for rule in Entry::RULES {
+            for (i, slot) in fused_slots(rule).unwrap() {
+                let want = match slot {
+                    FusedSlot::Param => ParamRole::ParamTable,
+                    FusedSlot::Input(_) => ParamRole::InputTable,
+                    FusedSlot::State(_) => ParamRole::StateTable,
+                    FusedSlot::Uniform(_) => ParamRole::UniformTable,
+                };
+                assert_eq!(
+                    d.params[slot.param_index()].role,
+                    want,
+                    "{} {}",
+                    rule.name,
+                    rule.params[i].name
+                );
+            }
+        }
+        assert!(dqn_adam_update_kernel::FUSABLE && curiosity_adam_step::FUSABLE);
+    }
+}

@@ -587,6 +587,22 @@ pub enum Error {
         made_for: String,
     },
 
+    /// A tensor of a fused launch whose kernel is not one of the fused entry's rules.
+    #[error(
+        "{kernel}: tensor {tensor} is to be updated by `{rule}`, which is not one of this fused \
+         entry's rules ({rules}) (nothing was launched)"
+    )]
+    NotARule {
+        /// The fused entry.
+        kernel: &'static str,
+        /// The tensor's index in the launch.
+        tensor: usize,
+        /// The kernel the tensor was made for.
+        rule: &'static str,
+        /// The entry's rules, in words.
+        rules: String,
+    },
+
     /// A step guard's setting out of its range ([`GuardSpec`](crate::GuardSpec)).
     #[error("step guard: `{field}` = {value} must be {requirement} (nothing was made or written)")]
     InvalidGuard {
@@ -889,6 +905,7 @@ impl Error {
             | Error::TooLarge { .. }
             | Error::NotAdvanced { .. }
             | Error::RecordKernel { .. }
+            | Error::NotARule { .. }
             | Error::InKernel { .. } => true,
             Error::InTensor { source, .. } => source.names_kernel(kernel),
             Error::Cuda { operation, .. } | Error::Capture { operation } => {

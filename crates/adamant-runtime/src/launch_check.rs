@@ -24,7 +24,7 @@ use crate::step::StepStates;
 
 /// The buffers of one tensor as the launch checks read them, in entry order: name, role (as the
 /// buffer family types it) and the buffer.
-fn views<'b, E: OptimizerEntry, K: LaunchKinds>(buffers: &'b E::Buffers<K>) -> Views<'b>
+pub(crate) fn views<'b, E: OptimizerEntry, K: LaunchKinds>(buffers: &'b E::Buffers<K>) -> Views<'b>
 where
     K::Param: 'b,
     K::Input: 'b,
@@ -43,7 +43,8 @@ where
 
 /// One tensor's buffers as [`views`] lists them: on the stack (a kernel has at most
 /// [`MAX_BUFFERS`]), so checking a launch allocates nothing.
-type Views<'b> = SmallVec<[(&'static str, ParamRole, &'b dyn LaunchBuffer); MAX_BUFFERS]>;
+pub(crate) type Views<'b> =
+    SmallVec<[(&'static str, ParamRole, &'b dyn LaunchBuffer); MAX_BUFFERS]>;
 
 /// The address and length of one buffer of any family the checks read.
 pub fn address_len<K: LaunchKinds>(b: &BufferRef<'_, K>) -> (u64, usize) {
@@ -303,7 +304,7 @@ pub fn check_launch<E: OptimizerEntry>(
 
 /// Every uniform has the declared type and lies in its declared domain, and every non-null
 /// `#[uniform_ptr]` points at a live device scalar (returned, for a graph to keep).
-fn check_uniforms(
+pub(crate) fn check_uniforms(
     descriptor: &'static KernelDescriptor,
     values: Vec<ArgValue>,
 ) -> Result<(Vec<ArgValue>, Vec<Keep>)> {
@@ -410,7 +411,11 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
 
 /// No buffer that is written may share a byte with any other buffer (read-only buffers may share
 /// with each other). One sort and one sweep: O(n log n) in the number of buffers.
-fn check_overlaps(kernel: &'static str, signature: &Signature, multi: bool) -> Result<()> {
+pub(crate) fn check_overlaps(
+    kernel: &'static str,
+    signature: &Signature,
+    multi: bool,
+) -> Result<()> {
     const BYTES: u64 = std::mem::size_of::<f32>() as u64;
     let mut ranges: SmallVec<[(u64, u64, usize, BufferRange); MAX_BUFFERS]> = signature
         .iter()
@@ -467,7 +472,7 @@ fn describe(multi: bool, tensor: usize, b: &BufferRange) -> String {
 }
 
 /// Every buffer must have the parameter buffer's length. Returns that length.
-fn check_lengths(
+pub(crate) fn check_lengths(
     descriptor: &'static KernelDescriptor,
     views: &[(&'static str, ParamRole, &dyn LaunchBuffer)],
 ) -> Result<usize> {

@@ -47,6 +47,7 @@ mod clamp_scales;
 mod device;
 mod driver;
 mod error;
+mod fused;
 mod graph;
 mod groups;
 mod guard;
@@ -67,6 +68,7 @@ pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuff
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{DriverError, Error, Result};
+pub use fused::{FusedSet, FusedTensor};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, GroupParts, ParamGroup};
 pub use guard::GradientGuard;

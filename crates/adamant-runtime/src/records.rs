@@ -154,7 +154,17 @@ impl Records {
     ///
     /// [`Error::RecordsMismatch`], naming the kernel and both shapes.
     pub(crate) fn check(&self, descriptor: &KernelDescriptor, n_tensors: usize) -> Result<u64> {
-        let n_buffers = descriptor.buffer_count();
+        self.check_counts(descriptor, n_tensors, descriptor.buffer_count())
+    }
+
+    /// [`Records::check`] against a buffer count given apart (a fused entry's records have its
+    /// rules' most buffers, not its table count).
+    pub(crate) fn check_counts(
+        &self,
+        descriptor: &KernelDescriptor,
+        n_tensors: usize,
+        n_buffers: usize,
+    ) -> Result<u64> {
         if self.n_buffers != n_buffers || self.n_tensors != n_tensors {
             return Err(Error::RecordsMismatch {
                 kernel: descriptor.name,

@@ -674,7 +674,7 @@ pub(super) fn tampered(
             for stmt in &mut scalar.body.stmts {
                 if let Stmt::Expr(Expr::Assign(a), _) = stmt {
                     if tokens(&a.right) == NEW {
-                        a.right = Box::new(syn::parse_quote!(__adamant_raw));
+                        *a.right = syn::parse_quote!(__adamant_raw);
                     }
                 }
             }

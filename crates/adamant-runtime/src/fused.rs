@@ -1,0 +1,453 @@
+//! Fused launches: one launch of a `fused_optimizer!` entry updates every tensor of a set, each
+//! tensor with its own rule (one of the entry's kernels) and its own step record (its group's
+//! hyperparameters, step, guard verdict and bound). The tables (`adamant_abi::fused`) are built
+//! by [`FusedSet`] from [`FusedTensor`]s and rebuilt only when the set changes.
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAM_NAMES};
+use adamant_device::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole};
+use adamant_device::diagnostics::MAX_BUFFERS;
+use adamant_device::multi::CHUNK_WORDS;
+use cust::stream::Stream;
+use smallvec::SmallVec;
+
+use crate::buffers::Owned;
+use crate::device::Adamant;
+use crate::error::{Error, Result};
+use crate::launch::{LaunchInfo, BLOCK_THREADS};
+use crate::launch_check::{
+    check_lengths, check_overlaps, check_uniforms, views, Args, BufferRange, Signature,
+};
+use crate::memory::{DeviceMemory, Keep};
+use crate::multi::push_chunks;
+use crate::records::{LaunchRecords, Records};
+use crate::step::StepStates;
+
+/// The fused entry's slot tables (parameters `0..SLOTS`, `FusedSlot::param_index`).
+const SLOTS: usize = 9;
+const _: () = assert!(FUSED_PARAM_NAMES.len() == SLOTS + 6);
+
+/// One tensor of a fused launch: the kernel that updates it (the rule), its buffers (validated:
+/// one length), its `#[uniform_ptr]`s and the index of its step record in the launch's
+/// [`StepStates`]. It borrows the buffers, so they outlive it.
+pub struct FusedTensor<'b> {
+    /// The rule's stepped entry (what the fused entry's `RULES` lists).
+    rule: &'static KernelDescriptor,
+    /// The rule's plain entry (whose domains the record's lr and betas are checked against).
+    plain: &'static KernelDescriptor,
+    buffers: SmallVec<[BufferRange; MAX_BUFFERS]>,
+    /// The address for each slot the rule reads (0 where it reads none, and for a null
+    /// `#[uniform_ptr]`, which the rule reads as its default).
+    slots: [u64; SLOTS],
+    /// Which slots the rule reads (its table must exist even where every address is null).
+    reads: [bool; SLOTS],
+    len: usize,
+    record: usize,
+    keeps: Vec<Keep>,
+    _borrow: PhantomData<&'b mut ()>,
+}
+
+impl<'b> FusedTensor<'b> {
+    /// Tensor updated by kernel `E`, from `buffers` (its generated `Buffers` struct), its
+    /// uniform pointers (`E::StepScalars`, as a stepped launch of `E` takes) and record `record`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`] for a buffer of another length than the parameter buffer's;
+    /// [`Error::UnregisteredKernel`] for an entry whose buffers do not match its descriptor;
+    /// the uniform pointers' errors (as a stepped launch's); [`Error::NotARule`] for a kernel
+    /// with more buffers of a role than a fused entry has tables (such a kernel cannot be a
+    /// rule, so no launch would take it).
+    pub fn new<E: OptimizerEntry>(
+        buffers: &'b E::Buffers<Owned<'_>>,
+        scalars: &E::StepScalars,
+        record: usize,
+    ) -> Result<FusedTensor<'b>> {
+        let rule = E::STEPPED_DESCRIPTOR;
+        let views = views::<E, Owned<'_>>(buffers);
+        let len = check_lengths(E::DESCRIPTOR, &views)?;
+        let slot_list = fused_slots(rule).map_err(|e| Error::NotARule {
+            kernel: "a fused entry",
+            tensor: 0,
+            rule: rule.name,
+            rules: format!(
+                "{} has {} {}s, a fused entry takes at most {}",
+                e.kernel, e.count, e.role, e.limit
+            ),
+        })?;
+        let (uniforms, uniform_keeps) = check_uniforms(rule, E::step_scalar_values(scalars))?;
+        let mut uniforms = uniforms.into_iter();
+        let mut slots = [0u64; SLOTS];
+        let mut reads = [false; SLOTS];
+        for (i, slot) in slot_list {
+            let param = &rule.params[i];
+            reads[slot.param_index()] = true;
+            slots[slot.param_index()] = match slot {
+                FusedSlot::Uniform(_) => match uniforms.next() {
+                    Some(ArgValue::Ptr(address)) => address,
+                    _ => return Err(Error::UnregisteredKernel { kernel: rule.name }),
+                },
+                _ => views
+                    .iter()
+                    .find(|(name, ..)| *name == param.name)
+                    .map(|(_, _, b)| b.address())
+                    .ok_or(Error::UnregisteredKernel { kernel: rule.name })?,
+            };
+        }
+        let ranges = views
+            .iter()
+            .map(|(name, role, b)| BufferRange {
+                name,
+                address: b.address(),
+                len: b.len(),
+                writable: role.is_writable(),
+            })
+            .collect();
+        let mut keeps: Vec<Keep> = views.iter().filter_map(|(_, _, b)| b.keep()).collect();
+        keeps.extend(uniform_keeps);
+        Ok(FusedTensor {
+            rule,
+            plain: E::DESCRIPTOR,
+            buffers: ranges,
+            slots,
+            reads,
+            len,
+            record,
+            keeps,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The kernel that updates this tensor.
+    pub fn rule(&self) -> &'static str {
+        self.plain.name
+    }
+
+    /// Its length, in elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The index of its step record.
+    pub fn record(&self) -> usize {
+        self.record
+    }
+
+    /// What identifies it for a set's tables: the rule, the slot addresses, the length, the
+    /// record.
+    fn key(&self) -> TensorKey {
+        (
+            self.rule as *const _ as usize,
+            self.slots,
+            self.len,
+            self.record,
+        )
+    }
+}
+
+type TensorKey = (usize, [u64; SLOTS], usize, usize);
+
+/// The device tables behind a fused launch for one set of tensors: a pointer table per slot, the
+/// chunk table, the clamp scales (ones), each tensor's rule and step-record pointer, and the
+/// diagnostics records (one per tensor). Keep one per set across steps: while the launches pass
+/// the same tensors (same rules, buffers, records), nothing is allocated or uploaded.
+pub struct FusedSet {
+    entry: Option<&'static KernelDescriptor>,
+    keys: Vec<TensorKey>,
+    /// The `StepStates` the record pointers point into (its records' base address).
+    states_at: u64,
+    slots: [Option<Arc<DeviceMemory<u64>>>; SLOTS],
+    chunks: Option<Arc<DeviceMemory<u32>>>,
+    scales: Option<Arc<DeviceMemory<f32>>>,
+    rules: Option<Arc<DeviceMemory<u32>>>,
+    step_states: Option<Arc<DeviceMemory<u64>>>,
+    n_chunks: u32,
+    elements: usize,
+    rebuilds: u64,
+    records: Option<Records>,
+}
+
+impl Default for FusedSet {
+    fn default() -> Self {
+        FusedSet::new()
+    }
+}
+
+impl FusedSet {
+    /// An empty set: the first launch builds its tables.
+    pub fn new() -> FusedSet {
+        FusedSet {
+            entry: None,
+            keys: Vec::new(),
+            states_at: 0,
+            slots: Default::default(),
+            chunks: None,
+            scales: None,
+            rules: None,
+            step_states: None,
+            n_chunks: 0,
+            elements: 0,
+            rebuilds: 0,
+            records: None,
+        }
+    }
+
+    /// How many times the tables were (re)built.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// Total elements over the set's tensors.
+    pub fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// The diagnostics records of the last finished launch, one per tensor (in the launch's
+    /// order, each with the fused entry's record buffers: the rule's own first, the rest empty);
+    /// `None` before the first launch.
+    pub fn records(&self) -> Option<LaunchRecords> {
+        self.records.as_ref().map(Records::read)
+    }
+
+    fn describes(
+        &self,
+        entry: &'static KernelDescriptor,
+        states_at: u64,
+        tensors: &[FusedTensor<'_>],
+    ) -> bool {
+        self.entry.is_some_and(|d| std::ptr::eq(d, entry))
+            && self.states_at == states_at
+            && self.keys.len() == tensors.len()
+            && self.keys.iter().zip(tensors).all(|(k, t)| *k == t.key())
+    }
+
+    /// Builds the tables for `tensors` (validated by the caller: rules and records; here the
+    /// overlaps across the whole set) and uploads them.
+    fn rebuild<F: FusedEntry>(
+        &mut self,
+        tensors: &[FusedTensor<'_>],
+        rule_of: &[u32],
+        record_at: &[u64],
+        states_at: u64,
+    ) -> Result<()> {
+        let kernel = F::DESCRIPTOR.name;
+        let signature: Signature = tensors.iter().map(|t| t.buffers.clone()).collect();
+        check_overlaps(kernel, &signature, true)?;
+        let mut slot_tables: [Vec<u64>; SLOTS] = Default::default();
+        let mut chunks: Vec<u32> = Vec::new();
+        let mut elements = 0usize;
+        for (t, tensor) in tensors.iter().enumerate() {
+            for (table, address) in slot_tables.iter_mut().zip(tensor.slots) {
+                table.push(address);
+            }
+            push_chunks(&mut chunks, kernel, t, tensor.len)?;
+            elements += tensor.len;
+        }
+        let n_chunks = chunks.len() / CHUNK_WORDS;
+        if n_chunks > u32::MAX as usize {
+            return Err(Error::TooLarge {
+                kernel,
+                what: "chunk count".into(),
+                value: n_chunks,
+                limit: u32::MAX as usize,
+            });
+        }
+        // A slot no tensor's rule reads is passed as a null table (the device never reads it);
+        // a slot some rule reads has a table, with 0 for the tensors whose rule does not (and
+        // for a null `#[uniform_ptr]`, which its rule reads as the default).
+        let mut slots: [Option<Arc<DeviceMemory<u64>>>; SLOTS] = Default::default();
+        for (k, (out, table)) in slots.iter_mut().zip(&slot_tables).enumerate() {
+            if tensors.iter().any(|t| t.reads[k]) {
+                *out = Some(DeviceMemory::from_host(table, "a fused pointer table")?);
+            }
+        }
+        let nonempty = !chunks.is_empty();
+        let ones = vec![1.0f32; tensors.len()];
+        *self = FusedSet {
+            entry: Some(F::DESCRIPTOR),
+            keys: tensors.iter().map(FusedTensor::key).collect(),
+            states_at,
+            slots,
+            chunks: nonempty
+                .then(|| DeviceMemory::from_host(&chunks, "a fused chunk table"))
+                .transpose()?,
+            scales: nonempty
+                .then(|| DeviceMemory::from_host(&ones, "a fused clamp scale table"))
+                .transpose()?,
+            rules: nonempty
+                .then(|| DeviceMemory::from_host(rule_of, "a fused rule table"))
+                .transpose()?,
+            step_states: nonempty
+                .then(|| DeviceMemory::from_host(record_at, "a fused step-state table"))
+                .transpose()?,
+            n_chunks: n_chunks as u32,
+            elements,
+            rebuilds: self.rebuilds + 1,
+            records: Some(Records::new(tensors.len(), F::RECORD_BUFFERS)?),
+        };
+        Ok(())
+    }
+
+    fn keeps(&self) -> Vec<Keep> {
+        let mut keeps: Vec<Keep> = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|t| t.clone() as Keep)
+            .collect();
+        keeps.extend(self.chunks.iter().map(|c| c.clone() as Keep));
+        keeps.extend(self.scales.iter().map(|c| c.clone() as Keep));
+        keeps.extend(self.rules.iter().map(|c| c.clone() as Keep));
+        keeps.extend(self.step_states.iter().map(|c| c.clone() as Keep));
+        keeps.extend(self.records.iter().flat_map(Records::keeps));
+        keeps
+    }
+}
+
+impl Adamant {
+    /// Enqueues one launch of the fused entry `F` over `tensors`: each tensor updated by its own
+    /// rule with the scalars, guard verdict and bound of its own record of `states`. The same
+    /// validation as a stepped launch of each rule (the record exists, was advanced and was made
+    /// for the rule; its lr and betas lie in the rule's domains), then, when the set changed,
+    /// the overlaps across the whole set. In a capture the set must not change (sync it with an
+    /// eager launch first), and the graph keeps every buffer and table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotARule`] for a tensor whose kernel is not one of `F`'s rules; a stepped
+    /// launch's errors for a record ([`Error::StepIndex`], [`Error::NotAdvanced`],
+    /// [`Error::RecordKernel`], [`Error::InvalidScalar`]), inside [`Error::InTensor`] naming the
+    /// tensor; [`Error::Overlap`] between any two buffers of the set (one written);
+    /// [`Error::Capture`] for a changed set while capturing; [`Error::MissingKernel`] if the
+    /// module lacks `F`; [`Error::Cuda`]. Nothing is launched on an error.
+    pub fn launch_fused<F: FusedEntry>(
+        &self,
+        stream: &Stream,
+        set: &mut FusedSet,
+        tensors: &[FusedTensor<'_>],
+        states: &StepStates,
+    ) -> Result<LaunchInfo> {
+        let descriptor = F::DESCRIPTOR;
+        let kernel = descriptor.name;
+        let capture = crate::graph::capture_of(stream)?;
+        let mut rule_of: SmallVec<[u32; 16]> = SmallVec::new();
+        let mut record_at: SmallVec<[u64; 16]> = SmallVec::new();
+        for (t, tensor) in tensors.iter().enumerate() {
+            let Some(r) = F::RULES.iter().position(|r| std::ptr::eq(*r, tensor.rule)) else {
+                return Err(Error::NotARule {
+                    kernel,
+                    tensor: t,
+                    rule: tensor.plain.name,
+                    rules: F::RULES
+                        .iter()
+                        .map(|r| r.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            };
+            let address = states
+                .check_launch(tensor.rule, tensor.plain, tensor.record)
+                .map_err(|e| e.in_kernel(kernel).in_tensor(t, tensors.len().max(2)))?;
+            rule_of.push(r as u32);
+            record_at.push(address);
+        }
+        let states_at = states.record_ptr(0).unwrap_or(0);
+        if !set.describes(descriptor, states_at, tensors) {
+            if capture.is_some() {
+                return Err(Error::Capture {
+                    operation: format!(
+                        "{kernel}: the fused set changed during graph capture; launch it once \
+                         before capturing"
+                    ),
+                });
+            }
+            set.rebuild::<F>(tensors, &rule_of, &record_at, states_at)?;
+        }
+        let grid = set.n_chunks.clamp(1, i32::MAX as u32);
+        let info = LaunchInfo {
+            kernel,
+            elements: set.elements,
+            bound: f32::NAN,
+            grid,
+            block: BLOCK_THREADS,
+        };
+        if set.chunks.is_none() {
+            return Ok(info);
+        }
+        let records = set
+            .records
+            .as_ref()
+            .expect("built with the tables")
+            .check_counts(descriptor, tensors.len(), F::RECORD_BUFFERS)?;
+        self.retain_in(capture, || {
+            let mut keeps: Vec<Keep> = tensors
+                .iter()
+                .flat_map(|t| t.keeps.iter().cloned())
+                .collect();
+            keeps.extend(set.keeps());
+            keeps.extend(states.keeps());
+            keeps
+        })?;
+        let values = assemble(descriptor, set, records)?;
+        // SAFETY: `values` follows the registered descriptor's roles, parameter by parameter.
+        // The tables describe exactly `tensors` (same rules, buffers, lengths and records,
+        // checked above), whose buffers no other buffer of the set aliases (checked when built);
+        // each record pointer is into `states` (checked per tensor); each chunk lies inside its
+        // tensor; the scale, rule and record tables have one entry per tensor. The buffers are
+        // borrowed by `tensors` for the call, a capture keeps every allocation (retained above).
+        unsafe {
+            self.enqueue(stream, descriptor, grid, values, || {
+                format!("{} tensors", tensors.len())
+            })?
+        };
+        Ok(info)
+    }
+}
+
+/// The fused entry's arguments, parameter by parameter from its descriptor's roles; any role
+/// this cannot fill is an error, not a guess.
+fn assemble(descriptor: &'static KernelDescriptor, set: &FusedSet, records: u64) -> Result<Args> {
+    let bad = || Error::UnregisteredKernel {
+        kernel: descriptor.name,
+    };
+    let address = |m: &Option<Arc<DeviceMemory<u64>>>| m.as_ref().map_or(0, |t| t.address());
+    let need = |a: Option<u64>| a.ok_or_else(bad);
+    let mut out = Args::new();
+    if descriptor.params.len() != FUSED_PARAM_NAMES.len() {
+        return Err(bad());
+    }
+    for (i, (p, name)) in descriptor.params.iter().zip(FUSED_PARAM_NAMES).enumerate() {
+        if p.name != name {
+            return Err(bad());
+        }
+        let value = match p.role {
+            ParamRole::ParamTable
+            | ParamRole::InputTable
+            | ParamRole::StateTable
+            | ParamRole::UniformTable
+                if i < SLOTS =>
+            {
+                ArgValue::Ptr(address(&set.slots[i]))
+            }
+            ParamRole::ChunkTable => ArgValue::Ptr(need(set.chunks.as_ref().map(|c| c.address()))?),
+            ParamRole::ChunkCount => ArgValue::U32(set.n_chunks),
+            ParamRole::ClampScales => {
+                ArgValue::Ptr(need(set.scales.as_ref().map(|c| c.address()))?)
+            }
+            ParamRole::RuleTable => ArgValue::Ptr(need(set.rules.as_ref().map(|c| c.address()))?),
+            ParamRole::Records => ArgValue::Ptr(records),
+            ParamRole::StepStateTable => {
+                ArgValue::Ptr(need(set.step_states.as_ref().map(|c| c.address()))?)
+            }
+            _ => return Err(bad()),
+        };
+        out.push(value);
+    }
+    Ok(out)
+}

@@ -1,0 +1,454 @@
+//! The fused entry (`adamant_fused_step`, `fused_optimizer!`) on the GPU: one launch over six
+//! groups, each with its own rule and step record (a group with `lr = 0` among them), must leave
+//! every buffer and every diagnostics record bit for bit as the per-rule launches it replaces
+//! (each rule's stepped multi-tensor entry over its group), eager and replayed from a graph, for
+//! 1000 steps. The per-rule launches are themselves checked against the f64 reference in
+//! `gpu_multi_tensor`. Every test needs a CUDA GPU and is ignored without one.
+#[path = "../support/mod.rs"]
+mod support;
+
+use adamant::device::abi::UniformPtr;
+use adamant::device::diagnostics::{BufferFacts, TensorRecord};
+use adamant::kernels::fused::adamant_fused_step;
+use adamant::kernels::optimizers::{
+    attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
+};
+use adamant::kernels::soft_update::soft_update_kernel;
+use adamant::reference::KernelRef;
+use adamant::runtime::{
+    AdamHyper, Adamant, Branch, ClampPolicy, Error, FusedSet, FusedTensor, QAbsRef, StepBound,
+    StepSpec, StepStates, TensorSet,
+};
+use cust::stream::Stream;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use multi_step::*;
+use support::multi_step;
+
+/// Sizes of each group's tensors: one element, a partial group of four, a chunk and a bit, three
+/// chunks and a bit (chunks are 2048 elements).
+const FUSED_SIZES: [usize; 4] = [1, 3, 4097, 6149];
+const BOUND: f32 = 1.5;
+/// The groups, in record order: the five Adam rules (attention with `lr = 0`) and a soft update.
+const GROUPS: usize = 6;
+
+/// One world: every group's tensors (the soft update's as `p` = target, `g` = online) and its
+/// records.
+struct World {
+    groups: Vec<Vec<DevTensor>>,
+    states: StepStates,
+}
+
+fn specs() -> Vec<StepSpec> {
+    let bound = StepBound::Policy(ClampPolicy::Fixed { bound: BOUND });
+    let spec = |h: &AdamHyper| StepSpec::adam(h, bound).unwrap();
+    let h = |k| hyper(k);
+    let (dqn, iqn, iql, cur) = (
+        h(KernelRef::Dqn),
+        h(KernelRef::Iqn),
+        h(KernelRef::Iql),
+        h(KernelRef::Curiosity),
+    );
+    let attn = AdamHyper::new(0.0, 0.9, 0.999, 1e-8, 0.01, 3).unwrap();
+    vec![
+        spec(&dqn)
+            .with_kernel::<dqn_adam_update_kernel::Entry>(dqn_adam_update_kernel::Hyper {
+                eps: dqn.eps,
+                weight_decay: dqn.weight_decay,
+            })
+            .unwrap(),
+        spec(&iqn)
+            .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps: iqn.eps,
+                weight_decay: iqn.weight_decay,
+            })
+            .unwrap(),
+        spec(&iql)
+            .with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                eps: iql.eps,
+                weight_decay: iql.weight_decay,
+                grad_clip: GRAD_CLIP,
+            })
+            .unwrap(),
+        spec(&attn)
+            .with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
+                eps: attn.eps,
+                weight_decay: attn.weight_decay,
+            })
+            .unwrap(),
+        spec(&cur)
+            .with_kernel::<curiosity_adam_step::Entry>(curiosity_adam_step::Hyper { eps: cur.eps })
+            .unwrap(),
+        spec(&dqn)
+            .with_kernel::<soft_update_kernel::Entry>(soft_update_kernel::Hyper { tau: 0.3 })
+            .unwrap(),
+    ]
+}
+
+fn world(host: &[Vec<HostTensor>]) -> World {
+    World {
+        groups: host
+            .iter()
+            .map(|g| g.iter().map(upload).collect())
+            .collect(),
+        states: StepStates::new(&specs(), QAbsRef::Owned { initial: 1.0 }).unwrap(),
+    }
+}
+
+const DQN_S: dqn_adam_update_kernel::StepScalars = dqn_adam_update_kernel::StepScalars {
+    grad_scale: UniformPtr::NULL,
+};
+
+/// The per-rule step: each group's rule's stepped multi-tensor entry, with its own tables.
+fn per_rule(
+    rt: &Adamant,
+    s: &Stream,
+    w: &mut World,
+    sets: &mut [TensorSet],
+) -> adamant::runtime::Result<()> {
+    let World { groups, states } = w;
+    let [g0, g1, g2, g3, g4, g5] = &mut groups[..] else {
+        unreachable!("six groups")
+    };
+    let [s0, s1, s2, s3, s4, s5] = sets else {
+        unreachable!("six sets")
+    };
+    macro_rules! run {
+        ($k:ident, $scalars:expr, $g:expr, $set:expr, $record:expr $(, $v_max:ident)?) => {{
+            let b = buffers!($k, $g $(, $v_max)?);
+            rt.launch::<$k::Entry>(s).stepped(&$scalars, states, $record).set($set, &b)?;
+        }};
+    }
+    run!(dqn_adam_update_kernel, DQN_S, g0, s0, 0);
+    run!(iqn_adam_kernel, iqn_adam_kernel::StepScalars {}, g1, s1, 1);
+    run!(iql_adam_kernel, iql_adam_kernel::StepScalars {}, g2, s2, 2);
+    run!(
+        attn_adam_kernel,
+        attn_adam_kernel::StepScalars {},
+        g3,
+        s3,
+        3
+    );
+    run!(
+        curiosity_adam_step,
+        curiosity_adam_step::StepScalars {},
+        g4,
+        s4,
+        4,
+        v_max
+    );
+    let soft: Vec<_> = g5
+        .iter_mut()
+        .map(|t| soft_update_kernel::Buffers {
+            target: &mut t.p,
+            online: t.g.input(),
+        })
+        .collect();
+    rt.launch::<soft_update_kernel::Entry>(s)
+        .stepped(&soft_update_kernel::StepScalars {}, states, 5)
+        .set(s5, &soft)?;
+    Ok(())
+}
+
+/// The fused step: every tensor of every group in one launch, in group order.
+fn fused(
+    rt: &Adamant,
+    s: &Stream,
+    w: &mut World,
+    set: &mut FusedSet,
+) -> adamant::runtime::Result<()> {
+    let World { groups, states } = w;
+    let [g0, g1, g2, g3, g4, g5] = &mut groups[..] else {
+        unreachable!("six groups")
+    };
+    let (b0, b1, b2, b3) = (
+        buffers!(dqn_adam_update_kernel, g0),
+        buffers!(iqn_adam_kernel, g1),
+        buffers!(iql_adam_kernel, g2),
+        buffers!(attn_adam_kernel, g3),
+    );
+    let b4 = buffers!(curiosity_adam_step, g4, v_max);
+    let b5: Vec<_> = g5
+        .iter_mut()
+        .map(|t| soft_update_kernel::Buffers {
+            target: &mut t.p,
+            online: t.g.input(),
+        })
+        .collect();
+    let mut tensors = Vec::new();
+    for b in &b0 {
+        tensors.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
+            b, &DQN_S, 0,
+        )?);
+    }
+    for b in &b1 {
+        tensors.push(FusedTensor::new::<iqn_adam_kernel::Entry>(
+            b,
+            &iqn_adam_kernel::StepScalars {},
+            1,
+        )?);
+    }
+    for b in &b2 {
+        tensors.push(FusedTensor::new::<iql_adam_kernel::Entry>(
+            b,
+            &iql_adam_kernel::StepScalars {},
+            2,
+        )?);
+    }
+    for b in &b3 {
+        tensors.push(FusedTensor::new::<attn_adam_kernel::Entry>(
+            b,
+            &attn_adam_kernel::StepScalars {},
+            3,
+        )?);
+    }
+    for b in &b4 {
+        tensors.push(FusedTensor::new::<curiosity_adam_step::Entry>(
+            b,
+            &curiosity_adam_step::StepScalars {},
+            4,
+        )?);
+    }
+    for b in &b5 {
+        tensors.push(FusedTensor::new::<soft_update_kernel::Entry>(
+            b,
+            &soft_update_kernel::StepScalars {},
+            5,
+        )?);
+    }
+    rt.launch_fused::<adamant_fused_step::Entry>(s, set, &tensors, states)?;
+    Ok(())
+}
+
+/// Every buffer of both worlds, bit for bit.
+fn assert_same_buffers(what: &str, a: &World, b: &World) {
+    for (g, (ga, gb)) in a.groups.iter().zip(&b.groups).enumerate() {
+        for (t, (ta, tb)) in ga.iter().zip(gb).enumerate() {
+            let (x, y) = (download(ta), download(tb));
+            for (name, u, v) in [
+                ("p", &x.p, &y.p),
+                ("g", &x.g, &y.g),
+                ("m", &x.m, &y.m),
+                ("v", &x.v, &y.v),
+                ("v_max", &x.v_max, &y.v_max),
+            ] {
+                let bits = |s: &[f32]| s.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                if let Some(i) = (0..u.len()).find(|&i| u[i].to_bits() != v[i].to_bits()) {
+                    panic!(
+                        "{what}: group {g} tensor {t} `{name}` differs at {i}: per-rule {} vs fused {}",
+                        u[i], v[i]
+                    );
+                }
+                assert_eq!(bits(u), bits(v));
+            }
+        }
+    }
+}
+
+/// Every tensor's record: the per-rule launch's equals the fused launch's, whose buffers past
+/// the rule's are empty.
+fn assert_same_records(per: &[TensorSet], fused: &FusedSet) {
+    let fused = fused.records().expect("fused records").tensors;
+    let per: Vec<TensorRecord> = per
+        .iter()
+        .flat_map(|s| s.records().expect("per-rule records").tensors)
+        .collect();
+    assert_eq!(per.len(), fused.len());
+    for (t, (a, b)) in per.iter().zip(&fused).enumerate() {
+        let n = a.n_buffers;
+        let head = |r: &TensorRecord| {
+            (
+                r.clamped,
+                r.max_raw_bits,
+                r.raw_non_finite,
+                r.max_stored_bits,
+                r.first_clamped,
+                r.first_raw_non_finite,
+            )
+        };
+        assert_eq!(head(a), head(b), "tensor {t}: record header");
+        assert_eq!(a.buffers(), &b.buffers[..n], "tensor {t}: buffer facts");
+        let empty = TensorRecord::empty(b.n_buffers);
+        assert!(
+            b.buffers[n..b.n_buffers]
+                .iter()
+                .zip(&empty.buffers[n..b.n_buffers])
+                .all(|(x, e): (&BufferFacts, &BufferFacts)| x == e),
+            "tensor {t}: buffers past the rule's are not empty: {:?}",
+            &b.buffers[n..b.n_buffers]
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn fused_step_is_bit_identical_to_the_per_rule_launches_eager_and_captured() {
+    let rt = Adamant::new().expect("needs a CUDA GPU");
+    let mut rng = SmallRng::seed_from_u64(2512);
+    let host: Vec<Vec<HostTensor>> = (0..GROUPS)
+        .map(|_| {
+            FUSED_SIZES
+                .iter()
+                .map(|&n| random(&mut rng, n, BOUND))
+                .collect()
+        })
+        .collect();
+    let (mut a, mut b) = (world(&host), world(&host));
+    let mut sets: Vec<TensorSet> = (0..GROUPS).map(|_| TensorSet::new()).collect();
+    let mut fset = FusedSet::new();
+    let s = rt.stream();
+    // Under compute-sanitizer (which instruments every access) a few steps of each kind.
+    let sanitized = std::env::var_os("ADAMANT_SANITIZER_RUN").is_some();
+    let (eager, replays) = if sanitized { (10, 10) } else { (500, 500) };
+    for _ in 0..eager {
+        a.states.advance(&rt, s).unwrap();
+        per_rule(&rt, s, &mut a, &mut sets).unwrap();
+        b.states.advance(&rt, s).unwrap();
+        fused(&rt, s, &mut b, &mut fset).unwrap();
+    }
+    rt.synchronize().unwrap();
+    assert_eq!(fset.rebuilds(), 1, "the fused tables are built once");
+    assert_same_buffers("eager", &a, &b);
+    assert_same_records(&sets, &fset);
+    // The same steps replayed from two graphs (advance, then the launches).
+    {
+        let (wa, wb) = (&mut a, &mut b);
+        let (sets, fset) = (&mut sets, &mut fset);
+        let rt = &rt;
+        let ga = rt
+            .capture(vec![Box::new(move |s: &Stream| {
+                wa.states.advance(rt, s)?;
+                per_rule(rt, s, wa, sets)
+            }) as Branch<'_>])
+            .unwrap();
+        let gb = rt
+            .capture(vec![Box::new(move |s: &Stream| {
+                wb.states.advance(rt, s)?;
+                fused(rt, s, wb, fset)
+            }) as Branch<'_>])
+            .unwrap();
+        for _ in 0..replays {
+            ga.launch(s).unwrap();
+            gb.launch(s).unwrap();
+        }
+        rt.synchronize().unwrap();
+    }
+    assert_same_buffers("replayed", &a, &b);
+    assert_same_records(&sets, &fset);
+    let steps = a.states.read().unwrap();
+    assert_eq!(
+        steps[0].step as usize,
+        2 + eager + replays,
+        "records advanced every step"
+    );
+    assert_eq!(b.states.read().unwrap(), steps);
+    // The lr = 0 group's weights moved only by the clamp (AdamW's decay is lr·wd = 0 too).
+    let frozen = download(&b.groups[3][2]);
+    let start = &host[3][2].p;
+    for (i, (x, y)) in frozen.p.iter().zip(start).enumerate() {
+        let clamped = if y.abs() > BOUND {
+            BOUND.copysign(*y)
+        } else {
+            *y
+        };
+        assert!(
+            x.to_bits() == clamped.to_bits() || (x.is_nan() && y.is_nan()),
+            "lr = 0: element {i} moved from {y} to {x}"
+        );
+    }
+    println!(
+        "fused: {} steps eager + {} replayed, {} tensors in {} groups, bit-identical to the per-rule launches",
+        eager, replays, GROUPS * FUSED_SIZES.len(), GROUPS
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn a_fused_launch_refuses_bad_tensors_and_launches_nothing() {
+    let rt = Adamant::new().expect("needs a CUDA GPU");
+    let mut rng = SmallRng::seed_from_u64(2513);
+    let host: Vec<Vec<HostTensor>> = (0..GROUPS)
+        .map(|_| {
+            FUSED_SIZES
+                .iter()
+                .map(|&n| random(&mut rng, n, BOUND))
+                .collect()
+        })
+        .collect();
+    let mut w = world(&host);
+    let s = rt.stream();
+    let mut set = FusedSet::new();
+    // Not advanced yet: the records' step is 0.
+    {
+        let g = &mut w.groups[1];
+        let b = buffers!(iqn_adam_kernel, g);
+        let t = vec![FusedTensor::new::<iqn_adam_kernel::Entry>(
+            &b[0],
+            &iqn_adam_kernel::StepScalars {},
+            1,
+        )
+        .unwrap()];
+        let e = rt
+            .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
+            .unwrap_err();
+        assert!(e.to_string().contains("never advanced"), "{e}");
+    }
+    w.states.advance(&rt, s).unwrap();
+    let before = download(&w.groups[1][2]);
+    let g = &mut w.groups[1];
+    let b = buffers!(iqn_adam_kernel, g);
+    // A record made for another kernel (record 2 is iql's).
+    let t = vec![FusedTensor::new::<iqn_adam_kernel::Entry>(
+        &b[2],
+        &iqn_adam_kernel::StepScalars {},
+        2,
+    )
+    .unwrap()];
+    let e = rt
+        .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InTensor { tensor: 0, source } if matches!(**source, Error::RecordKernel { .. })),
+        "{e}"
+    );
+    // A record past the end.
+    let t = vec![FusedTensor::new::<iqn_adam_kernel::Entry>(
+        &b[2],
+        &iqn_adam_kernel::StepScalars {},
+        9,
+    )
+    .unwrap()];
+    let e = rt
+        .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
+        .unwrap_err();
+    assert!(e.to_string().contains("record 9 does not exist"), "{e}");
+    // The same tensor twice: its written buffers overlap.
+    let t = vec![
+        FusedTensor::new::<iqn_adam_kernel::Entry>(&b[2], &iqn_adam_kernel::StepScalars {}, 1)
+            .unwrap(),
+        FusedTensor::new::<iqn_adam_kernel::Entry>(&b[2], &iqn_adam_kernel::StepScalars {}, 1)
+            .unwrap(),
+    ];
+    let e = rt
+        .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
+        .unwrap_err();
+    assert!(matches!(e, Error::Overlap { .. }), "{e}");
+    assert!(e.to_string().contains("adamant_fused_step"), "{e}");
+    rt.synchronize().unwrap();
+    drop(b);
+    let after = download(&w.groups[1][2]);
+    assert_eq!(
+        before.p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        after.p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        "a refused launch wrote nothing"
+    );
+    assert_eq!(
+        set.rebuilds(),
+        0,
+        "no tables were built for a refused launch"
+    );
+    println!(
+        "fused: refused not-advanced, wrong-kernel and missing records and an overlapping set"
+    );
+}
