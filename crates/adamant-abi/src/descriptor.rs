@@ -263,7 +263,7 @@ pub enum ParamRole {
     /// rule's declared default), read as values and never written through.
     UniformTable,
     /// Fused entries: each tensor's rule, a `u32` per tensor (the branch of the entry that
-    /// updates it, an index into its [`FusedEntry::RULES`]); values loaded from it are indices.
+    /// updates it, an index into its [`FusedEntry::RULES`](crate::fused::FusedEntry::RULES)); values loaded from it are indices.
     RuleTable,
     /// Fused entries, always last: a read-only device array of step-record pointers, one per
     /// tensor. Tensor `t` reads its scalars, its guard verdict and its clamp bound (the `f32` at
