@@ -22,8 +22,17 @@ fn embedded_ptx_passes() {
         .optimizer_entries()
         .map(|e| e.name.as_str())
         .collect();
-    // Each kernel has its single-buffer and multi-tensor entries, plain and stepped.
-    let expected: BTreeSet<String> = optimizers().iter().flat_map(|k| four_entries(k)).collect();
+    // Each kernel has its single-buffer and multi-tensor entries, plain and stepped; and the
+    // module has the fused entry over all of them.
+    let mut expected: BTreeSet<String> =
+        optimizers().iter().flat_map(|k| four_entries(k)).collect();
+    let fused: Vec<&str> = abi::kernels()
+        .into_iter()
+        .filter(|k| k.is_fused())
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(fused, ["adamant_fused_step"]);
+    expected.extend(fused.iter().map(|f| f.to_string()));
     let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
     assert_eq!(entries_seen, expected, "{report}");
 
@@ -39,9 +48,15 @@ fn embedded_ptx_passes() {
     for e in report.optimizer_entries() {
         assert_eq!(e.clamp_verified, Some(true), "{}\n{report}", e.name);
         let clamp = e.clamp.expect("optimizer entries are analysed");
-        // The 16-byte vector loop and the scalar tail each store the parameter buffer once.
-        assert_eq!(clamp.param_stores, 2, "{}: {clamp:?}", e.name);
-        assert_eq!(clamp.stored_values, 5, "{}: {clamp:?}", e.name);
+        // The 16-byte vector loop and the scalar tail each store the parameter buffer once; in
+        // the fused entry, once per rule branch (its own test, audit_fused_bounds, counts them).
+        let rules = if fused.contains(&e.name.as_str()) {
+            adamant::kernels::fused::adamant_fused_step::RULES.len()
+        } else {
+            1
+        };
+        assert_eq!(clamp.param_stores, 2 * rules, "{}: {clamp:?}", e.name);
+        assert_eq!(clamp.stored_values, 5 * rules, "{}: {clamp:?}", e.name);
         assert_eq!(clamp.clamped_values, clamp.stored_values, "{}", e.name);
         assert!(
             clamp.cases_evaluated >= 5 * 300,
@@ -50,7 +65,10 @@ fn embedded_ptx_passes() {
             clamp.cases_evaluated
         );
         let last = e.params.last().expect("has parameters");
-        if e.name.ends_with("_stepped") {
+        if rules > 1 {
+            assert_eq!(last.name(), "step_states");
+            assert_eq!(last.ptx_type, ".u64");
+        } else if e.name.ends_with("_stepped") {
             assert_eq!(last.name(), "step_state");
             assert_eq!(last.ptx_type, ".u64");
         } else {

@@ -26,9 +26,9 @@ use rand::SeedableRng;
 use multi_step::*;
 use support::multi_step;
 
-/// Sizes of each group's tensors: one element, a partial group of four, a chunk and a bit, three
-/// chunks and a bit (chunks are 2048 elements).
-const FUSED_SIZES: [usize; 4] = [1, 3, 4097, 6149];
+/// Sizes of each group's tensors: one element, a partial group of four, half a fused chunk and a
+/// bit, two fused chunks and a bit (fused chunks are 8192 elements, the per-rule launches' 2048).
+const FUSED_SIZES: [usize; 4] = [1, 3, 4097, 16389];
 const BOUND: f32 = 1.5;
 /// The groups, in record order: the five Adam rules (attention with `lr = 0`) and a soft update.
 const GROUPS: usize = 6;
@@ -423,6 +423,37 @@ fn a_fused_launch_refuses_bad_tensors_and_launches_nothing() {
         .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
         .unwrap_err();
     assert!(e.to_string().contains("record 9 does not exist"), "{e}");
+    // A kernel that is not one of the entry's rules (a downstream crate's).
+    let mut momentum = adamant::runtime::DeviceArray::from_host(&before.m).unwrap();
+    let mut p = adamant::runtime::ParamBuffer::from_host(&before.p).unwrap();
+    let grads = adamant::runtime::DeviceArray::from_host(&before.g).unwrap();
+    let sgd = custom_optimizer_kernels::sgd_momentum_kernel::Buffers {
+        p: &mut p,
+        g: grads.input(),
+        momentum_buffer: &mut momentum,
+    };
+    let t = vec![
+        FusedTensor::new::<custom_optimizer_kernels::sgd_momentum_kernel::Entry>(
+            &sgd,
+            &custom_optimizer_kernels::sgd_momentum_kernel::StepScalars {},
+            0,
+        )
+        .unwrap(),
+    ];
+    let e = rt
+        .launch_fused::<adamant_fused_step::Entry>(s, &mut set, &t, &w.states)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NotARule {
+                tensor: 0,
+                rule: "sgd_momentum_kernel",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // The same tensor twice: its written buffers overlap.
     let t = vec![
         FusedTensor::new::<iqn_adam_kernel::Entry>(&b[2], &iqn_adam_kernel::StepScalars {}, 1)

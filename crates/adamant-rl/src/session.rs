@@ -497,6 +497,17 @@ impl<'rt> TrainingSession<'rt> {
     /// As [`Adamant::capture_step`].
     pub fn capture(&mut self) -> Result<usize> {
         self.graph = None;
+        // The fused launch's tables are built before the capture (a capture cannot upload).
+        let TrainingSession {
+            groups,
+            uniforms,
+            fused,
+            states,
+            ..
+        } = self;
+        fused_tensors(groups, *uniforms, |tensors| {
+            fused.sync::<adamant_fused_step::Entry>(tensors, states)
+        })?;
         let rt = self.rt;
         let graph = {
             let (before, branches, after) = self.phases();
@@ -558,60 +569,10 @@ impl<'rt> TrainingSession<'rt> {
         // rule and record (the record's index is the group's, in `TrainingGroups::every`'s
         // order), so the step is one optimizer node whatever the groups' rules.
         let optimizer: Branch<'_> = Box::new(move |s: &Stream| {
-            let mut dqn = Vec::new();
-            let (mut iqn, mut iql, mut attn, mut cur) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            for (i, group) in groups.every_mut().into_iter().enumerate() {
-                let amsgrad = group.has_amsgrad();
-                let name = group.name().to_string();
-                let parts = group.parts_mut();
-                let (p, g, m, v) = (parts.params, parts.grads.input(), parts.m, parts.v);
-                match (i, amsgrad) {
-                    (0 | 1, _) => dqn.push((i, dqn_adam_update_kernel::Buffers { p, g, m, v })),
-                    (2, _) => iqn.push((i, iqn_adam_kernel::Buffers { p, g, m, v })),
-                    (3, _) => iql.push((i, iql_adam_kernel::Buffers { p, g, m, v })),
-                    (6, _) | (_, true) => {
-                        let v_max = parts.v_max.ok_or(Error::MissingBuffer {
-                            kernel: "curiosity_adam_step",
-                            group: name,
-                            buffer: "v_max",
-                        })?;
-                        let b = curiosity_adam_step::Buffers { p, g, m, v, v_max };
-                        cur.push((i, b));
-                    }
-                    _ => attn.push((i, attn_adam_kernel::Buffers { p, g, m, v })),
-                }
-            }
-            let mut tensors: Vec<FusedTensor<'_>> = Vec::new();
-            for (i, b) in &dqn {
-                tensors.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
-                    b, &u.dqn, *i,
-                )?);
-            }
-            for (i, b) in &iqn {
-                tensors.push(FusedTensor::new::<iqn_adam_kernel::Entry>(b, &u.iqn, *i)?);
-            }
-            for (i, b) in &iql {
-                tensors.push(FusedTensor::new::<iql_adam_kernel::Entry>(b, &u.iql, *i)?);
-            }
-            for (i, b) in &attn {
-                tensors.push(FusedTensor::new::<attn_adam_kernel::Entry>(
-                    b,
-                    &u.attention,
-                    *i,
-                )?);
-            }
-            for (i, b) in &cur {
-                tensors.push(FusedTensor::new::<curiosity_adam_step::Entry>(
-                    b,
-                    &u.curiosity,
-                    *i,
-                )?);
-            }
-            // Tensor i is group i: its record of the launch is the group's.
-            tensors.sort_by_key(FusedTensor::record);
-            rt.launch_fused::<adamant_fused_step::Entry>(s, fused, &tensors, states)
-                .map(|_| ())
+            fused_tensors(groups, u, |tensors| {
+                rt.launch_fused::<adamant_fused_step::Entry>(s, fused, tensors, states)
+                    .map(|_| ())
+            })
         });
         let mut branches = vec![optimizer];
         // The activation check reads the activations and the advanced record's reference, and
@@ -797,4 +758,65 @@ impl<'rt> TrainingSession<'rt> {
                 group: group.to_string(),
             })
     }
+}
+
+/// Every group as a tensor of the fused launch (tensor `i` is group `i`, with record `i`), handed
+/// to `f`: one list for the launch and for the sync before a capture.
+fn fused_tensors<R>(
+    groups: &mut TrainingGroups,
+    u: Uniforms,
+    f: impl FnOnce(&[FusedTensor<'_>]) -> Result<R>,
+) -> Result<R> {
+    let mut dqn = Vec::new();
+    let (mut iqn, mut iql, mut attn, mut cur) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, group) in groups.every_mut().into_iter().enumerate() {
+        let amsgrad = group.has_amsgrad();
+        let name = group.name().to_string();
+        let parts = group.parts_mut();
+        let (p, g, m, v) = (parts.params, parts.grads.input(), parts.m, parts.v);
+        match (i, amsgrad) {
+            (0 | 1, _) => dqn.push((i, dqn_adam_update_kernel::Buffers { p, g, m, v })),
+            (2, _) => iqn.push((i, iqn_adam_kernel::Buffers { p, g, m, v })),
+            (3, _) => iql.push((i, iql_adam_kernel::Buffers { p, g, m, v })),
+            (6, _) | (_, true) => {
+                let v_max = parts.v_max.ok_or(Error::MissingBuffer {
+                    kernel: "curiosity_adam_step",
+                    group: name,
+                    buffer: "v_max",
+                })?;
+                let b = curiosity_adam_step::Buffers { p, g, m, v, v_max };
+                cur.push((i, b));
+            }
+            _ => attn.push((i, attn_adam_kernel::Buffers { p, g, m, v })),
+        }
+    }
+    let mut tensors: Vec<FusedTensor<'_>> = Vec::new();
+    for (i, b) in &dqn {
+        tensors.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
+            b, &u.dqn, *i,
+        )?);
+    }
+    for (i, b) in &iqn {
+        tensors.push(FusedTensor::new::<iqn_adam_kernel::Entry>(b, &u.iqn, *i)?);
+    }
+    for (i, b) in &iql {
+        tensors.push(FusedTensor::new::<iql_adam_kernel::Entry>(b, &u.iql, *i)?);
+    }
+    for (i, b) in &attn {
+        tensors.push(FusedTensor::new::<attn_adam_kernel::Entry>(
+            b,
+            &u.attention,
+            *i,
+        )?);
+    }
+    for (i, b) in &cur {
+        tensors.push(FusedTensor::new::<curiosity_adam_step::Entry>(
+            b,
+            &u.curiosity,
+            *i,
+        )?);
+    }
+    // Tensor i is group i: its record of the launch is the group's.
+    tensors.sort_by_key(FusedTensor::record);
+    f(&tensors)
 }

@@ -32,6 +32,18 @@ pub(crate) fn push_chunks(
     t: usize,
     len: usize,
 ) -> Result<()> {
+    push_chunks_of(chunks, kernel, t, len, MULTI_CHUNK_ELEMENTS)
+}
+
+/// [`push_chunks`] with chunks of `size` elements (a multiple of 4).
+pub(crate) fn push_chunks_of(
+    chunks: &mut Vec<u32>,
+    kernel: &'static str,
+    t: usize,
+    len: usize,
+    size: usize,
+) -> Result<()> {
+    debug_assert!(size.is_multiple_of(4) && size > 0);
     if len > u32::MAX as usize {
         return Err(Error::TooLarge {
             kernel,
@@ -40,8 +52,8 @@ pub(crate) fn push_chunks(
             limit: u32::MAX as usize,
         });
     }
-    for start in (0..len).step_by(MULTI_CHUNK_ELEMENTS) {
-        let chunk_len = MULTI_CHUNK_ELEMENTS.min(len - start);
+    for start in (0..len).step_by(size) {
+        let chunk_len = size.min(len - start);
         chunks.extend_from_slice(&[t as u32, start as u32, chunk_len as u32, 0]);
     }
     Ok(())
