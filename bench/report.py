@@ -25,6 +25,7 @@ RL_GRAPH_MAX_US = 45.0    # RL set, graph replay
 RL_ONE_MIN = 2.8          # ... vs PyTorch fused, one optimizer, graph
 RL_FIVE_MIN = 5.0         # ... vs PyTorch fused, five optimizers, graph
 RL_EAGER_MIN = 10.0       # RL set, eager from Rust vs PyTorch's best eager
+FOUR_GROUPS_MIN = 3.0     # four groups (3 rules, a no-decay mask), one fused launch vs PyTorch fused
 CHECK_GRAPH_MAX_US = 12.0  # 49-slot check, graph replay
 CHECK_TORCH_MIN = 1.5     # ... vs _foreach_norm(inf) in a graph
 CHECK_COPY_MIN = 0.9      # check on large buffers: bandwidth / copy bandwidth
@@ -251,6 +252,34 @@ def rl_set_goals(g, rust, torch, copy_bw, copy_note):
                peer / ours_eager if peer and ours_eager else None, RL_EAGER_MIN,
                f"PyTorch's best eager variant ({best}); both timed from an idle GPU, host issue time included",
                why_missing(rust, "rl_set", "eager_us") or "not measured")
+
+
+def fused_goals(g, rust, torch, copy_bw, copy_note):
+    """The fused entry: the RL set as one launch, and the four-group set against PyTorch's fused
+    optimizers over the same groups."""
+    r, t = get(rust, "rl_set"), get(torch, "rl_set")
+    fused = num(r, "fused_graph_us")
+    nbytes = num(r, "bytes")
+    floor = nbytes / copy_bw / 1e3 if nbytes and copy_bw else None
+    g.add("RL set, one fused launch, graph replay", fus(fused),
+          f"floor {fus(floor)}" if floor else "—",
+          f"{floor / fused:.2f}× of floor speed" if floor and fused else "—",
+          f"≤ {RL_GRAPH_MAX_US:g} µs", None if not fused else fused <= RL_GRAPH_MAX_US,
+          "1 launch (`adamant_fused_step`), every tensor with its kernel's rule and record"
+          if fused else (why_missing(rust, "rl_set", "fused_graph_us") or "not measured"))
+    peer = num(t, "fused_graph_one_us")
+    g.at_least("RL set, one fused launch: vs PyTorch fused, one optimizer", fus(fused), fus(peer),
+               peer / fused if peer and fused else None, RL_ONE_MIN,
+               "both graph replays, device time",
+               why_missing(rust, "rl_set", "fused_graph_us") or "not measured")
+    r4, t4 = get(rust, "four_groups"), get(torch, "four_groups")
+    ours, peer = num(r4, "graph_us"), num(t4, "fused_graph_us")
+    g.at_least("four groups (200 tensors, 3 rules, no-decay mask): vs PyTorch fused, same groups",
+               fus(ours), fus(peer), peer / ours if peer and ours else None, FOUR_GROUPS_MIN,
+               "graph replays, device time; ours one fused launch, PyTorch AdamW (2 groups), a "
+               "foreach clamp, Adam, Adam(amsgrad) (`bench/four_groups.json`)",
+               why_missing(rust, "four_groups", "graph_us")
+               or why_missing(torch, "four_groups", "fused_graph_us") or "not measured")
 
 
 def check_goals(g, rust, torch, copy_bw, copy_note):
@@ -524,6 +553,7 @@ def main():
     g = Goals()
     adam_large_goals(g, rust, torch, copy_bw, copy_note)
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
+    fused_goals(g, rust, torch, copy_bw, copy_note)
     check_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
     guard_goals(g, rust, copy_bw, copy_note)

@@ -327,6 +327,57 @@ def bench_rl_set(timer, spec):
     return out
 
 
+def bench_four_groups(timer):
+    """four_groups.json: 200 tensors of a 50-layer model in four parameter groups, with PyTorch's
+    fused optimizers (AdamW with a decay and a no-decay group, a foreach clamp of the clipped
+    group's gradients then Adam with L2 decay, Adam with AMSGrad), captured in one graph."""
+    with open(os.path.join(HERE, "four_groups.json")) as f:
+        spec = json.load(f)
+    groups = spec["groups"]
+    by_group = {name: [] for name in groups}
+    for layer in range(spec["layers"]):
+        owner = next(name for name, g in groups.items()
+                     if "weights_of_layers" in g and g["weights_of_layers"][0] <= layer < g["weights_of_layers"][1])
+        by_group[owner].append(make_param(spec["weight"], timer.device))
+        for _ in range(3):
+            by_group["no_decay"].append(make_param([spec["vector"]], timer.device))
+    params = [p for ps in by_group.values() for p in ps]
+    elements = sum(p.numel() for p in params)
+    out = {"tensors": len(params), "elements": elements, "groups": len(groups)}
+    clip = groups["clipped"]["grad_clip"]
+
+    def optimizers():
+        g = groups
+        return [
+            torch.optim.AdamW([
+                {"params": by_group["decay"], "lr": g["decay"]["lr"], "weight_decay": g["decay"]["weight_decay"]},
+                {"params": by_group["no_decay"], "lr": g["no_decay"]["lr"], "weight_decay": 0.0},
+            ], fused=True, capturable=True),
+            torch.optim.Adam(by_group["clipped"], lr=g["clipped"]["lr"],
+                             weight_decay=g["clipped"]["weight_decay"], fused=True, capturable=True),
+            torch.optim.Adam(by_group["amsgrad"], lr=g["amsgrad"]["lr"], amsgrad=True,
+                             fused=True, capturable=True),
+        ]
+
+    def step(opts):
+        grads = [p.grad for p in by_group["clipped"]]
+        torch._foreach_clamp_min_(grads, -clip)
+        torch._foreach_clamp_max_(grads, clip)
+        for o in opts:
+            o.step()
+
+    try:
+        opts = optimizers()
+        step(opts)  # the state, outside the timing
+        out["fused_eager_us"] = attempt("four groups fused eager", lambda: timer.host_us(lambda: step(opts)))
+        graph = capture_graph(lambda: step(opts))
+        out["fused_graph_us"] = attempt("four groups fused graph", lambda: timer.device_us(graph.replay))
+    except Exception as exc:  # noqa: BLE001
+        out["error"] = error_record(exc)["error"]
+        print(f"  four groups: {out['error']}", flush=True)
+    return out
+
+
 def bench_check(timer, slots):
     """The 49-slot check: PyTorch's nearest single op is _foreach_norm(inf) (max |x| per tensor,
     NaN-propagating), eager and in a graph."""
@@ -406,6 +457,11 @@ def main():
         result["rl_set"] = bench_rl_set(timer, rl_spec)
     except Exception as exc:  # noqa: BLE001
         result["rl_set"] = error_record(exc)
+    save()
+    try:
+        result["four_groups"] = bench_four_groups(timer)
+    except Exception as exc:  # noqa: BLE001
+        result["four_groups"] = error_record(exc)
     save()
     try:
         result["check"] = bench_check(timer, rl_spec["check_slots"])

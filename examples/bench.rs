@@ -207,6 +207,7 @@ fn main() -> Result<()> {
 
     adam_sizes(&rt, &mut timer, &mut out, args.quick)?;
     rl_set(&rt, &mut timer, &mut out, &args.set)?;
+    four_groups(&rt, &mut timer, &mut out)?;
     check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
     session(&rt, &mut timer, &mut out, &args.set)?;
     registers(&mut out);
@@ -585,6 +586,144 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
         "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
         "fused_table_builds": fset.rebuilds()});
+    Ok(())
+}
+
+/// `bench/four_groups.json`: 200 tensors of a 50-layer model in four parameter groups (AdamW,
+/// AdamW without decay on the biases and norms, clipped Adam with L2 decay, AMSGrad), each with
+/// its own record: one fused launch, eager and as a graph. `torch_bench.py` runs the same set
+/// with PyTorch's fused optimizers.
+fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
+    let spec: Value = serde_json::from_str(
+        &std::fs::read_to_string("bench/four_groups.json").context("reading the four-group set")?,
+    )?;
+    let num = |v: &Value| v.as_f64().context("a number");
+    let layers = spec["layers"].as_u64().context("layers")? as usize;
+    let weight: usize = spec["weight"]
+        .as_array()
+        .context("weight")?
+        .iter()
+        .map(|d| d.as_u64().unwrap_or(1) as usize)
+        .product();
+    let vector = spec["vector"].as_u64().context("vector")? as usize;
+    let names = ["decay", "no_decay", "clipped", "amsgrad"];
+    let g = |name: &str| &spec["groups"][name];
+    let hyper = |name: &str| -> Result<AdamHyper> {
+        let wd = num(&g(name)["weight_decay"])? as f32;
+        Ok(AdamHyper::new(
+            num(&g(name)["lr"])? as f32,
+            0.9,
+            0.999,
+            1e-8,
+            wd,
+            1,
+        )?)
+    };
+    let bound = StepBound::Policy(ClampPolicy::Fixed { bound: 100.0 });
+    let spec_of = |name: &str| -> Result<StepSpec> { Ok(StepSpec::adam(&hyper(name)?, bound)?) };
+    let attn = |name: &str| -> Result<StepSpec> {
+        let h = hyper(name)?;
+        Ok(
+            spec_of(name)?.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
+                eps: h.eps,
+                weight_decay: h.weight_decay,
+            })?,
+        )
+    };
+    let clipped = hyper("clipped")?;
+    let states = StepStates::new(
+        &[
+            attn("decay")?,
+            attn("no_decay")?,
+            spec_of("clipped")?.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                eps: clipped.eps,
+                weight_decay: clipped.weight_decay,
+                grad_clip: num(&g("clipped")["grad_clip"])? as f32,
+            })?,
+            spec_of("amsgrad")?.with_kernel::<curiosity_adam_step::Entry>(
+                curiosity_adam_step::Hyper { eps: 1e-8 },
+            )?,
+        ],
+        QAbsRef::Owned { initial: 1.0 },
+    )?;
+    states.advance(rt, rt.stream())?;
+    // Each layer's weight goes to the group whose layer range holds it; its vectors to no_decay.
+    let group_of_layer = |l: usize| -> Result<usize> {
+        for (i, name) in names.iter().enumerate() {
+            if let Some(r) = g(name)["weights_of_layers"].as_array() {
+                let (a, b) = (r[0].as_u64().unwrap_or(0), r[1].as_u64().unwrap_or(0));
+                if (a..b).contains(&(l as u64)) {
+                    return Ok(i);
+                }
+            }
+        }
+        anyhow::bail!("layer {l} is in no group")
+    };
+    let mut tensors: Vec<(usize, Tensor)> = Vec::new();
+    for l in 0..layers {
+        let group = group_of_layer(l)?;
+        tensors.push((group, tensor(weight, group == 3)?));
+        for _ in 0..3 {
+            tensors.push((1, tensor(vector, false)?));
+        }
+    }
+    let elements: usize = tensors.iter().map(|(_, t)| t.p.len()).sum();
+    let bytes: usize = tensors
+        .iter()
+        .map(|(g, t)| if *g == 3 { 36 } else { 28 } * t.p.len())
+        .sum();
+    let (mut adamw, mut clip, mut ams) = (Vec::new(), Vec::new(), Vec::new());
+    for (group, t) in tensors.iter_mut() {
+        let (p, g, m, v) = (&mut t.p, t.g.input(), &mut t.m, &mut t.v);
+        match *group {
+            2 => clip.push((2, iql_adam_kernel::Buffers { p, g, m, v })),
+            3 => {
+                let v_max = t.v_max.as_mut().context("AMSGrad tensors have v_max")?;
+                ams.push((3, curiosity_adam_step::Buffers { p, g, m, v, v_max }));
+            }
+            r => adamw.push((r, attn_adam_kernel::Buffers { p, g, m, v })),
+        }
+    }
+    let mut fused: Vec<FusedTensor<'_>> = Vec::new();
+    for (r, b) in &adamw {
+        fused.push(FusedTensor::new::<attn_adam_kernel::Entry>(
+            b,
+            &attn_adam_kernel::StepScalars {},
+            *r,
+        )?);
+    }
+    for (r, b) in &clip {
+        fused.push(FusedTensor::new::<iql_adam_kernel::Entry>(
+            b,
+            &iql_adam_kernel::StepScalars {},
+            *r,
+        )?);
+    }
+    for (r, b) in &ams {
+        let s = curiosity_adam_step::StepScalars {};
+        fused.push(FusedTensor::new::<curiosity_adam_step::Entry>(b, &s, *r)?);
+    }
+    let n_tensors = fused.len();
+    let mut set = FusedSet::new();
+    let eager = timer.host_median_us(|s| {
+        rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)?;
+        Ok(())
+    })?;
+    let graph_us = {
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)
+                .map(|_| ())
+        })])?;
+        timer.reps *= 4;
+        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        timer.reps /= 4;
+        t
+    };
+    println!(
+        "four groups ({n_tensors} tensors, {elements} elements, 3 rules, one fused launch): eager {eager:.1} µs, graph {graph_us:.1} µs"
+    );
+    out["four_groups"] = json!({"tensors": n_tensors, "elements": elements, "bytes": bytes,
+        "groups": 4, "launches": 1, "eager_us": eager, "graph_us": graph_us});
     Ok(())
 }
 
