@@ -54,6 +54,12 @@ fn every_entry_assembles() {
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
 
+/// The largest stack frame the fused entry (six rules' sweeps behind one chunk loop) may have
+/// under the multi-tensor cap: ptxas 13.0 spills 80 bytes (96 B frame) at 80 registers, and needs
+/// 102 without a cap (two blocks of 256 threads per SM instead of three). docs/performance.md
+/// (issue 25, fourth session) has the A/B of the two.
+const MAX_FUSED_STACK_BYTES: u64 = 96;
+
 /// The largest stack frame (spilled registers) a multi-tensor entry may have under its register
 /// cap. ptxas 13.0 spills 8 bytes of
 /// `curiosity_adam_step_multi_stepped` (five buffers in flight, 16 bytes at a time) at 80
@@ -70,9 +76,9 @@ fn optimizer_entries_fit_their_registers_without_spilling() {
         .collect();
     assert_eq!(
         optimizers.len(),
-        24,
+        25,
         "six kernels (five Adam, the soft update), each single-buffer and multi-tensor, plain \
-         and stepped"
+         and stepped, and the fused entry over all six"
     );
     let entries = ptx::entries(adamant_runtime::PTX);
     for k in optimizers {
@@ -99,8 +105,13 @@ fn optimizer_entries_fit_their_registers_without_spilling() {
                 assert_eq!(directives, &[format!(".maxnreg {cap}")], "{}", k.name);
                 assert!(registers <= cap, "{}: {registers} > {cap}", k.name);
                 let stack = f.stack_frame_bytes.unwrap_or(0);
+                let limit = if k.is_fused() {
+                    MAX_FUSED_STACK_BYTES
+                } else {
+                    MAX_CAPPED_STACK_BYTES
+                };
                 assert!(
-                    stack <= MAX_CAPPED_STACK_BYTES,
+                    stack <= limit,
                     "{} spills to a stack of {stack} B under its cap of {cap}: {f:?}",
                     k.name
                 );
