@@ -26,9 +26,9 @@ use rand::SeedableRng;
 use multi_step::*;
 use support::multi_step;
 
-/// Sizes of each group's tensors: one element, a partial group of four, half a fused chunk and a
-/// bit, two fused chunks and a bit (fused chunks are 8192 elements, the per-rule launches' 2048).
-const FUSED_SIZES: [usize; 4] = [1, 3, 4097, 16389];
+/// Sizes of each group's tensors: one element, a partial group of four, two chunks and a bit,
+/// three chunks and a bit (chunks are 2048 elements).
+const FUSED_SIZES: [usize; 4] = [1, 3, 4097, 6149];
 const BOUND: f32 = 1.5;
 /// The groups, in record order: the five Adam rules (attention with `lr = 0`) and a soft update.
 const GROUPS: usize = 6;

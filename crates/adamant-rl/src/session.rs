@@ -7,7 +7,6 @@
 use adamant_device::diagnostics::NO_INDEX;
 use adamant_device::guard::StepGuard;
 use adamant_device::step::{StepState, FLAG_BAD_Q_ABS_REF};
-use adamant_kernels::fused::adamant_fused_step;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
@@ -20,9 +19,8 @@ use adamant_runtime::nan_check::{
     SlotBindings,
 };
 use adamant_runtime::{
-    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, FusedSet, FusedTensor,
-    GradientGuard, GroupBuffer, GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound,
-    StepGraph, StepSpec, StepStates,
+    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, GradientGuard, GroupBuffer,
+    GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepSpec, StepStates,
 };
 
 use crate::config::SessionConfig;
@@ -213,10 +211,8 @@ struct Uniforms {
 /// `grad_scale` the DQN groups read, and optionally the 49-slot NaN check with thresholds from
 /// the same device `Q_ABS_REF`. Everything runs on the runtime's stream.
 ///
-/// One step is: the guard pass over every group's gradients (whose last block advances the
-/// records), one launch of the fused entry (`adamant_fused_step`) that updates every group with
-/// its own rule and record, the NaN check of the activations beside it (in a graph, its own
-/// branch), then one event. The advance and the check write the records and
+/// One step is: advance the records, the eight stepped launches (in a graph, as eight branches
+/// that overlap), the NaN check, then one event. The advance and the check write the records and
 /// the check's results straight into page-locked host memory (no copy nodes), which
 /// [`TrainingSession::report`] reads after the event. Because the session owns every buffer its graph uses and drops the graph first,
 /// the graph cannot outlive them, and the host reaches the buffers only through methods that
@@ -266,9 +262,6 @@ pub struct TrainingSession<'rt> {
     /// step's end otherwise): one event record per step.
     done: Event,
     uniforms: Uniforms,
-    /// The fused launch's tables and diagnostics records: one tensor per group, in record
-    /// order.
-    fused: FusedSet,
     /// Every slot that watches a group, derived from the groups: their results come from the
     /// groups' diagnostics records.
     group_slots: Vec<GroupSlot>,
@@ -428,7 +421,6 @@ impl<'rt> TrainingSession<'rt> {
             grad_scale,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
             uniforms,
-            fused: FusedSet::new(),
             group_slots,
             rt,
             steps: 0,
@@ -497,17 +489,6 @@ impl<'rt> TrainingSession<'rt> {
     /// As [`Adamant::capture_step`].
     pub fn capture(&mut self) -> Result<usize> {
         self.graph = None;
-        // The fused launch's tables are built before the capture (a capture cannot upload).
-        let TrainingSession {
-            groups,
-            uniforms,
-            fused,
-            states,
-            ..
-        } = self;
-        fused_tensors(groups, *uniforms, |tensors| {
-            fused.sync::<adamant_fused_step::Entry>(tensors, states)
-        })?;
         let rt = self.rt;
         let graph = {
             let (before, branches, after) = self.phases();
@@ -546,8 +527,8 @@ impl<'rt> TrainingSession<'rt> {
         }
     }
 
-    /// The step's launches: `before` (the guard pass and the advance), one branch for the fused
-    /// optimizer launch of every group and one for the activation check, `after` (nothing today).
+    /// The step's launches: `before` (the guard pass and the advance), one branch per group and
+    /// one for the activation check, `after` (nothing today).
     /// Built by one function for the eager step and the capture.
     fn phases(&mut self) -> (Branch<'_>, Vec<Branch<'_>>, Branch<'_>) {
         let TrainingSession {
@@ -556,7 +537,6 @@ impl<'rt> TrainingSession<'rt> {
             guard,
             groups,
             uniforms,
-            fused,
             rt,
             ..
         } = self;
@@ -565,16 +545,81 @@ impl<'rt> TrainingSession<'rt> {
         // step), whose last block then advances the records.
         let before: Branch<'_> =
             Box::new(move |s: &Stream| guard.enqueue_and_advance(rt, s, states));
-        // Every group in one launch of the fused entry: each group one tensor, with its own
-        // rule and record (the record's index is the group's, in `TrainingGroups::every`'s
-        // order), so the step is one optimizer node whatever the groups' rules.
-        let optimizer: Branch<'_> = Box::new(move |s: &Stream| {
-            fused_tensors(groups, u, |tensors| {
-                rt.launch_fused::<adamant_fused_step::Entry>(s, fused, tensors, states)
-                    .map(|_| ())
-            })
-        });
-        let mut branches = vec![optimizer];
+        // In `TrainingGroups::all`'s order, which is the records' order.
+        let (
+            [dqn_trunk, dqn_heads, iqn_online, iql, attention, tlob, curiosity, decision_transformer],
+            extra,
+        ) = groups.split_extra();
+        macro_rules! stepped {
+            ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
+                let group: &mut ParamGroup = $group;
+                Box::new(move |s: &Stream| {
+                    let parts = group.parts_mut();
+                    let b = $kernel::Buffers {
+                        p: parts.params,
+                        g: parts.grads.input(),
+                        m: parts.m,
+                        v: parts.v,
+                    };
+                    rt.launch::<$kernel::Entry>(s)
+                        .stepped(&$scalars, states, $record)
+                        .buffers(&b, parts.records)
+                        .map(|_| ())
+                }) as Branch<'_>
+            }};
+        }
+        // A group with AMSGrad's `v_max`, stepped by `curiosity_adam_step`.
+        macro_rules! amsgrad_stepped {
+            ($group:expr, $record:expr) => {{
+                let group: &mut ParamGroup = $group;
+                let record: usize = $record;
+                Box::new(move |s: &Stream| {
+                    let missing = Error::MissingBuffer {
+                        kernel: "curiosity_adam_step",
+                        group: group.name().to_string(),
+                        buffer: "v_max",
+                    };
+                    let parts = group.parts_mut();
+                    let v_max = parts.v_max.ok_or(missing)?;
+                    let b = curiosity_adam_step::Buffers {
+                        p: parts.params,
+                        g: parts.grads.input(),
+                        m: parts.m,
+                        v: parts.v,
+                        v_max,
+                    };
+                    let scalars = u.curiosity;
+                    rt.launch::<curiosity_adam_step::Entry>(s)
+                        .stepped(&scalars, states, record)
+                        .buffers(&b, parts.records)
+                        .map(|_| ())
+                }) as Branch<'_>
+            }};
+        }
+        let curiosity = amsgrad_stepped!(curiosity, 6);
+        let mut branches = vec![
+            stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
+            stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
+            stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
+            stepped!(iql_adam_kernel, iql, u.iql, 3),
+            stepped!(attn_adam_kernel, attention, u.attention, 4),
+            stepped!(attn_adam_kernel, tlob, u.attention, 5),
+            curiosity,
+            stepped!(
+                attn_adam_kernel,
+                decision_transformer,
+                u.attention,
+                DT_RECORD
+            ),
+        ];
+        for (i, group) in extra.iter_mut().enumerate() {
+            let record = GROUP_COUNT + i;
+            branches.push(if group.has_amsgrad() {
+                amsgrad_stepped!(group, record)
+            } else {
+                stepped!(attn_adam_kernel, group, u.attention, record)
+            });
+        }
         // The activation check reads the activations and the advanced record's reference, and
         // nothing any group writes: its own branch, beside the groups, so a replay does not
         // wait for it after the last group (issue 25). The records reach the host through the
@@ -689,25 +734,26 @@ impl<'rt> TrainingSession<'rt> {
             .as_ref()
             .map_or(states[CHECK_RECORD].q_abs_ref_eff, |c| c.q_abs_ref_eff);
         let groups = self.groups.every();
-        // Every step is one fused launch over every group (tensor i is group i), and nothing
-        // else launches it: its records must be this step's.
-        let launch = self.fused.records().ok_or(Error::NanCheckNotEnqueued)?;
-        if launch.sequence as u64 != self.steps & u32::MAX as u64
-            || launch.tensors.len() != groups.len()
-        {
-            return Err(Error::RecordsStale {
-                group: "every group (the fused launch)".to_string(),
-                sequence: launch.sequence,
-                steps: self.steps,
-            });
+        let mut records = Vec::with_capacity(groups.len());
+        for group in &groups {
+            let r = group.records();
+            // Every step launches each group once, and nothing else launches them: the records
+            // must be this step's.
+            if r.sequence as u64 != self.steps & u32::MAX as u64 {
+                return Err(Error::RecordsStale {
+                    group: group.name().to_string(),
+                    sequence: r.sequence,
+                    steps: self.steps,
+                });
+            }
+            records.push(r);
         }
-        let records = &launch.tensors;
         let record_of = |name: &str| {
             let i = groups
                 .iter()
                 .position(|g| g.name() == name)
                 .expect("group slots are derived from these groups");
-            (i, &records[i], groups[i].len())
+            (i, &records[i].tensors[0], groups[i].len())
         };
         let mut nan = checked.unwrap_or_else(|| NanReport {
             table: TABLE,
@@ -728,17 +774,20 @@ impl<'rt> TrainingSession<'rt> {
         nan.slots.sort_by_key(|s| s.index);
         let pressure = groups
             .iter()
-            .zip(records)
+            .zip(&records)
             .zip(&states)
-            .map(|((g, t), state)| ClampPressure {
-                group: g.name().to_string(),
-                step: self.steps,
-                clamped: t.clamped,
-                first_clamped: (t.first_clamped != NO_INDEX).then_some(t.first_clamped),
-                max_raw: t.max_raw(),
-                bound: state.bound,
-                raw_non_finite: t.raw_non_finite,
-                len: g.len(),
+            .map(|((g, r), state)| {
+                let t = &r.tensors[0];
+                ClampPressure {
+                    group: g.name().to_string(),
+                    step: self.steps,
+                    clamped: t.clamped,
+                    first_clamped: (t.first_clamped != NO_INDEX).then_some(t.first_clamped),
+                    max_raw: t.max_raw(),
+                    bound: state.bound,
+                    raw_non_finite: t.raw_non_finite,
+                    len: g.len(),
+                }
             })
             .collect();
         Ok(SessionReport {
@@ -758,65 +807,4 @@ impl<'rt> TrainingSession<'rt> {
                 group: group.to_string(),
             })
     }
-}
-
-/// Every group as a tensor of the fused launch (tensor `i` is group `i`, with record `i`), handed
-/// to `f`: one list for the launch and for the sync before a capture.
-fn fused_tensors<R>(
-    groups: &mut TrainingGroups,
-    u: Uniforms,
-    f: impl FnOnce(&[FusedTensor<'_>]) -> Result<R>,
-) -> Result<R> {
-    let mut dqn = Vec::new();
-    let (mut iqn, mut iql, mut attn, mut cur) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (i, group) in groups.every_mut().into_iter().enumerate() {
-        let amsgrad = group.has_amsgrad();
-        let name = group.name().to_string();
-        let parts = group.parts_mut();
-        let (p, g, m, v) = (parts.params, parts.grads.input(), parts.m, parts.v);
-        match (i, amsgrad) {
-            (0 | 1, _) => dqn.push((i, dqn_adam_update_kernel::Buffers { p, g, m, v })),
-            (2, _) => iqn.push((i, iqn_adam_kernel::Buffers { p, g, m, v })),
-            (3, _) => iql.push((i, iql_adam_kernel::Buffers { p, g, m, v })),
-            (6, _) | (_, true) => {
-                let v_max = parts.v_max.ok_or(Error::MissingBuffer {
-                    kernel: "curiosity_adam_step",
-                    group: name,
-                    buffer: "v_max",
-                })?;
-                let b = curiosity_adam_step::Buffers { p, g, m, v, v_max };
-                cur.push((i, b));
-            }
-            _ => attn.push((i, attn_adam_kernel::Buffers { p, g, m, v })),
-        }
-    }
-    let mut tensors: Vec<FusedTensor<'_>> = Vec::new();
-    for (i, b) in &dqn {
-        tensors.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
-            b, &u.dqn, *i,
-        )?);
-    }
-    for (i, b) in &iqn {
-        tensors.push(FusedTensor::new::<iqn_adam_kernel::Entry>(b, &u.iqn, *i)?);
-    }
-    for (i, b) in &iql {
-        tensors.push(FusedTensor::new::<iql_adam_kernel::Entry>(b, &u.iql, *i)?);
-    }
-    for (i, b) in &attn {
-        tensors.push(FusedTensor::new::<attn_adam_kernel::Entry>(
-            b,
-            &u.attention,
-            *i,
-        )?);
-    }
-    for (i, b) in &cur {
-        tensors.push(FusedTensor::new::<curiosity_adam_step::Entry>(
-            b,
-            &u.curiosity,
-            *i,
-        )?);
-    }
-    // Tensor i is group i: its record of the launch is the group's.
-    tensors.sort_by_key(FusedTensor::record);
-    f(&tensors)
 }

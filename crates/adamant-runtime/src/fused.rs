@@ -24,12 +24,13 @@ use crate::multi::push_chunks_of;
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
-/// Elements per chunk of a fused launch. Each block takes one chunk at a time, and before its
-/// first load it waits out a chain of dependent reads (the chunk, the tensor's record pointer,
-/// the record, its scale and rule) and after its last it flushes its record: four times the
-/// multi-tensor entries' chunk pays that once per 8,192 elements (H100, RL session: a step of
-/// 2,674 2048-element chunks measured 113 µs against 81 µs for the per-group launches).
-pub const FUSED_CHUNK_ELEMENTS: usize = 8192;
+/// Elements per chunk of a fused launch: the multi-tensor entries' (measured). Each block takes
+/// one chunk and, before its first load, waits out a chain of dependent reads (the chunk, the
+/// tensor's record pointer, the record, its scale and rule), and flushes its record after its
+/// last: in the RL session (eight flat groups, 2,674 chunks) a fused step measured 113 µs against
+/// 81 µs for the per-group launches on an H100 (docs/performance.md, issue 25 fourth session).
+/// Larger chunks (8,192) are the first thing to measure against it.
+pub const FUSED_CHUNK_ELEMENTS: usize = crate::multi::MULTI_CHUNK_ELEMENTS;
 
 /// The fused entry's slot tables (parameters `0..SLOTS`, `FusedSlot::param_index`).
 const SLOTS: usize = 9;
