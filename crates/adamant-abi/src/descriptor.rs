@@ -574,7 +574,9 @@ impl KernelDescriptor {
     }
 
     /// The number of per-element buffers of an optimizer entry (or of pointer tables, for a
-    /// multi-tensor entry): the buffer count of its diagnostics records.
+    /// multi-tensor entry): the buffer count of its diagnostics records. A fused entry's records
+    /// have its rules' most buffers (`FusedEntry::RECORD_BUFFERS`), at most this count of its
+    /// buffer tables (so shared memory sized from it holds them).
     pub fn buffer_count(&self) -> usize {
         self.params
             .iter()

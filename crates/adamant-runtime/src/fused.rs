@@ -12,7 +12,7 @@ use adamant_device::multi::CHUNK_WORDS;
 use cust::stream::Stream;
 use smallvec::SmallVec;
 
-use crate::buffers::Owned;
+use crate::buffers::{LaunchKinds, Owned};
 use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchInfo, BLOCK_THREADS};
@@ -72,8 +72,17 @@ impl<'b> FusedTensor<'b> {
         scalars: &E::StepScalars,
         record: usize,
     ) -> Result<FusedTensor<'b>> {
+        FusedTensor::from_views::<E, Owned<'_>>(buffers, scalars, record)
+    }
+
+    /// [`FusedTensor::new`] over any buffer family the launch checks read.
+    pub(crate) fn from_views<E: OptimizerEntry, K: LaunchKinds>(
+        buffers: &'b E::Buffers<K>,
+        scalars: &E::StepScalars,
+        record: usize,
+    ) -> Result<FusedTensor<'b>> {
         let rule = E::STEPPED_DESCRIPTOR;
-        let views = views::<E, Owned<'_>>(buffers);
+        let views = views::<E, K>(buffers);
         let len = check_lengths(E::DESCRIPTOR, &views)?;
         let slot_list = fused_slots(rule).map_err(|e| Error::NotARule {
             kernel: "a fused entry",
@@ -245,8 +254,7 @@ impl FusedSet {
         states_at: u64,
     ) -> Result<()> {
         let kernel = F::DESCRIPTOR.name;
-        let signature: Signature = tensors.iter().map(|t| t.buffers.clone()).collect();
-        check_overlaps(kernel, &signature, true)?;
+        check_set(kernel, tensors)?;
         let mut slot_tables: [Vec<u64>; SLOTS] = Default::default();
         let mut chunks: Vec<u32> = Vec::new();
         let mut elements = 0usize;
@@ -438,6 +446,13 @@ impl Adamant {
     }
 }
 
+/// No buffer of the set that is written shares a byte with any other buffer of the set, whatever
+/// the tensors' rules.
+fn check_set(kernel: &'static str, tensors: &[FusedTensor<'_>]) -> Result<()> {
+    let signature: Signature = tensors.iter().map(|t| t.buffers.clone()).collect();
+    check_overlaps(kernel, &signature, true)
+}
+
 /// Each tensor's branch: the index of its rule among `F`'s.
 fn rules_of<F: FusedEntry>(tensors: &[FusedTensor<'_>]) -> Result<Vec<u32>> {
     tensors
@@ -502,4 +517,198 @@ fn assemble(descriptor: &'static KernelDescriptor, set: &FusedSet, records: u64)
         out.push(value);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use adamant_device::abi::fused::FusedEntry;
+    use adamant_device::abi::{OptimizerEntry, Same, UniformPtr};
+    use adamant_kernels::fused::adamant_fused_step::Entry as Fused;
+    use adamant_kernels::optimizers::{
+        attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel,
+    };
+
+    use super::{check_set, rules_of, FusedTensor, SLOTS};
+    use crate::error::Error;
+
+    type Pair = Same<(u64, usize)>;
+
+    fn dqn(base: u64, len: usize) -> dqn_adam_update_kernel::Buffers<Pair> {
+        let at = |k: u64| (base + k * 0x10_0000, len);
+        dqn_adam_update_kernel::Buffers {
+            p: at(0),
+            g: at(1),
+            m: at(2),
+            v: at(3),
+        }
+    }
+
+    fn amsgrad(base: u64, len: usize) -> curiosity_adam_step::Buffers<Pair> {
+        let at = |k: u64| (base + k * 0x10_0000, len);
+        curiosity_adam_step::Buffers {
+            p: at(0),
+            g: at(1),
+            m: at(2),
+            v: at(3),
+            v_max: at(4),
+        }
+    }
+
+    /// Each buffer and uniform pointer lands in its role's table, in declared order (the order
+    /// the generated fused chunk reads them in).
+    #[test]
+    fn each_buffer_lands_in_its_slot() {
+        let b = dqn(0x1000_0000, 10);
+        // A null grad_scale (a live one is a DeviceScalar, on a GPU): read as the default, but
+        // its slot is still read, so the set keeps a table for it.
+        let s = dqn_adam_update_kernel::StepScalars {
+            grad_scale: UniformPtr::NULL,
+        };
+        let t = FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 3).unwrap();
+        let mut want = [0u64; SLOTS];
+        // param, input0, (input1), state0, state1, (state2, state3), uniform0, (uniform1)
+        want[0] = 0x1000_0000;
+        want[1] = 0x1010_0000;
+        want[3] = 0x1020_0000;
+        want[4] = 0x1030_0000;
+        assert_eq!(t.slots, want);
+        assert_eq!(
+            t.reads,
+            [true, true, false, true, true, false, false, true, false]
+        );
+        assert_eq!(
+            (t.len(), t.record(), t.rule()),
+            (10, 3, "dqn_adam_update_kernel")
+        );
+        let c = amsgrad(0x2000_0000, 4);
+        let t = FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
+            &c,
+            &curiosity_adam_step::StepScalars {},
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            t.reads,
+            [true, true, false, true, true, true, false, false, false]
+        );
+        assert_eq!(t.slots[5], 0x2040_0000, "v_max is the third state");
+    }
+
+    #[test]
+    fn a_buffer_of_another_length_is_refused_naming_it() {
+        let mut b = dqn(0x1000_0000, 10);
+        b.v.1 = 9;
+        let s = dqn_adam_update_kernel::StepScalars {
+            grad_scale: UniformPtr::NULL,
+        };
+        let e = FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0)
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(
+                e,
+                Error::LengthMismatch {
+                    buffer: "v",
+                    found: 9,
+                    expected: 10,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    /// Every tensor's rule is found among the entry's, in branch order; any other entry (here the
+    /// same kernel's multi-tensor entry, which is no rule) is refused, naming the tensor.
+    #[test]
+    fn rules_are_found_in_branch_order_and_others_refused() {
+        let (b, c) = (dqn(0x1000_0000, 8), amsgrad(0x3000_0000, 8));
+        let s = dqn_adam_update_kernel::StepScalars {
+            grad_scale: UniformPtr::NULL,
+        };
+        let tensors = vec![
+            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
+                &c,
+                &curiosity_adam_step::StepScalars {},
+                1,
+            )
+            .unwrap(),
+            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
+        ];
+        let want: Vec<u32> = [
+            "curiosity_adam_step_stepped",
+            "dqn_adam_update_kernel_stepped",
+        ]
+        .iter()
+        .map(|n| Fused::RULES.iter().position(|r| r.name == *n).unwrap() as u32)
+        .collect();
+        assert_eq!(rules_of::<Fused>(&tensors).unwrap(), want);
+        let mut stray = tensors;
+        stray[1].rule = <attn_adam_kernel::Entry as OptimizerEntry>::MULTI_STEPPED_DESCRIPTOR;
+        let e = rules_of::<Fused>(&stray).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::NotARule {
+                    kernel: "adamant_fused_step",
+                    tensor: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("curiosity_adam_step_stepped"),
+            "lists the rules: {e}"
+        );
+    }
+
+    /// A buffer written by one rule's tensor may not overlap any buffer of another rule's tensor.
+    #[test]
+    fn overlaps_across_rules_are_refused() {
+        let s = dqn_adam_update_kernel::StepScalars {
+            grad_scale: UniformPtr::NULL,
+        };
+        let b = dqn(0x1000_0000, 64);
+        // The AMSGrad tensor's v_max starts 8 bytes into the DQN tensor's m.
+        let mut c = amsgrad(0x5000_0000, 64);
+        c.v_max.0 = 0x1020_0008;
+        let tensors = vec![
+            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
+            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
+                &c,
+                &curiosity_adam_step::StepScalars {},
+                1,
+            )
+            .unwrap(),
+        ];
+        let e = check_set("adamant_fused_step", &tensors).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Overlap {
+                    kernel: "adamant_fused_step",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("tensor 0 `m`") && text.contains("tensor 1 `v_max`"),
+            "{text}"
+        );
+        // Apart, they pass.
+        c.v_max.0 = 0x5040_0000;
+        let tensors = vec![
+            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
+            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
+                &c,
+                &curiosity_adam_step::StepScalars {},
+                1,
+            )
+            .unwrap(),
+        ];
+        check_set("adamant_fused_step", &tensors).unwrap();
+    }
 }
