@@ -8,7 +8,6 @@ use std::sync::Arc;
 use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAM_NAMES};
 use adamant_device::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole};
 use adamant_device::diagnostics::MAX_BUFFERS;
-use adamant_device::multi::CHUNK_WORDS;
 use cust::stream::Stream;
 use smallvec::SmallVec;
 
@@ -20,7 +19,7 @@ use crate::launch_check::{
     check_lengths, check_overlaps, check_uniforms, views, Args, BufferRange, Signature,
 };
 use crate::memory::{DeviceMemory, Keep};
-use crate::multi::push_chunks_of;
+use crate::multi::{chunk_count, push_chunks_of};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
@@ -265,15 +264,7 @@ impl FusedSet {
             push_chunks_of(&mut chunks, kernel, t, tensor.len, FUSED_CHUNK_ELEMENTS)?;
             elements += tensor.len;
         }
-        let n_chunks = chunks.len() / CHUNK_WORDS;
-        if n_chunks > u32::MAX as usize {
-            return Err(Error::TooLarge {
-                kernel,
-                what: "chunk count".into(),
-                value: n_chunks,
-                limit: u32::MAX as usize,
-            });
-        }
+        let n_chunks = chunk_count(kernel, &chunks)?;
         // A slot no tensor's rule reads is passed as a null table (the device never reads it);
         // a slot some rule reads has a table, with 0 for the tensors whose rule does not (and
         // for a null `#[uniform_ptr]`, which its rule reads as the default).
@@ -302,7 +293,7 @@ impl FusedSet {
             step_states: nonempty
                 .then(|| DeviceMemory::from_host(record_at, "a fused step-state table"))
                 .transpose()?,
-            n_chunks: n_chunks as u32,
+            n_chunks,
             elements,
             rebuilds: self.rebuilds + 1,
             records: Some(Records::new(tensors.len(), F::RECORD_BUFFERS)?),

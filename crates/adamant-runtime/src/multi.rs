@@ -59,6 +59,22 @@ pub(crate) fn push_chunks_of(
     Ok(())
 }
 
+/// The number of chunk records in a chunk table (`CHUNK_WORDS` words each), which a launch
+/// passes as a `u32`.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] past `u32::MAX` chunks.
+pub(crate) fn chunk_count(kernel: &'static str, chunks: &[u32]) -> Result<u32> {
+    let n_chunks = chunks.len() / CHUNK_WORDS;
+    u32::try_from(n_chunks).map_err(|_| Error::TooLarge {
+        kernel,
+        what: "chunk count".into(),
+        value: n_chunks,
+        limit: u32::MAX as usize,
+    })
+}
+
 /// The most blocks a 1-D grid may have (the entry strides over chunks past it).
 const MAX_GRID: u32 = i32::MAX as u32;
 
@@ -327,15 +343,7 @@ impl TensorSet {
             push_chunks(&mut chunks, kernel, t, len)?;
             elements += len;
         }
-        let n_chunks = chunks.len() / CHUNK_WORDS;
-        if n_chunks > u32::MAX as usize {
-            return Err(Error::TooLarge {
-                kernel,
-                what: "chunk count".into(),
-                value: n_chunks,
-                limit: u32::MAX as usize,
-            });
-        }
+        let n_chunks = chunk_count(kernel, &chunks)?;
         let tables = tables
             .iter()
             .map(|t| DeviceMemory::from_host(t, "a multi-tensor pointer table"))
@@ -364,7 +372,7 @@ impl TensorSet {
             custom_scales: None,
             entry: Some(E::DESCRIPTOR),
             kernel,
-            n_chunks: n_chunks as u32,
+            n_chunks,
             signature,
             elements,
             rebuilds: self.rebuilds + 1,
