@@ -585,10 +585,26 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         "RL set, one fused launch: eager {fused_eager:.1} µs, graph {fused_graph:.1} µs ({} table builds)",
         fset.rebuilds()
     );
+    // The same graph with larger chunks (fewer blocks, each paying its start and flush once).
+    let mut by_chunk = serde_json::Map::new();
+    for chunk in [8192usize, 32768] {
+        let mut set = FusedSet::with_chunk_elements(chunk)?;
+        set.sync::<adamant_fused_step::Entry>(&fused, &states)?;
+        let graph = rt.capture(vec![Box::new(|s: &Stream| {
+            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)
+                .map(|_| ())
+        })])?;
+        timer.reps *= 4;
+        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
+        timer.reps /= 4;
+        println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
+        by_chunk.insert(chunk.to_string(), json!(t));
+    }
     out["rl_set"] = json!({"tensors": tensors, "elements": elements, "bytes": bytes,
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
         "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
         "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
+        "fused_chunk_elements": fset.chunk_elements(), "fused_graph_us_by_chunk": by_chunk,
         "fused_table_builds": fset.rebuilds()});
     Ok(())
 }

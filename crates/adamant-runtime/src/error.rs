@@ -587,6 +587,18 @@ pub enum Error {
         made_for: String,
     },
 
+    /// A fused set's chunk size that is not a positive multiple of 4 up to the limit.
+    #[error(
+        "a fused set's chunks of {value} elements: a chunk must be a positive multiple of 4 \
+         elements, at most {limit} (nothing was made)"
+    )]
+    InvalidChunkElements {
+        /// The size given.
+        value: usize,
+        /// The largest allowed.
+        limit: usize,
+    },
+
     /// A tensor of a fused launch whose kernel is not one of the fused entry's rules.
     #[error(
         "{kernel}: tensor {tensor} is to be updated by `{rule}`, which is not one of this fused \

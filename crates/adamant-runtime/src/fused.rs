@@ -31,6 +31,9 @@ use crate::step::StepStates;
 /// Larger chunks (8,192) are the first thing to measure against it.
 pub const FUSED_CHUNK_ELEMENTS: usize = crate::multi::MULTI_CHUNK_ELEMENTS;
 
+/// The largest chunk [`FusedSet::with_chunk_elements`] takes.
+pub const MAX_CHUNK_ELEMENTS: usize = 1 << 24;
+
 /// The fused entry's slot tables (parameters `0..SLOTS`, `FusedSlot::param_index`).
 const SLOTS: usize = 9;
 const _: () = assert!(FUSED_PARAM_NAMES.len() == SLOTS + 6);
@@ -184,6 +187,8 @@ pub struct FusedSet {
     rules: Option<Arc<DeviceMemory<u32>>>,
     step_states: Option<Arc<DeviceMemory<u64>>>,
     n_chunks: u32,
+    /// Elements per chunk of this set's launches ([`FusedSet::with_chunk_elements`]).
+    chunk_elements: usize,
     elements: usize,
     rebuilds: u64,
     records: Option<Records>,
@@ -208,10 +213,39 @@ impl FusedSet {
             rules: None,
             step_states: None,
             n_chunks: 0,
+            chunk_elements: FUSED_CHUNK_ELEMENTS,
             elements: 0,
             rebuilds: 0,
             records: None,
         }
+    }
+
+    /// An empty set whose launches cut each tensor into chunks of `elements` (one block each)
+    /// instead of [`FUSED_CHUNK_ELEMENTS`]: larger chunks pay each block's start (a chain of
+    /// dependent reads) and its record flush fewer times, smaller ones spread a set of few
+    /// tensors over more multiprocessors. The results are the same bit for bit (each element's
+    /// update does not depend on its chunk, and the records combine chunks order-free).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidChunkElements`] unless `elements` is a positive multiple of 4 (a chunk
+    /// of a 16-byte aligned tensor stays aligned) of at most 2^24.
+    pub fn with_chunk_elements(elements: usize) -> Result<FusedSet> {
+        if elements == 0 || !elements.is_multiple_of(4) || elements > MAX_CHUNK_ELEMENTS {
+            return Err(Error::InvalidChunkElements {
+                value: elements,
+                limit: MAX_CHUNK_ELEMENTS,
+            });
+        }
+        Ok(FusedSet {
+            chunk_elements: elements,
+            ..FusedSet::new()
+        })
+    }
+
+    /// Elements per chunk of this set's launches.
+    pub fn chunk_elements(&self) -> usize {
+        self.chunk_elements
     }
 
     /// How many times the tables were (re)built.
@@ -261,7 +295,7 @@ impl FusedSet {
             for (table, address) in slot_tables.iter_mut().zip(tensor.slots) {
                 table.push(address);
             }
-            push_chunks_of(&mut chunks, kernel, t, tensor.len, FUSED_CHUNK_ELEMENTS)?;
+            push_chunks_of(&mut chunks, kernel, t, tensor.len, self.chunk_elements)?;
             elements += tensor.len;
         }
         let n_chunks = chunk_count(kernel, &chunks)?;
@@ -294,6 +328,7 @@ impl FusedSet {
                 .then(|| DeviceMemory::from_host(record_at, "a fused step-state table"))
                 .transpose()?,
             n_chunks,
+            chunk_elements: self.chunk_elements,
             elements,
             rebuilds: self.rebuilds + 1,
             records: Some(Records::new(tensors.len(), F::RECORD_BUFFERS)?),
@@ -701,5 +736,24 @@ mod tests {
             .unwrap(),
         ];
         check_set("adamant_fused_step", &tensors).unwrap();
+    }
+
+    #[test]
+    fn a_chunk_size_must_be_a_positive_multiple_of_four_up_to_the_limit() {
+        use super::{FusedSet, FUSED_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS};
+        assert_eq!(FusedSet::new().chunk_elements(), FUSED_CHUNK_ELEMENTS);
+        for ok in [4, 2048, 8192, MAX_CHUNK_ELEMENTS] {
+            assert_eq!(
+                FusedSet::with_chunk_elements(ok).unwrap().chunk_elements(),
+                ok
+            );
+        }
+        for bad in [0, 2, 8190, MAX_CHUNK_ELEMENTS + 4] {
+            let e = FusedSet::with_chunk_elements(bad).err().expect("refused");
+            assert!(
+                matches!(e, Error::InvalidChunkElements { value, .. } if value == bad),
+                "{e}"
+            );
+        }
     }
 }
