@@ -2,7 +2,7 @@
 //! route around the clamp epilogue in `tests/ui/<category>/` (`body`: what an optimizer body
 //! may hold; `signature`: the kernel's declaration; `scalars`: scalar lifetimes, domains,
 //! uniform pointers and scalar groups; `kernel_entry`: `#[kernel_entry]`; `host`: the
-//! runtime's types) must be rejected with an error spanned on the offending tokens (the
+//! runtime's types; `fused`: `fused_optimizer!`'s rules) must be rejected with an error spanned on the offending tokens (the
 //! committed `.stderr` files pin message and caret), and the kernels in `tests/ui/pass` must
 //! build and run (their `main` checks the generated items).
 //! `tests/ui/pass/renamed_dep` holds the fixture that uses the macros through a renamed
@@ -14,7 +14,14 @@
 #[test]
 fn macro_expansion() {
     let t = trybuild::TestCases::new();
-    let categories = ["body", "signature", "scalars", "kernel_entry", "host"];
+    let categories = [
+        "body",
+        "signature",
+        "scalars",
+        "kernel_entry",
+        "host",
+        "fused",
+    ];
     // A folder in no list would be skipped without a word.
     for entry in std::fs::read_dir("tests/ui").expect("tests/ui") {
         let name = entry.expect("a folder entry").file_name();

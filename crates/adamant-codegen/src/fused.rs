@@ -18,9 +18,10 @@
 //! It generates `mod <set>` with `DESCRIPTOR` (registered, kind optimizer), `RULES`,
 //! `RECORD_BUFFERS` and `Entry: FusedEntry`, and on nvptx the `#[no_mangle]` entry `<set>`.
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::{bracketed, Attribute, Ident, Path, Token, Visibility};
 
 use crate::descriptor::kernel_param;
@@ -94,15 +95,24 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
     let in_module: Vec<TokenStream> = rules.iter().map(crate::record::path_from_module).collect();
     let n_rules = rules.len();
     let fused = quote! { #kernels::abi::fused };
-    let fusable = in_module.iter().map(|r| {
+    // Each rule's items are named at the rule's own path, so an error about one (not a kernel,
+    // not fusable) points at it.
+    let fusable = rules.iter().zip(&in_module).map(|(path, r)| {
         let message = format!(
             "`{}` cannot be a rule of a fused set: it has more #[input]s, #[state]s or \
              #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*)",
-            quote!(#r).to_string().replace(' ', "")
+            quote!(#path).to_string().replace(' ', "")
         );
-        quote! { const _: () = ::core::assert!(#r::FUSABLE, #message); }
+        quote_spanned! {path.span()=> const _: () = ::core::assert!(#r::FUSABLE, #message); }
     });
-    let buffers = in_module.iter().map(|r| quote! { #r::BUFFERS });
+    let buffers = rules
+        .iter()
+        .zip(&in_module)
+        .map(|(path, r)| quote_spanned! {path.span()=> #r::BUFFERS });
+    let stepped = rules
+        .iter()
+        .zip(&in_module)
+        .map(|(path, r)| quote_spanned! {path.span()=> &#r::STEPPED_DESCRIPTOR });
     let descriptor = crate::descriptor::registered(
         kernels,
         crate::descriptor::Descriptor {
@@ -148,7 +158,7 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
             /// Each rule's stepped single-tensor descriptor, in branch order.
             #[cfg(not(target_arch = "nvptx64"))]
             pub static RULES: [&#kernels::abi::KernelDescriptor; #n_rules] =
-                [#(&#in_module::STEPPED_DESCRIPTOR),*];
+                [#(#stepped),*];
 
             /// The typed host view of this fused entry.
             #[cfg(not(target_arch = "nvptx64"))]
