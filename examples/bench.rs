@@ -524,63 +524,38 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     // The same step as one launch of the fused entry: every tensor with its launch's rule and
     // record.
     let mut fused: Vec<FusedTensor<'_>> = Vec::new();
-    for b in &launches.dqn.0 {
-        fused.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
-            b,
-            &launches.dqn.1,
-            0,
-        )?);
-    }
-    for b in &launches.iqn.0 {
-        fused.push(FusedTensor::new::<iqn_adam_kernel::Entry>(
-            b,
-            &launches.iqn.1,
-            1,
-        )?);
-    }
-    for b in &launches.iql.0 {
-        fused.push(FusedTensor::new::<iql_adam_kernel::Entry>(
-            b,
-            &launches.iql.1,
-            2,
-        )?);
-    }
-    for b in &launches.attn.0 {
-        fused.push(FusedTensor::new::<attn_adam_kernel::Entry>(
-            b,
-            &launches.attn.1,
-            3,
-        )?);
-    }
-    for b in &launches.cur.0 {
-        fused.push(FusedTensor::new::<curiosity_adam_step::Entry>(
-            b,
-            &launches.cur.1,
-            4,
-        )?);
-    }
-    for b in &launches.dt.0 {
-        fused.push(FusedTensor::new::<attn_adam_kernel::Entry>(
-            b,
-            &launches.dt.1,
-            5,
-        )?);
-    }
+    fused.extend(FusedTensor::group::<dqn_adam_update_kernel::Entry>(
+        &launches.dqn.0,
+        &launches.dqn.1,
+        0,
+    )?);
+    fused.extend(FusedTensor::group::<iqn_adam_kernel::Entry>(
+        &launches.iqn.0,
+        &launches.iqn.1,
+        1,
+    )?);
+    fused.extend(FusedTensor::group::<iql_adam_kernel::Entry>(
+        &launches.iql.0,
+        &launches.iql.1,
+        2,
+    )?);
+    fused.extend(FusedTensor::group::<attn_adam_kernel::Entry>(
+        &launches.attn.0,
+        &launches.attn.1,
+        3,
+    )?);
+    fused.extend(FusedTensor::group::<curiosity_adam_step::Entry>(
+        &launches.cur.0,
+        &launches.cur.1,
+        4,
+    )?);
+    fused.extend(FusedTensor::group::<attn_adam_kernel::Entry>(
+        &launches.dt.0,
+        &launches.dt.1,
+        5,
+    )?);
     let mut fset = FusedSet::new();
-    let fused_eager = timer.host_median_us(|s| {
-        rt.launch_fused::<adamant_fused_step::Entry>(s, &mut fset, &fused, &states)?;
-        Ok(())
-    })?;
-    let fused_graph = {
-        let graph = rt.capture(vec![Box::new(|s: &Stream| {
-            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut fset, &fused, &states)
-                .map(|_| ())
-        })])?;
-        timer.reps *= 4;
-        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
-        timer.reps /= 4;
-        t
-    };
+    let (fused_eager, fused_graph) = time_fused(rt, timer, &mut fset, &fused, &states)?;
     println!(
         "RL set, one fused launch: eager {fused_eager:.1} µs, graph {fused_graph:.1} µs ({} table builds)",
         fset.rebuilds()
@@ -589,14 +564,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     let mut by_chunk = serde_json::Map::new();
     for chunk in [8192usize, 32768] {
         let mut set = FusedSet::with_chunk_elements(chunk)?;
-        set.sync::<adamant_fused_step::Entry>(&fused, &states)?;
-        let graph = rt.capture(vec![Box::new(|s: &Stream| {
-            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)
-                .map(|_| ())
-        })])?;
-        timer.reps *= 4;
-        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
-        timer.reps /= 4;
+        let (_, t) = time_fused(rt, timer, &mut set, &fused, &states)?;
         println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
         by_chunk.insert(chunk.to_string(), json!(t));
     }
@@ -607,6 +575,29 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         "fused_chunk_elements": fset.chunk_elements(), "fused_graph_us_by_chunk": by_chunk,
         "fused_table_builds": fset.rebuilds()});
     Ok(())
+}
+
+/// One fused launch of adamant's set over `tensors`: its eager host time (which also builds the
+/// set's tables), then its graph replay's device time.
+fn time_fused(
+    rt: &Adamant,
+    timer: &mut Timer,
+    set: &mut FusedSet,
+    tensors: &[FusedTensor<'_>],
+    states: &StepStates,
+) -> Result<(f64, f64)> {
+    let eager = timer.host_median_us(|s| {
+        rt.launch_fused::<adamant_fused_step::Entry>(s, set, tensors, states)?;
+        Ok(())
+    })?;
+    let graph = rt.capture(vec![Box::new(|s: &Stream| {
+        rt.launch_fused::<adamant_fused_step::Entry>(s, set, tensors, states)
+            .map(|_| ())
+    })])?;
+    timer.reps *= 4;
+    let replay = timer.median_us(false, |s| Ok(graph.launch(s)?));
+    timer.reps /= 4;
+    Ok((eager, replay?))
 }
 
 /// `bench/four_groups.json`: 200 tensors of a 50-layer model in four parameter groups (AdamW,
@@ -626,7 +617,14 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
         .map(|d| d.as_u64().unwrap_or(1) as usize)
         .product();
     let vector = spec["vector"].as_u64().context("vector")? as usize;
+    // The groups in record order; each tensor names its group by its record.
     let names = ["decay", "no_decay", "clipped", "amsgrad"];
+    let record_of = |name: &str| names.iter().position(|n| *n == name).expect("a group");
+    let (no_decay, clipped_at, amsgrad) = (
+        record_of("no_decay"),
+        record_of("clipped"),
+        record_of("amsgrad"),
+    );
     let g = |name: &str| &spec["groups"][name];
     let hyper = |name: &str| -> Result<AdamHyper> {
         let wd = num(&g(name)["weight_decay"])? as f32;
@@ -661,7 +659,9 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
                 grad_clip: num(&g("clipped")["grad_clip"])? as f32,
             })?,
             spec_of("amsgrad")?.with_kernel::<curiosity_adam_step::Entry>(
-                curiosity_adam_step::Hyper { eps: 1e-8 },
+                curiosity_adam_step::Hyper {
+                    eps: hyper("amsgrad")?.eps,
+                },
             )?,
         ],
         QAbsRef::Owned { initial: 1.0 },
@@ -682,26 +682,27 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
     let mut tensors: Vec<(usize, Tensor)> = Vec::new();
     for l in 0..layers {
         let group = group_of_layer(l)?;
-        tensors.push((group, tensor(weight, group == 3)?));
+        tensors.push((group, tensor(weight, group == amsgrad)?));
         for _ in 0..3 {
-            tensors.push((1, tensor(vector, false)?));
+            tensors.push((no_decay, tensor(vector, false)?));
         }
     }
     let elements: usize = tensors.iter().map(|(_, t)| t.p.len()).sum();
     let bytes: usize = tensors
         .iter()
-        .map(|(g, t)| if *g == 3 { 36 } else { 28 } * t.p.len())
+        .map(|(g, t)| if *g == amsgrad { 36 } else { 28 } * t.p.len())
         .sum();
     let (mut adamw, mut clip, mut ams) = (Vec::new(), Vec::new(), Vec::new());
     for (group, t) in tensors.iter_mut() {
         let (p, g, m, v) = (&mut t.p, t.g.input(), &mut t.m, &mut t.v);
-        match *group {
-            2 => clip.push((2, iql_adam_kernel::Buffers { p, g, m, v })),
-            3 => {
-                let v_max = t.v_max.as_mut().context("AMSGrad tensors have v_max")?;
-                ams.push((3, curiosity_adam_step::Buffers { p, g, m, v, v_max }));
-            }
-            r => adamw.push((r, attn_adam_kernel::Buffers { p, g, m, v })),
+        let r = *group;
+        if r == clipped_at {
+            clip.push((r, iql_adam_kernel::Buffers { p, g, m, v }));
+        } else if r == amsgrad {
+            let v_max = t.v_max.as_mut().context("AMSGrad tensors have v_max")?;
+            ams.push((r, curiosity_adam_step::Buffers { p, g, m, v, v_max }));
+        } else {
+            adamw.push((r, attn_adam_kernel::Buffers { p, g, m, v }));
         }
     }
     let mut fused: Vec<FusedTensor<'_>> = Vec::new();
@@ -724,21 +725,7 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
         fused.push(FusedTensor::new::<curiosity_adam_step::Entry>(b, &s, *r)?);
     }
     let n_tensors = fused.len();
-    let mut set = FusedSet::new();
-    let eager = timer.host_median_us(|s| {
-        rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)?;
-        Ok(())
-    })?;
-    let graph_us = {
-        let graph = rt.capture(vec![Box::new(|s: &Stream| {
-            rt.launch_fused::<adamant_fused_step::Entry>(s, &mut set, &fused, &states)
-                .map(|_| ())
-        })])?;
-        timer.reps *= 4;
-        let t = timer.median_us(false, |s| Ok(graph.launch(s)?))?;
-        timer.reps /= 4;
-        t
-    };
+    let (eager, graph_us) = time_fused(rt, timer, &mut FusedSet::new(), &fused, &states)?;
     println!(
         "four groups ({n_tensors} tensors, {elements} elements, 3 rules, one fused launch): eager {eager:.1} µs, graph {graph_us:.1} µs"
     );

@@ -16,8 +16,8 @@ use adamant::kernels::optimizers::{
 use adamant::kernels::soft_update::soft_update_kernel;
 use adamant::reference::KernelRef;
 use adamant::runtime::{
-    AdamHyper, Adamant, Branch, ClampPolicy, Error, FusedSet, FusedTensor, QAbsRef, StepBound,
-    StepSpec, StepStates, TensorSet,
+    AdamHyper, Adamant, Branch, ClampPolicy, Error, FusedSet, FusedTensor, Owned, QAbsRef,
+    StepBound, StepSpec, StepStates, TensorSet,
 };
 use cust::stream::Stream;
 use rand::rngs::SmallRng;
@@ -100,6 +100,17 @@ const DQN_S: dqn_adam_update_kernel::StepScalars = dqn_adam_update_kernel::StepS
     grad_scale: UniformPtr::NULL,
 };
 
+/// The soft-update group's buffers: each tensor's `p` is the target, its `g` the online net.
+fn soft_buffers(group: &mut [DevTensor]) -> Vec<soft_update_kernel::Buffers<Owned<'_>>> {
+    group
+        .iter_mut()
+        .map(|t| soft_update_kernel::Buffers {
+            target: &mut t.p,
+            online: t.g.input(),
+        })
+        .collect()
+}
+
 /// The per-rule step: each group's rule's stepped multi-tensor entry, with its own tables.
 fn per_rule(
     rt: &Adamant,
@@ -138,13 +149,7 @@ fn per_rule(
         4,
         v_max
     );
-    let soft: Vec<_> = g5
-        .iter_mut()
-        .map(|t| soft_update_kernel::Buffers {
-            target: &mut t.p,
-            online: t.g.input(),
-        })
-        .collect();
+    let soft = soft_buffers(g5);
     rt.launch::<soft_update_kernel::Entry>(s)
         .stepped(&soft_update_kernel::StepScalars {}, states, 5)
         .set(s5, &soft)?;
@@ -169,54 +174,31 @@ fn fused(
         buffers!(attn_adam_kernel, g3),
     );
     let b4 = buffers!(curiosity_adam_step, g4, v_max);
-    let b5: Vec<_> = g5
-        .iter_mut()
-        .map(|t| soft_update_kernel::Buffers {
-            target: &mut t.p,
-            online: t.g.input(),
-        })
-        .collect();
-    let mut tensors = Vec::new();
-    for b in &b0 {
-        tensors.push(FusedTensor::new::<dqn_adam_update_kernel::Entry>(
-            b, &DQN_S, 0,
-        )?);
-    }
-    for b in &b1 {
-        tensors.push(FusedTensor::new::<iqn_adam_kernel::Entry>(
-            b,
-            &iqn_adam_kernel::StepScalars {},
-            1,
-        )?);
-    }
-    for b in &b2 {
-        tensors.push(FusedTensor::new::<iql_adam_kernel::Entry>(
-            b,
-            &iql_adam_kernel::StepScalars {},
-            2,
-        )?);
-    }
-    for b in &b3 {
-        tensors.push(FusedTensor::new::<attn_adam_kernel::Entry>(
-            b,
-            &attn_adam_kernel::StepScalars {},
-            3,
-        )?);
-    }
-    for b in &b4 {
-        tensors.push(FusedTensor::new::<curiosity_adam_step::Entry>(
-            b,
-            &curiosity_adam_step::StepScalars {},
-            4,
-        )?);
-    }
-    for b in &b5 {
-        tensors.push(FusedTensor::new::<soft_update_kernel::Entry>(
-            b,
-            &soft_update_kernel::StepScalars {},
-            5,
-        )?);
-    }
+    let b5 = soft_buffers(g5);
+    let mut tensors = FusedTensor::group::<dqn_adam_update_kernel::Entry>(&b0, &DQN_S, 0)?;
+    tensors.extend(FusedTensor::group::<iqn_adam_kernel::Entry>(
+        &b1,
+        &iqn_adam_kernel::StepScalars {},
+        1,
+    )?);
+    tensors.extend(FusedTensor::group::<iql_adam_kernel::Entry>(
+        &b2,
+        &iql_adam_kernel::StepScalars {},
+        2,
+    )?);
+    tensors.extend(FusedTensor::group::<attn_adam_kernel::Entry>(
+        &b3,
+        &attn_adam_kernel::StepScalars {},
+        3,
+    )?);
+    let cur = curiosity_adam_step::StepScalars {};
+    tensors.extend(FusedTensor::group::<curiosity_adam_step::Entry>(
+        &b4, &cur, 4,
+    )?);
+    let soft = soft_update_kernel::StepScalars {};
+    tensors.extend(FusedTensor::group::<soft_update_kernel::Entry>(
+        &b5, &soft, 5,
+    )?);
     rt.launch_fused::<adamant_fused_step::Entry>(s, set, &tensors, states)?;
     Ok(())
 }

@@ -302,6 +302,24 @@ impl ParamRole {
     /// Whether this role is a pointer to buffers or tables (everything but the scalars, the
     /// length, the chunk count, the bound and `#[uniform_ptr]`, which is read as a value).
     pub fn is_pointer(self) -> bool {
+        self.is_buffer()
+            || matches!(
+                self,
+                ParamRole::ChunkTable
+                    | ParamRole::ClampScales
+                    | ParamRole::Output
+                    | ParamRole::IndexTable
+                    | ParamRole::StepState
+                    | ParamRole::Records
+                    | ParamRole::UniformTable
+                    | ParamRole::RuleTable
+                    | ParamRole::StepStateTable
+            )
+    }
+
+    /// Whether this is an optimizer entry's per-element buffer (`#[param]`, `#[input]`,
+    /// `#[state]`), or a table of them: what its diagnostics records count.
+    pub fn is_buffer(self) -> bool {
         matches!(
             self,
             ParamRole::ParamBuffer
@@ -310,15 +328,6 @@ impl ParamRole {
                 | ParamRole::ParamTable
                 | ParamRole::InputTable
                 | ParamRole::StateTable
-                | ParamRole::ChunkTable
-                | ParamRole::ClampScales
-                | ParamRole::Output
-                | ParamRole::IndexTable
-                | ParamRole::StepState
-                | ParamRole::Records
-                | ParamRole::UniformTable
-                | ParamRole::RuleTable
-                | ParamRole::StepStateTable
         )
     }
 
@@ -578,20 +587,7 @@ impl KernelDescriptor {
     /// have its rules' most buffers (`FusedEntry::RECORD_BUFFERS`), at most this count of its
     /// buffer tables (so shared memory sized from it holds them).
     pub fn buffer_count(&self) -> usize {
-        self.params
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p.role,
-                    ParamRole::ParamBuffer
-                        | ParamRole::Input
-                        | ParamRole::State
-                        | ParamRole::ParamTable
-                        | ParamRole::InputTable
-                        | ParamRole::StateTable
-                )
-            })
-            .count()
+        self.params.iter().filter(|p| p.role.is_buffer()).count()
     }
 
     /// Whether this is a stepped entry (its bound and `#[step]` scalars come from a

@@ -11,9 +11,9 @@
 //! never read. Keeping one slot per role (never an input in one rule's state slot) is what lets
 //! the audit and the runtime judge a table by its role alone.
 //!
-//! Fixed parameter order (the descriptor `fused_optimizer!` registers): `param`, `input0..`,
+//! The parameter list is fixed, whatever the rules: [`FUSED_PARAMS`] (`param`, `input0..`,
 //! `state0..`, `uniform0..`, `chunks`, `n_chunks`, `weight_clamp_scales`, `rules`, `records`,
-//! `step_states` (last).
+//! `step_states` last), which `fused_optimizer!` registers as every fused entry's descriptor.
 
 /// Input tables of a fused entry: a rule with more `#[input]`s cannot join a fused set.
 pub const MAX_FUSED_INPUTS: usize = 2;
@@ -21,39 +21,46 @@ pub const MAX_FUSED_INPUTS: usize = 2;
 pub const MAX_FUSED_STATES: usize = 4;
 /// `#[uniform_ptr]` tables of a fused entry.
 pub const MAX_FUSED_UNIFORMS: usize = 2;
-/// The most rules one fused set may name (the rule table holds a branch index).
-pub const MAX_FUSED_RULES: usize = 32;
-
-/// The names of the fused entry's parameters, in PTX order (the codegen and the runtime's tests
-/// check theirs against it).
-pub const FUSED_PARAM_NAMES: [&str; 15] = [
-    "param",
-    "input0",
-    "input1",
-    "state0",
-    "state1",
-    "state2",
-    "state3",
-    "uniform0",
-    "uniform1",
-    "chunks",
-    "n_chunks",
-    "weight_clamp_scales",
-    "rules",
-    "records",
-    "step_states",
-];
-const _: () = assert!(
-    FUSED_PARAM_NAMES.len() == 1 + MAX_FUSED_INPUTS + MAX_FUSED_STATES + MAX_FUSED_UNIFORMS + 6
-);
+/// The slot tables of a fused entry, its first parameters: the parameter table, then the input,
+/// state and uniform tables.
+pub const FUSED_SLOTS: usize = 1 + MAX_FUSED_INPUTS + MAX_FUSED_STATES + MAX_FUSED_UNIFORMS;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::*;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::{MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
-    use crate::{GeneratedEntry, KernelDescriptor, ParamRole};
+    use super::{FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
+    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType};
+
+    const fn param(name: &'static str, ty: ParamType, role: ParamRole) -> KernelParam {
+        KernelParam { name, ty, role }
+    }
+
+    const fn table(name: &'static str, role: ParamRole) -> KernelParam {
+        param(name, ParamType::Ptr, role)
+    }
+
+    /// Every fused entry's parameters, in PTX order: the one list that `fused_optimizer!`
+    /// registers as the descriptor's and the runtime assembles a launch from. The first
+    /// [`FUSED_SLOTS`] are the slot tables, each at its [`FusedSlot::param_index`].
+    pub const FUSED_PARAMS: [KernelParam; FUSED_SLOTS + 6] = [
+        table("param", ParamRole::ParamTable),
+        table("input0", ParamRole::InputTable),
+        table("input1", ParamRole::InputTable),
+        table("state0", ParamRole::StateTable),
+        table("state1", ParamRole::StateTable),
+        table("state2", ParamRole::StateTable),
+        table("state3", ParamRole::StateTable),
+        table("uniform0", ParamRole::UniformTable),
+        table("uniform1", ParamRole::UniformTable),
+        table("chunks", ParamRole::ChunkTable),
+        param("n_chunks", ParamType::U32, ParamRole::ChunkCount),
+        table("weight_clamp_scales", ParamRole::ClampScales),
+        table("rules", ParamRole::RuleTable),
+        table("records", ParamRole::Records),
+        table("step_states", ParamRole::StepStateTable),
+    ];
 
     /// Which table of a fused entry one buffer (or `#[uniform_ptr]`) of a rule is read from.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,8 +72,8 @@ mod host {
     }
 
     impl FusedSlot {
-        /// The slot's parameter index in the fused entry.
-        pub fn param_index(self) -> usize {
+        /// The slot's parameter index in the fused entry ([`FUSED_PARAMS`]).
+        pub const fn param_index(self) -> usize {
             match self {
                 FusedSlot::Param => 0,
                 FusedSlot::Input(k) => 1 + k,
@@ -90,40 +97,30 @@ mod host {
     /// `(parameter index in rule, slot)`, in the rule's parameter order: the `k`-th of each role
     /// takes that role's table `k`.
     pub fn fused_slots(rule: &KernelDescriptor) -> Result<Vec<(usize, FusedSlot)>, TooManySlots> {
-        let (mut inputs, mut states, mut uniforms) = (0, 0, 0);
+        // Inputs, states, uniform pointers seen so far.
+        let mut counts = [0usize; 3];
         let mut out = Vec::new();
         for (i, p) in rule.params.iter().enumerate() {
-            let (slot, count, limit, role) = match p.role {
-                ParamRole::ParamBuffer => (FusedSlot::Param, 0, 1, "#[param]"),
-                ParamRole::Input => (
-                    FusedSlot::Input(inputs),
-                    next(&mut inputs),
-                    MAX_FUSED_INPUTS,
-                    "#[input]",
-                ),
-                ParamRole::State => (
-                    FusedSlot::State(states),
-                    next(&mut states),
-                    MAX_FUSED_STATES,
-                    "#[state]",
-                ),
-                ParamRole::UniformPtr { .. } => (
-                    FusedSlot::Uniform(uniforms),
-                    next(&mut uniforms),
-                    MAX_FUSED_UNIFORMS,
-                    "#[uniform_ptr]",
-                ),
+            let slot = match p.role {
+                ParamRole::ParamBuffer => FusedSlot::Param,
+                ParamRole::Input => FusedSlot::Input(next(&mut counts[0])),
+                ParamRole::State => FusedSlot::State(next(&mut counts[1])),
+                ParamRole::UniformPtr { .. } => FusedSlot::Uniform(next(&mut counts[2])),
                 _ => continue,
             };
-            if count >= limit {
+            out.push((i, slot));
+        }
+        let limits = [MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS];
+        let roles = ["#[input]", "#[state]", "#[uniform_ptr]"];
+        for ((count, limit), role) in counts.into_iter().zip(limits).zip(roles) {
+            if count > limit {
                 return Err(TooManySlots {
                     kernel: rule.name,
                     role,
-                    count: count + 1,
+                    count,
                     limit,
                 });
             }
-            out.push((i, slot));
         }
         Ok(out)
     }
@@ -145,5 +142,96 @@ mod host {
         /// The buffer count of the entry's diagnostics records: the most buffers of any rule (a
         /// rule with fewer leaves the rest of its tensor's record empty).
         const RECORD_BUFFERS: usize;
+    }
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+    use crate::{KernelDescriptor, KernelParam, ParamRole, ParamType};
+
+    /// Every slot of every role lands on a parameter of that role, each on its own, and the
+    /// slots are exactly the first `FUSED_SLOTS` parameters.
+    #[test]
+    fn every_slot_is_a_parameter_of_its_role() {
+        let mut slots = vec![FusedSlot::Param];
+        slots.extend((0..MAX_FUSED_INPUTS).map(FusedSlot::Input));
+        slots.extend((0..MAX_FUSED_STATES).map(FusedSlot::State));
+        slots.extend((0..MAX_FUSED_UNIFORMS).map(FusedSlot::Uniform));
+        let indices: Vec<usize> = slots.iter().map(|s| s.param_index()).collect();
+        assert_eq!(indices, (0..FUSED_SLOTS).collect::<Vec<_>>());
+        for slot in slots {
+            let want = match slot {
+                FusedSlot::Param => ParamRole::ParamTable,
+                FusedSlot::Input(_) => ParamRole::InputTable,
+                FusedSlot::State(_) => ParamRole::StateTable,
+                FusedSlot::Uniform(_) => ParamRole::UniformTable,
+            };
+            assert_eq!(FUSED_PARAMS[slot.param_index()].role, want, "{slot:?}");
+        }
+        assert!(FUSED_PARAMS[FUSED_SLOTS..].iter().all(|p| !matches!(
+            p.role,
+            ParamRole::ParamTable
+                | ParamRole::InputTable
+                | ParamRole::StateTable
+                | ParamRole::UniformTable
+        )));
+        assert_eq!(
+            FUSED_PARAMS.last().map(|p| p.role),
+            Some(ParamRole::StepStateTable)
+        );
+    }
+
+    const fn buffer(name: &'static str, role: ParamRole) -> KernelParam {
+        KernelParam {
+            name,
+            ty: ParamType::Ptr,
+            role,
+        }
+    }
+
+    const THREE_INPUTS: [KernelParam; 5] = [
+        buffer("p", ParamRole::ParamBuffer),
+        buffer("a", ParamRole::Input),
+        buffer("m", ParamRole::State),
+        buffer("b", ParamRole::Input),
+        buffer("c", ParamRole::Input),
+    ];
+
+    fn kernel(params: &'static [KernelParam]) -> KernelDescriptor {
+        KernelDescriptor {
+            set: "test",
+            defined_at: "here",
+            name: "three_inputs",
+            kind: crate::KernelKind::Optimizer,
+            params,
+            record: &[],
+        }
+    }
+
+    /// A kernel with more buffers of a role than there are tables is refused with its full
+    /// count; one at the limit is mapped in declared order.
+    #[test]
+    fn a_kernel_past_a_table_limit_is_refused_with_its_count() {
+        let e = fused_slots(&kernel(&THREE_INPUTS)).unwrap_err();
+        assert_eq!(
+            e,
+            TooManySlots {
+                kernel: "three_inputs",
+                role: "#[input]",
+                count: 3,
+                limit: MAX_FUSED_INPUTS,
+            }
+        );
+        let slots = fused_slots(&kernel(&THREE_INPUTS[..4])).unwrap();
+        assert_eq!(
+            slots,
+            [
+                (0, FusedSlot::Param),
+                (1, FusedSlot::Input(0)),
+                (2, FusedSlot::State(0)),
+                (3, FusedSlot::Input(1)),
+            ]
+        );
     }
 }

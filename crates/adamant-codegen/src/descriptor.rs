@@ -19,8 +19,9 @@ pub(crate) struct Descriptor {
     pub(crate) name: TokenStream,
     /// `Optimizer` or `Other` (`abi::KernelKind`).
     pub(crate) kind: TokenStream,
-    /// The parameters' `KernelParam` expressions, in PTX order.
-    pub(crate) params: Vec<TokenStream>,
+    /// The parameters, an expression of type `&'static [KernelParam]` in PTX order
+    /// ([`param_list`] of `KernelParam` literals, or a list defined elsewhere).
+    pub(crate) params: TokenStream,
     /// The record layout expression (`&[]` for an entry that reads no step record).
     pub(crate) record: TokenStream,
 }
@@ -45,7 +46,7 @@ pub(crate) fn registered(kernels: &DeviceCratePath, d: Descriptor) -> TokenStrea
                 defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 name: #name,
                 kind: #kernels::abi::KernelKind::#kind,
-                params: &[#(#params),*],
+                params: #params,
                 record: #record,
             };
 
@@ -54,6 +55,11 @@ pub(crate) fn registered(kernels: &DeviceCratePath, d: Descriptor) -> TokenStrea
         #[linkme(crate = #kernels::__linkme)]
         static #register: &#kernels::abi::KernelDescriptor = &#ident;
     }
+}
+
+/// `params`, `KernelParam` literals in PTX order, as a descriptor's parameter list.
+pub(crate) fn param_list(params: &[TokenStream]) -> TokenStream {
+    quote! { &[#(#params),*] }
 }
 
 /// One `KernelParam` literal.

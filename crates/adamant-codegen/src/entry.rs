@@ -98,7 +98,7 @@ pub fn expand(
             register: format_ident!("__ADAMANT_REGISTER"),
             name: quote!(#name_str),
             kind: quote!(Other),
-            params,
+            params: crate::descriptor::param_list(&params),
             record: quote!(&[]),
         },
     );

@@ -24,8 +24,10 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{bracketed, Attribute, Ident, Path, Token, Visibility};
 
-use crate::descriptor::kernel_param;
 use crate::device_crate::DeviceCratePath;
+
+/// The most rules one set may name.
+const MAX_RULES: usize = 32;
 
 /// `#[attrs] vis name = [rule, ...];`
 struct FusedSet {
@@ -55,11 +57,15 @@ impl Parse for FusedSet {
                 "a fused set names at least one rule (an #[optimizer_kernel])",
             ));
         }
-        // The limit of `adamant_abi::fused::MAX_FUSED_RULES` (asserted again in the expansion).
-        if rules.len() > 32 {
+        // A sanity limit of this macro's own (a rule is one branch of one switch); the rule
+        // table's words could index more.
+        if rules.len() > MAX_RULES {
             return Err(syn::Error::new(
                 bracket.span.join(),
-                format!("a fused set names at most 32 rules, not {}", rules.len()),
+                format!(
+                    "a fused set names at most {MAX_RULES} rules, not {}",
+                    rules.len()
+                ),
             ));
         }
         for (i, a) in rules.iter().enumerate() {
@@ -95,24 +101,21 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
     let in_module: Vec<TokenStream> = rules.iter().map(crate::record::path_from_module).collect();
     let n_rules = rules.len();
     let fused = quote! { #kernels::abi::fused };
-    // Each rule's items are named at the rule's own path, so an error about one (not a kernel,
-    // not fusable) points at it.
-    let fusable = rules.iter().zip(&in_module).map(|(path, r)| {
+    // What the set reads of each rule, named at the rule's own path, so that an error about one
+    // (not a kernel, not fusable) points at it: its assertion, its buffer count, its descriptor.
+    let (mut fusable, mut buffers, mut stepped) = (Vec::new(), Vec::new(), Vec::new());
+    for (path, r) in rules.iter().zip(&in_module) {
         let message = format!(
             "`{}` cannot be a rule of a fused set: it has more #[input]s, #[state]s or \
              #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*)",
             quote!(#path).to_string().replace(' ', "")
         );
-        quote_spanned! {path.span()=> const _: () = ::core::assert!(#r::FUSABLE, #message); }
-    });
-    let buffers = rules
-        .iter()
-        .zip(&in_module)
-        .map(|(path, r)| quote_spanned! {path.span()=> #r::BUFFERS });
-    let stepped = rules
-        .iter()
-        .zip(&in_module)
-        .map(|(path, r)| quote_spanned! {path.span()=> &#r::STEPPED_DESCRIPTOR });
+        let span = path.span();
+        fusable
+            .push(quote_spanned! {span=> const _: () = ::core::assert!(#r::FUSABLE, #message); });
+        buffers.push(quote_spanned! {span=> #r::BUFFERS });
+        stepped.push(quote_spanned! {span=> &#r::STEPPED_DESCRIPTOR });
+    }
     let descriptor = crate::descriptor::registered(
         kernels,
         crate::descriptor::Descriptor {
@@ -123,7 +126,7 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
             register: format_ident!("__ADAMANT_REGISTER"),
             name: quote!(#name_str),
             kind: quote!(Optimizer),
-            params: params(kernels),
+            params: quote!(&#fused::FUSED_PARAMS),
             record: quote!(&[]),
         },
     );
@@ -136,7 +139,6 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
             #[allow(unused_imports)]
             use super::*;
 
-            const _: () = ::core::assert!(#n_rules <= #fused::MAX_FUSED_RULES);
             #(#fusable)*
 
             /// The buffer count of the entry's diagnostics records: the most of any rule.
@@ -186,57 +188,6 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
             };
         };
     })
-}
-
-/// The fixed parameters (`adamant_abi::fused::FUSED_PARAM_NAMES`, which a test compares).
-fn params(kernels: &DeviceCratePath) -> Vec<TokenStream> {
-    let mut out = vec![kernel_param(
-        kernels,
-        "param",
-        quote!(Ptr),
-        quote!(ParamTable),
-    )];
-    for i in 0..2 {
-        let name = format!("input{i}");
-        out.push(kernel_param(
-            kernels,
-            &name,
-            quote!(Ptr),
-            quote!(InputTable),
-        ));
-    }
-    for i in 0..4 {
-        let name = format!("state{i}");
-        out.push(kernel_param(
-            kernels,
-            &name,
-            quote!(Ptr),
-            quote!(StateTable),
-        ));
-    }
-    for i in 0..2 {
-        let name = format!("uniform{i}");
-        out.push(kernel_param(
-            kernels,
-            &name,
-            quote!(Ptr),
-            quote!(UniformTable),
-        ));
-    }
-    out.extend([
-        kernel_param(kernels, "chunks", quote!(Ptr), quote!(ChunkTable)),
-        kernel_param(kernels, "n_chunks", quote!(U32), quote!(ChunkCount)),
-        kernel_param(
-            kernels,
-            "weight_clamp_scales",
-            quote!(Ptr),
-            quote!(ClampScales),
-        ),
-        kernel_param(kernels, "rules", quote!(Ptr), quote!(RuleTable)),
-        kernel_param(kernels, "records", quote!(Ptr), quote!(Records)),
-        kernel_param(kernels, "step_states", quote!(Ptr), quote!(StepStateTable)),
-    ]);
-    out
 }
 
 fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> TokenStream {
@@ -381,6 +332,8 @@ mod tests {
             out.contains("a :: FUSABLE") && out.contains("m :: b :: FUSABLE"),
             "{out}"
         );
-        assert!(out.contains("StepStateTable"), "{out}");
+        // Its parameters are the one list of `adamant_abi::fused`, whose last is the step-state
+        // table.
+        assert!(out.contains("fused :: FUSED_PARAMS"), "{out}");
     }
 }

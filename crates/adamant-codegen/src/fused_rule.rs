@@ -1,10 +1,15 @@
 //! A kernel's side of the fused entries (`fused_optimizer!`, [`crate::fused`]): inside its module
-//! `#[optimizer_kernel]` generates `BUFFERS`, `FUSABLE` and, on nvptx for a kernel that fits the
-//! fused tables, `__adamant_fused_chunk`: one chunk of one tensor, its pointers read from the
-//! fused entry's tables at the tensor's index (the `k`-th `#[input]` from input table `k`, and so
-//! on: `adamant_abi::fused::fused_slots` is the same order on the host), its scalars from the
-//! tensor's step record, and then the kernel's own sweep, with the clamp stamped before the
-//! parameter store. A fused entry of any crate calls it in the branch of the tensor's rule.
+//! `#[optimizer_kernel]` generates `BUFFERS`, `FUSABLE` and, on nvptx, `__adamant_fused_chunk`:
+//! one chunk of one tensor, its pointers read from the fused entry's tables at the tensor's index
+//! (the `k`-th `#[input]` from input table `k`, and so on: `adamant_abi::fused::fused_slots` is
+//! the same order on the host), its scalars from the tensor's step record, and then the kernel's
+//! own sweep, with the clamp stamped before the parameter store. A fused entry of any crate calls
+//! it in the branch of the tensor's rule.
+//!
+//! The table limits live in `adamant_abi::fused` alone: `FUSABLE` is computed from them in the
+//! expansion, and a kernel's chunk asks `FusedTables` for its `k`-th table, which is null past the
+//! limit, so the chunk compiles for every kernel and a set refuses (`FUSABLE`) the kernels that
+//! would read one.
 //!
 //! The function is public (hidden) because the fused entry may live in another crate. What keeps
 //! it honest is the PTX audit, not its visibility: every entry that calls it is audited, and a
@@ -31,11 +36,7 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let n = buffer_count(k);
     let (inputs, states, uniforms) = slot_counts(k);
     let fused = quote! { #kernels::abi::fused };
-    let chunk = if fits(k) {
-        chunk_fn(k, kernels)
-    } else {
-        quote! {}
-    };
+    let chunk = chunk_fn(k, kernels);
     quote! {
         /// The kernel's buffer count (its diagnostics records' buffers).
         pub const BUFFERS: usize = #n;
@@ -51,13 +52,6 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     }
 }
 
-fn fits(k: &OptimizerFn) -> bool {
-    // The limits of `adamant_abi::fused` (a proc macro cannot read them; the `FUSABLE` const
-    // above is computed from them, and a fused set asserts it, so a drift is a compile error).
-    let (inputs, states, uniforms) = slot_counts(k);
-    inputs <= 2 && states <= 4 && uniforms <= 2
-}
-
 fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let len = format_ident!("{}", LEN);
@@ -71,12 +65,12 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             Role::Input => {
                 inputs += 1;
                 let i = inputs - 1;
-                (quote!(__adamant_tables.inputs[#i]), quote!(*const f32))
+                (quote!(__adamant_tables.input(#i)), quote!(*const f32))
             }
             Role::State => {
                 states += 1;
                 let i = states - 1;
-                (quote!(__adamant_tables.states[#i]), quote!(*mut f32))
+                (quote!(__adamant_tables.state(#i)), quote!(*mut f32))
             }
             Role::UniformPtr(default) => {
                 uniforms += 1;
@@ -85,7 +79,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
                 pointers.push(quote! {
                     let #ident: f32 = {
                         let __adamant_q =
-                            *__adamant_tables.uniforms[#i].add(__adamant_tensor) as *const f32;
+                            *__adamant_tables.uniform(#i).add(__adamant_tensor) as *const f32;
                         if __adamant_q.is_null() { #default } else { *__adamant_q }
                     };
                 });

@@ -195,7 +195,7 @@ fn descriptor(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource) 
             register,
             name: quote!(#name),
             kind: quote!(Optimizer),
-            params,
+            params: crate::descriptor::param_list(&params),
             record,
         },
     )

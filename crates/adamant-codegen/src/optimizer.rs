@@ -235,7 +235,7 @@ fn host_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             register: format_ident!("__ADAMANT_REGISTER"),
             name: quote!(#name_str),
             kind: quote!(Optimizer),
-            params: descriptor_params,
+            params: crate::descriptor::param_list(&descriptor_params),
             record: quote!(&[]),
         },
     );
@@ -249,7 +249,7 @@ fn host_items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             register: format_ident!("__ADAMANT_REGISTER_STEPPED"),
             name: quote!(#stepped_name),
             kind: quote!(Optimizer),
-            params: stepped_params,
+            params: crate::descriptor::param_list(&stepped_params),
             record: stepped_record,
         },
     );

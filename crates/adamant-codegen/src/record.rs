@@ -313,7 +313,7 @@ pub(crate) fn schedule_descriptor(k: &OptimizerFn, kernels: &DeviceCratePath) ->
             register: format_ident!("__ADAMANT_REGISTER_SCHEDULE"),
             name: quote!(#name),
             kind: quote!(Other),
-            params: params.to_vec(),
+            params: crate::descriptor::param_list(&params),
             record: quote!(&[]),
         },
     );

@@ -15,3 +15,24 @@ pub struct FusedTables {
     /// Each tensor's `k`-th `#[uniform_ptr]` (null: the rule's default).
     pub uniforms: [*const u64; MAX_FUSED_UNIFORMS],
 }
+
+impl FusedTables {
+    /// Input table `k`, null past [`MAX_FUSED_INPUTS`] (a kernel that would read one is not
+    /// `FUSABLE`, and no fused set compiles with it).
+    #[inline(always)]
+    pub fn input(&self, k: usize) -> *const u64 {
+        self.inputs.get(k).copied().unwrap_or(core::ptr::null())
+    }
+
+    /// State table `k`, null past [`MAX_FUSED_STATES`].
+    #[inline(always)]
+    pub fn state(&self, k: usize) -> *const u64 {
+        self.states.get(k).copied().unwrap_or(core::ptr::null())
+    }
+
+    /// Uniform-pointer table `k`, null past [`MAX_FUSED_UNIFORMS`].
+    #[inline(always)]
+    pub fn uniform(&self, k: usize) -> *const u64 {
+        self.uniforms.get(k).copied().unwrap_or(core::ptr::null())
+    }
+}

@@ -25,7 +25,7 @@ fused_optimizer! {
 
 #[cfg(test)]
 mod tests {
-    use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAM_NAMES};
+    use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAMS};
     use adamant_device::abi::{KernelKind, ParamRole};
 
     use super::adamant_fused_step::Entry;
@@ -37,8 +37,7 @@ mod tests {
     #[test]
     fn the_fused_descriptor_has_the_fixed_parameters() {
         let d = Entry::DESCRIPTOR;
-        let names: Vec<&str> = d.params.iter().map(|p| p.name).collect();
-        assert_eq!(names, FUSED_PARAM_NAMES);
+        assert_eq!(d.params, FUSED_PARAMS);
         assert_eq!(d.kind, KernelKind::Optimizer);
         assert_eq!(
             d.params.last().map(|p| p.role),

@@ -599,6 +599,23 @@ pub enum Error {
         limit: usize,
     },
 
+    /// A tensor for a fused launch whose kernel has more buffers of a role than a fused entry
+    /// has tables for it: no fused set can name the kernel as a rule.
+    #[error(
+        "{kernel}: it has {count} {role}s, a fused entry takes at most {limit}, so it cannot be \
+         a rule of a fused set (nothing was launched)"
+    )]
+    NotFusable {
+        /// The kernel.
+        kernel: &'static str,
+        /// The role (`#[input]`, `#[state]` or `#[uniform_ptr]`).
+        role: &'static str,
+        /// How many the kernel has.
+        count: usize,
+        /// How many a fused entry takes.
+        limit: usize,
+    },
+
     /// A tensor of a fused launch whose kernel is not one of the fused entry's rules.
     #[error(
         "{kernel}: tensor {tensor} is to be updated by `{rule}`, which is not one of this fused \
@@ -918,6 +935,7 @@ impl Error {
             | Error::NotAdvanced { .. }
             | Error::RecordKernel { .. }
             | Error::NotARule { .. }
+            | Error::NotFusable { .. }
             | Error::InKernel { .. } => true,
             Error::InTensor { source, .. } => source.names_kernel(kernel),
             Error::Cuda { operation, .. } | Error::Capture { operation } => {

@@ -5,7 +5,9 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use adamant_device::abi::fused::{fused_slots, FusedEntry, FusedSlot, FUSED_PARAM_NAMES};
+use adamant_device::abi::fused::{
+    fused_slots, FusedEntry, FusedSlot, FUSED_PARAMS, FUSED_SLOTS as SLOTS,
+};
 use adamant_device::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole};
 use adamant_device::diagnostics::MAX_BUFFERS;
 use cust::stream::Stream;
@@ -33,10 +35,6 @@ pub const FUSED_CHUNK_ELEMENTS: usize = crate::multi::MULTI_CHUNK_ELEMENTS;
 
 /// The largest chunk [`FusedSet::with_chunk_elements`] takes.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 24;
-
-/// The fused entry's slot tables (parameters `0..SLOTS`, `FusedSlot::param_index`).
-const SLOTS: usize = 9;
-const _: () = assert!(FUSED_PARAM_NAMES.len() == SLOTS + 6);
 
 /// One tensor of a fused launch: the kernel that updates it (the rule), its buffers (validated:
 /// one length), its `#[uniform_ptr]`s and the index of its step record in the launch's
@@ -77,6 +75,26 @@ impl<'b> FusedTensor<'b> {
         FusedTensor::from_views::<E, Owned<'_>>(buffers, scalars, record)
     }
 
+    /// Every tensor of one group: each of `buffers` updated by `E`, all with the same uniform
+    /// pointers and record (a group's tensors share its hyperparameters).
+    ///
+    /// # Errors
+    ///
+    /// As [`FusedTensor::new`], inside [`Error::InTensor`] naming the tensor in `buffers`.
+    pub fn group<E: OptimizerEntry>(
+        buffers: &'b [E::Buffers<Owned<'_>>],
+        scalars: &E::StepScalars,
+        record: usize,
+    ) -> Result<Vec<FusedTensor<'b>>> {
+        buffers
+            .iter()
+            .enumerate()
+            .map(|(t, b)| {
+                FusedTensor::new::<E>(b, scalars, record).map_err(|e| e.in_tensor(t, buffers.len()))
+            })
+            .collect()
+    }
+
     /// [`FusedTensor::new`] over any buffer family the launch checks read.
     pub(crate) fn from_views<E: OptimizerEntry, K: LaunchKinds>(
         buffers: &'b E::Buffers<K>,
@@ -86,14 +104,11 @@ impl<'b> FusedTensor<'b> {
         let rule = E::STEPPED_DESCRIPTOR;
         let views = views::<E, K>(buffers);
         let len = check_lengths(E::DESCRIPTOR, &views)?;
-        let slot_list = fused_slots(rule).map_err(|e| Error::NotARule {
-            kernel: "a fused entry",
-            tensor: 0,
-            rule: rule.name,
-            rules: format!(
-                "{} has {} {}s, a fused entry takes at most {}",
-                e.kernel, e.count, e.role, e.limit
-            ),
+        let slot_list = fused_slots(rule).map_err(|e| Error::NotFusable {
+            kernel: E::DESCRIPTOR.name,
+            role: e.role,
+            count: e.count,
+            limit: e.limit,
         })?;
         let (uniforms, uniform_keeps) = check_uniforms(rule, E::step_scalar_values(scalars))?;
         let mut uniforms = uniforms.into_iter();
@@ -512,13 +527,11 @@ fn assemble(descriptor: &'static KernelDescriptor, set: &FusedSet, records: u64)
     let address = |m: &Option<Arc<DeviceMemory<u64>>>| m.as_ref().map_or(0, |t| t.address());
     let need = |a: Option<u64>| a.ok_or_else(bad);
     let mut out = Args::new();
-    if descriptor.params.len() != FUSED_PARAM_NAMES.len() {
+    // Every fused entry registers the one list (`fused_optimizer!`); anything else is not one.
+    if descriptor.params != FUSED_PARAMS {
         return Err(bad());
     }
-    for (i, (p, name)) in descriptor.params.iter().zip(FUSED_PARAM_NAMES).enumerate() {
-        if p.name != name {
-            return Err(bad());
-        }
+    for (i, p) in descriptor.params.iter().enumerate() {
         let value = match p.role {
             ParamRole::ParamTable
             | ParamRole::InputTable
@@ -580,6 +593,22 @@ mod tests {
         }
     }
 
+    const NO_SCALE: dqn_adam_update_kernel::StepScalars = dqn_adam_update_kernel::StepScalars {
+        grad_scale: UniformPtr::NULL,
+    };
+
+    /// A DQN tensor of record `record` (its grad_scale null).
+    fn dqn_tensor(b: &dqn_adam_update_kernel::Buffers<Pair>, record: usize) -> FusedTensor<'_> {
+        FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(b, &NO_SCALE, record)
+            .unwrap()
+    }
+
+    /// An AMSGrad tensor of record `record`.
+    fn amsgrad_tensor(c: &curiosity_adam_step::Buffers<Pair>, record: usize) -> FusedTensor<'_> {
+        let s = curiosity_adam_step::StepScalars {};
+        FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(c, &s, record).unwrap()
+    }
+
     /// Each buffer and uniform pointer lands in its role's table, in declared order (the order
     /// the generated fused chunk reads them in).
     #[test]
@@ -587,10 +616,7 @@ mod tests {
         let b = dqn(0x1000_0000, 10);
         // A null grad_scale (a live one is a DeviceScalar, on a GPU): read as the default, but
         // its slot is still read, so the set keeps a table for it.
-        let s = dqn_adam_update_kernel::StepScalars {
-            grad_scale: UniformPtr::NULL,
-        };
-        let t = FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 3).unwrap();
+        let t = dqn_tensor(&b, 3);
         let mut want = [0u64; SLOTS];
         // param, input0, (input1), state0, state1, (state2, state3), uniform0, (uniform1)
         want[0] = 0x1000_0000;
@@ -607,12 +633,7 @@ mod tests {
             (10, 3, "dqn_adam_update_kernel")
         );
         let c = amsgrad(0x2000_0000, 4);
-        let t = FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
-            &c,
-            &curiosity_adam_step::StepScalars {},
-            0,
-        )
-        .unwrap();
+        let t = amsgrad_tensor(&c, 0);
         assert_eq!(
             t.reads,
             [true, true, false, true, true, true, false, false, false]
@@ -624,10 +645,7 @@ mod tests {
     fn a_buffer_of_another_length_is_refused_naming_it() {
         let mut b = dqn(0x1000_0000, 10);
         b.v.1 = 9;
-        let s = dqn_adam_update_kernel::StepScalars {
-            grad_scale: UniformPtr::NULL,
-        };
-        let e = FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0)
+        let e = FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &NO_SCALE, 0)
             .err()
             .expect("refused");
         assert!(
@@ -649,18 +667,7 @@ mod tests {
     #[test]
     fn rules_are_found_in_branch_order_and_others_refused() {
         let (b, c) = (dqn(0x1000_0000, 8), amsgrad(0x3000_0000, 8));
-        let s = dqn_adam_update_kernel::StepScalars {
-            grad_scale: UniformPtr::NULL,
-        };
-        let tensors = vec![
-            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
-                &c,
-                &curiosity_adam_step::StepScalars {},
-                1,
-            )
-            .unwrap(),
-            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
-        ];
+        let tensors = vec![amsgrad_tensor(&c, 1), dqn_tensor(&b, 0)];
         let want: Vec<u32> = [
             "curiosity_adam_step_stepped",
             "dqn_adam_update_kernel_stepped",
@@ -692,22 +699,11 @@ mod tests {
     /// A buffer written by one rule's tensor may not overlap any buffer of another rule's tensor.
     #[test]
     fn overlaps_across_rules_are_refused() {
-        let s = dqn_adam_update_kernel::StepScalars {
-            grad_scale: UniformPtr::NULL,
-        };
         let b = dqn(0x1000_0000, 64);
         // The AMSGrad tensor's v_max starts 8 bytes into the DQN tensor's m.
         let mut c = amsgrad(0x5000_0000, 64);
         c.v_max.0 = 0x1020_0008;
-        let tensors = vec![
-            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
-            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
-                &c,
-                &curiosity_adam_step::StepScalars {},
-                1,
-            )
-            .unwrap(),
-        ];
+        let tensors = vec![dqn_tensor(&b, 0), amsgrad_tensor(&c, 1)];
         let e = check_set("adamant_fused_step", &tensors).unwrap_err();
         assert!(
             matches!(
@@ -726,15 +722,7 @@ mod tests {
         );
         // Apart, they pass.
         c.v_max.0 = 0x5040_0000;
-        let tensors = vec![
-            FusedTensor::from_views::<dqn_adam_update_kernel::Entry, Pair>(&b, &s, 0).unwrap(),
-            FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(
-                &c,
-                &curiosity_adam_step::StepScalars {},
-                1,
-            )
-            .unwrap(),
-        ];
+        let tensors = vec![dqn_tensor(&b, 0), amsgrad_tensor(&c, 1)];
         check_set("adamant_fused_step", &tensors).unwrap();
     }
 

@@ -12,13 +12,16 @@
 //! and the bound, a register with several definitions or a guarded definition on the way, an
 //! instruction the interpreter does not know.
 //!
-//! The bound is one of two loads, both of the entry's last parameter ([`BoundSource`]):
+//! The bound is one of three loads, all through the entry's last parameter ([`BoundSource`]):
 //! - plain entries: the `ld.param` of `weight_clamp_max_abs`;
 //! - stepped entries: the 32-bit element at byte [`BOUND_OFFSET`] of the record the `step_state`
 //!   pointer points at, loaded through a pointer computed from that parameter by `cvta`, `mov`
-//!   and the addition of constants only (a vector load counts for the element at that offset).
-//!   Any other load, an offset that is not a constant, or a pointer from anywhere else is not the
-//!   bound, so a value clamped with it is not proven.
+//!   and the addition of constants only (a vector load counts for the element at that offset);
+//! - fused entries: the same element of a record whose pointer is loaded from the `step_states`
+//!   table, at the index the stored parameter pointer was loaded at (`tensor.rs`).
+//!
+//! Any other load, an offset that is not a constant, or a pointer from anywhere else is not the
+//! bound, so a value clamped with it is not proven.
 //!
 //! A multi-tensor entry clamps tensor `t` with `tensor_bound(bound, scale)`, `scale` being the
 //! `f32` at index `t` of its `weight_clamp_scales` table: the contract is

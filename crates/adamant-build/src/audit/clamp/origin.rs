@@ -33,6 +33,21 @@ pub(in crate::audit) struct ClampSources {
     pub(in crate::audit) scales: Option<usize>,
 }
 
+/// The base register and constant offset of an unguarded load of 32-bit words (`[base+offset]`),
+/// the only loads a step record's bound may come from.
+fn word_load_base(inst: &Instruction) -> Option<(&str, i64)> {
+    if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
+        return None;
+    }
+    let Some(Operand::Address { base, offset }) = address(inst) else {
+        return None;
+    };
+    let Operand::Register(base) = base.as_ref() else {
+        return None;
+    };
+    Some((base, *offset))
+}
+
 /// The destination of a load starting `start` bytes into a step record that holds the bound
 /// (the element at [`BOUND_OFFSET`], for a vector load), if one does.
 fn bound_element<'a>(dests: &[&'a str], start: i64) -> Option<&'a str> {
@@ -68,32 +83,27 @@ impl<'a> Provenance<'a> {
                 }
             }
             BoundSource::Record(i) => {
-                if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
-                    return None;
-                }
-                let Some(Operand::Address { base, offset }) = address(inst) else {
-                    return None;
-                };
-                let Operand::Register(base) = base.as_ref() else {
-                    return None;
-                };
-                let start = self.offset_from_param(base, i)?.checked_add(*offset)?;
+                let (base, offset) = word_load_base(inst)?;
+                let start = self.offset_from_param(base, i)?.checked_add(offset)?;
                 bound_element(&dests, start)
             }
             BoundSource::RecordTable(i) => {
-                if !is_word_load(inst, &["b32", "f32", "u32", "s32"]) {
-                    return None;
-                }
-                let Some(Operand::Address { base, offset }) = address(inst) else {
-                    return None;
-                };
-                let Operand::Register(base) = base.as_ref() else {
-                    return None;
-                };
-                let (_, from) = self.table_pointer(base, i, 0)?;
-                bound_element(&dests, from.checked_add(*offset)?)
+                let (_, start) = self.record_word(inst, i)?;
+                bound_element(&dests, start)
             }
         }
+    }
+
+    /// For a 32-bit word load through a pointer loaded from table parameter `table` (a fused
+    /// entry's step-state table): that pointer's load, and the word's byte offset from it.
+    pub(in crate::audit) fn record_word(
+        &self,
+        inst: &'a Instruction,
+        table: usize,
+    ) -> Option<(usize, i64)> {
+        let (base, offset) = word_load_base(inst)?;
+        let (load, from) = self.table_pointer(base, table, 0)?;
+        Some((load, from.checked_add(offset)?))
     }
 
     /// The load of a pointer from table parameter `table` that pointer register `reg` is

@@ -48,13 +48,7 @@ impl<'a> ClampProver<'a> {
                     .single_def(reg)
                     .map_err(|e| unprovable(Unprovable::Definition(e)))?;
                 let inst = &self.instructions[load];
-                let record = match crate::audit::opcodes::address(inst) {
-                    Some(Operand::Address { base, .. }) => match base.as_ref() {
-                        Operand::Register(b) => self.flow.table_pointer(b, states, 0),
-                        _ => None,
-                    },
-                    _ => None,
-                };
+                let record = self.flow.record_word(inst, states);
                 let Some((pointer_load, _)) = record else {
                     return Err(unprovable(Unprovable::BoundRecord { line: inst.line }));
                 };
