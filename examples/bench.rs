@@ -35,6 +35,16 @@ struct Args {
     /// Fewer repetitions and sizes (a smoke run).
     #[arg(long)]
     quick: bool,
+    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, session), for a
+    /// profiler; all by default.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+}
+
+impl Args {
+    fn runs(&self, part: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| p == part)
+    }
 }
 
 const FLUSH_BYTES: usize = 256 << 20;
@@ -205,15 +215,25 @@ fn main() -> Result<()> {
     out["copy"] = json!({"elements": n, "median_us": copy_us, "gbps": copy_gbps});
     println!("copy 2^28: {copy_us:.1} µs, {copy_gbps:.0} GB/s");
 
-    adam_sizes(&rt, &mut timer, &mut out, args.quick)?;
-    rl_set(&rt, &mut timer, &mut out, &args.set)?;
-    // Not yet run on a GPU when written: an error is recorded, not fatal to the rest.
-    if let Err(e) = four_groups(&rt, &mut timer, &mut out) {
-        println!("four groups: {e:#}");
-        out["four_groups"] = json!({"error": format!("{e:#}")});
+    if args.runs("sizes") {
+        adam_sizes(&rt, &mut timer, &mut out, args.quick)?;
     }
-    check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
-    session(&rt, &mut timer, &mut out, &args.set)?;
+    if args.runs("rl_set") {
+        rl_set(&rt, &mut timer, &mut out, &args.set)?;
+    }
+    // Not yet run on a GPU when written: an error is recorded, not fatal to the rest.
+    if args.runs("four_groups") {
+        if let Err(e) = four_groups(&rt, &mut timer, &mut out) {
+            println!("four groups: {e:#}");
+            out["four_groups"] = json!({"error": format!("{e:#}")});
+        }
+    }
+    if args.runs("check") {
+        check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
+    }
+    if args.runs("session") {
+        session(&rt, &mut timer, &mut out, &args.set)?;
+    }
     registers(&mut out);
     out["method"] = json!({"gate": "host function", "exposed_samples": timer.exposed});
     println!(
@@ -845,7 +865,9 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     use adamant::rl::SLOTS;
     use adamant::runtime::nan_check::Source;
     // The seed's table: the one a TrainingSession checks.
-    use adamant::rl::{GroupSizes, SessionConfig, TrainingGroups, TrainingSession};
+    use adamant::rl::{
+        GroupSizes, OptimizerLaunch, SessionConfig, TrainingGroups, TrainingSession,
+    };
     use adamant::runtime::{QAbsRef, StepBound, StepSpec, StepStates};
     let stream = rt.stream();
     let spec: Value = serde_json::from_str(&std::fs::read_to_string(set)?)?;
@@ -890,7 +912,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         groups,
         cfg,
         QAbsRef::Owned { initial: 2.0 },
-        Some(bindings),
+        Some(bindings.clone()),
     )?;
     let nodes = session.capture()?;
     timer.reps *= 4;
@@ -912,6 +934,28 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         bare.capture()?;
         timer.median_us(false, |_| Ok(bare.replay()?))?
     };
+    // The same two replays with the step's optimizer as one fused launch over every group.
+    let (fused_replay_us, fused_no_check_us, fused_nodes) = {
+        let mut times = Vec::new();
+        let mut nodes = 0;
+        for check in [Some(bindings.clone()), None] {
+            let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
+            let mut s =
+                TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, check)?;
+            s.set_optimizer_launch(OptimizerLaunch::Fused);
+            nodes = nodes.max(s.capture()?);
+            timer.reps *= 4;
+            let us = timer.median_us(false, |_| Ok(s.replay()?));
+            timer.reps /= 4;
+            s.report()?.nan.ensure_quiet()?;
+            times.push(us?);
+        }
+        (times[0], times[1], nodes)
+    };
+    println!(
+        "session, optimizer as one fused launch ({fused_nodes} nodes): replay {fused_replay_us:.1} \
+         µs device ({fused_no_check_us:.1} µs without the check)"
+    );
     // Host cost: the replay call alone (graph launch + event record), GPU idle before it.
     let host = |op: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let mut times = Vec::new();
@@ -1066,6 +1110,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
+        "fused": {"nodes": fused_nodes, "replay_us": fused_replay_us, "no_check_us": fused_no_check_us},
         "activation_check_graph_us": activation_check_us, "report_host_us": report_host_us,
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,

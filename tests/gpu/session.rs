@@ -6,6 +6,8 @@
 //!   `Q_ABS_REF` changing every 100 steps; both against an f64 reference at steps 1, 10 and 1000,
 //!   and against plain launches with host-computed scalars (the same bits);
 //! - a device `Q_ABS_REF` of NaN, −1 and +inf mid-run: reported, and the clamp stays on;
+//! - the step as one fused launch against one launch per group: buffers and reports bit for
+//!   bit, eager and replayed, and a session that switches between them mid-run;
 //! - a checkpoint round-trip in the middle of a replayed run changes nothing;
 //! - the stepped launches' own validation.
 //!
@@ -14,7 +16,9 @@
 mod support;
 
 use adamant::reference::{self as r, KernelRef};
-use adamant::rl::{SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS};
+use adamant::rl::{
+    OptimizerLaunch, SessionConfig, TrainingGroups, TrainingSession, SEED_TABLE, SLOTS,
+};
 use adamant::runtime::nan_check::{SlotBindings, Source};
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, Error, GroupBuffer, QAbsRef, Records, StepBound, StepSpec,
@@ -205,6 +209,89 @@ fn replays_train_like_eager_steps_bit_for_bit() {
     }
     assert!(bound_changed);
     assert_eq!(replayed.steps(), last as u64);
+}
+
+/// The step as one fused launch (`OptimizerLaunch::Fused`) against one launch per group: the
+/// buffers and the whole report (records, clamp pressure, group slots) bit for bit, eager for
+/// the first half of the run and replayed for the second, and a third session that switches
+/// from one to the other mid-run and back (its reports stay fresh). A captured fused step is two
+/// nodes: the guard-and-advance pass and the one optimizer launch.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn the_fused_launch_matches_the_per_group_launches_bit_for_bit() {
+    let rt = runtime();
+    let mut per_group = session(&rt);
+    let mut fused = session(&rt);
+    let mut switching = session(&rt);
+    assert_eq!(per_group.optimizer_launch(), OptimizerLaunch::PerGroup);
+    fused.set_optimizer_launch(OptimizerLaunch::Fused);
+    let last = steps();
+    let half = last / 2;
+    for t in 1..=last {
+        if t == half + 1 {
+            assert!(per_group.capture().unwrap() >= 9);
+            assert_eq!(
+                fused.capture().unwrap(),
+                2,
+                "guard-and-advance + one fused launch"
+            );
+        }
+        // The third session: fused for the middle fifth of the run, per group around it.
+        if t == last / 5 * 2 + 1 {
+            switching.set_optimizer_launch(OptimizerLaunch::Fused);
+        }
+        if t == last / 5 * 3 + 1 {
+            switching.set_optimizer_launch(OptimizerLaunch::PerGroup);
+        }
+        for s in [&mut per_group, &mut fused, &mut switching] {
+            prepare(s, t);
+        }
+        if t > half {
+            per_group.replay().unwrap();
+            fused.replay().unwrap();
+        } else {
+            per_group.step().unwrap();
+            fused.step().unwrap();
+        }
+        switching.step().unwrap();
+        if [
+            1,
+            2,
+            10,
+            half,
+            half + 1,
+            last / 5 * 2 + 1,
+            last / 5 * 3 + 1,
+            last,
+        ]
+        .contains(&t)
+        {
+            let expected = weights(&per_group);
+            same_bits(&expected, &weights(&fused), &format!("fused, step {t}"));
+            same_bits(
+                &expected,
+                &weights(&switching),
+                &format!("switching, step {t}"),
+            );
+            let expected = format!("{:?}", per_group.report().unwrap());
+            assert_eq!(
+                expected,
+                format!("{:?}", fused.report().unwrap()),
+                "step {t}"
+            );
+            assert_eq!(
+                expected,
+                format!("{:?}", switching.report().unwrap()),
+                "step {t}"
+            );
+        }
+    }
+    // The run clamped: the records compared above were not all empty.
+    let report = fused.report().unwrap();
+    assert!(report.pressure.iter().map(|p| p.max_raw).any(|m| m > 0.0));
+    // A replay after a switch needs a new capture.
+    fused.set_optimizer_launch(OptimizerLaunch::PerGroup);
+    assert!(matches!(fused.replay(), Err(Error::Capture { .. })));
 }
 
 /// The bound visibly changes the weights when Q_ABS_REF changes: the same run with a higher

@@ -23,6 +23,7 @@
 mod config;
 mod groups;
 mod launchers;
+mod optimizer_launch;
 mod session;
 mod slot_table;
 
@@ -31,5 +32,6 @@ pub use groups::{
     GroupSizes, StepConfig, TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT, GROUP_SHAPES,
 };
 pub use launchers::SeedLaunchers;
+pub use optimizer_launch::OptimizerLaunch;
 pub use session::{ClampPressure, ClampPressureLog, SessionReport, TrainingSession};
 pub use slot_table::{slot, ALL_SLOTS, FUSED_RANGE, SLOTS, SLOT_COUNT, TABLE as SEED_TABLE};

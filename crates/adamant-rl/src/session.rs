@@ -4,7 +4,7 @@
 //! ([`TrainingSession::replay`]): the same launches, recorded by the same code, so the two are
 //! the same computation. Between steps the host writes gradients, reads or restores weights, sets
 //! the next learning rate, `Q_ABS_REF` and `grad_scale`, and reads the report after an event.
-use adamant_device::diagnostics::NO_INDEX;
+use adamant_device::diagnostics::{TensorRecord, NO_INDEX};
 use adamant_device::guard::StepGuard;
 use adamant_device::step::{StepState, FLAG_BAD_Q_ABS_REF};
 use adamant_kernels::optimizers::{
@@ -19,12 +19,14 @@ use adamant_runtime::nan_check::{
     SlotBindings,
 };
 use adamant_runtime::{
-    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, GradientGuard, GroupBuffer,
-    GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepSpec, StepStates,
+    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, FusedSet, GradientGuard,
+    GroupBuffer, GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph,
+    StepSpec, StepStates,
 };
 
 use crate::config::SessionConfig;
 use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT};
+use crate::optimizer_launch::{self, GroupRule, OptimizerLaunch, Uniforms};
 use crate::slot_table::TABLE;
 
 /// The hyperparameters of each group, in [`TrainingGroups::every`]'s order: an extra group
@@ -194,25 +196,16 @@ impl<T> During<T> for std::result::Result<T, CudaError> {
     }
 }
 
-/// The uniforms of each stepped launch: its `#[uniform_ptr]`s (every scalar is in the group's
-/// record).
-#[derive(Clone, Copy)]
-struct Uniforms {
-    dqn: dqn_adam_update_kernel::StepScalars,
-    iqn: iqn_adam_kernel::StepScalars,
-    iql: iql_adam_kernel::StepScalars,
-    attention: attn_adam_kernel::StepScalars,
-    curiosity: curiosity_adam_step::StepScalars,
-}
-
 /// The seed's training step, owned whole: the eight [`TrainingGroups`], one step-state record
 /// per group (the decision transformer's with the clamp disabled, [`DT_CLAMP_DISABLED`]; every
 /// other group's bound `100 × max(Q_ABS_REF, 1)` from the device `Q_ABS_REF`), the device
 /// `grad_scale` the DQN groups read, and optionally the 49-slot NaN check with thresholds from
 /// the same device `Q_ABS_REF`. Everything runs on the runtime's stream.
 ///
-/// One step is: advance the records, the eight stepped launches (in a graph, as eight branches
-/// that overlap), the NaN check, then one event. The advance and the check write the records and
+/// One step is: the guard pass over every group's gradients (whose last block advances the
+/// records), the groups' update ([`OptimizerLaunch`]: one stepped launch per group, in a graph
+/// eight branches that overlap, or one fused launch over every group), the NaN check of the
+/// activations beside it, then one event. The advance and the check write the records and
 /// the check's results straight into page-locked host memory (no copy nodes), which
 /// [`TrainingSession::report`] reads after the event. Because the session owns every buffer its graph uses and drops the graph first,
 /// the graph cannot outlive them, and the host reaches the buffers only through methods that
@@ -262,6 +255,15 @@ pub struct TrainingSession<'rt> {
     /// step's end otherwise): one event record per step.
     done: Event,
     uniforms: Uniforms,
+    /// How the step updates the groups ([`TrainingSession::set_optimizer_launch`]).
+    launch: OptimizerLaunch,
+    /// The fused launch's tables and diagnostics records: one tensor per group, in record
+    /// order (used by [`OptimizerLaunch::Fused`]).
+    fused: FusedSet,
+    /// Steps run with each launch: [`OptimizerLaunch::Fused`]'s, then
+    /// [`OptimizerLaunch::PerGroup`]'s. Each kind publishes its own records (the fused set's,
+    /// the groups'), whose sequence must equal its count for the report to be this step's.
+    launched: [u64; 2],
     /// Every slot that watches a group, derived from the groups: their results come from the
     /// groups' diagnostics records.
     group_slots: Vec<GroupSlot>,
@@ -325,6 +327,7 @@ impl<'rt> TrainingSession<'rt> {
     ) -> Result<Self> {
         cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
+        let amsgrad: Vec<bool> = groups.every().iter().map(|g| g.has_amsgrad()).collect();
         let specs =
             per_group(&cfg, &groups)
                 .iter()
@@ -333,31 +336,35 @@ impl<'rt> TrainingSession<'rt> {
                 .map(|(i, (hyper, bound))| {
                     let spec = StepSpec::adam(hyper, bound)?;
                     // Each record holds its group's kernel's own hyperparameters.
-                    let amsgrad =
-                        i == 6 || (i >= GROUP_COUNT && groups.extra[i - GROUP_COUNT].has_amsgrad());
-                    match i {
-                        0 | 1 => spec.with_kernel::<dqn_adam_update_kernel::Entry>(
+                    match GroupRule::of(i, amsgrad[i]) {
+                        GroupRule::Dqn => spec.with_kernel::<dqn_adam_update_kernel::Entry>(
                             dqn_adam_update_kernel::Hyper {
                                 eps: hyper.eps,
                                 weight_decay: hyper.weight_decay,
                             },
                         ),
-                        2 => spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
-                            eps: hyper.eps,
-                            weight_decay: hyper.weight_decay,
-                        }),
-                        3 => spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
-                            eps: hyper.eps,
-                            weight_decay: hyper.weight_decay,
-                            grad_clip: cfg.iql_grad_clip,
-                        }),
-                        _ if amsgrad => spec.with_kernel::<curiosity_adam_step::Entry>(
+                        GroupRule::Iqn => {
+                            spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                                eps: hyper.eps,
+                                weight_decay: hyper.weight_decay,
+                            })
+                        }
+                        GroupRule::Iql => {
+                            spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                                eps: hyper.eps,
+                                weight_decay: hyper.weight_decay,
+                                grad_clip: cfg.iql_grad_clip,
+                            })
+                        }
+                        GroupRule::Curiosity => spec.with_kernel::<curiosity_adam_step::Entry>(
                             curiosity_adam_step::Hyper { eps: hyper.eps },
                         ),
-                        _ => spec.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
-                            eps: hyper.eps,
-                            weight_decay: hyper.weight_decay,
-                        }),
+                        GroupRule::Attention => {
+                            spec.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
+                                eps: hyper.eps,
+                                weight_decay: hyper.weight_decay,
+                            })
+                        }
                     }
                     // Every group's step guards itself: a non-finite gradient skips its step.
                     .and_then(|spec| spec.guarded(GuardSpec::SKIP_NON_FINITE))
@@ -421,6 +428,9 @@ impl<'rt> TrainingSession<'rt> {
             grad_scale,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
             uniforms,
+            launch: OptimizerLaunch::default(),
+            fused: FusedSet::new(),
+            launched: [0; 2],
             group_slots,
             rt,
             steps: 0,
@@ -458,6 +468,20 @@ impl<'rt> TrainingSession<'rt> {
         self.steps
     }
 
+    /// How the step updates its groups ([`OptimizerLaunch::PerGroup`] unless set).
+    pub fn optimizer_launch(&self) -> OptimizerLaunch {
+        self.launch
+    }
+
+    /// Sets how the next steps update the groups. Both launches give the same results bit for
+    /// bit; a changed launch drops the captured graph (capture again before replaying).
+    pub fn set_optimizer_launch(&mut self, launch: OptimizerLaunch) {
+        if launch != self.launch {
+            self.graph = None;
+            self.launch = launch;
+        }
+    }
+
     /// Whether a graph has been captured ([`TrainingSession::capture`]).
     pub fn is_captured(&self) -> bool {
         self.graph.is_some()
@@ -489,6 +513,17 @@ impl<'rt> TrainingSession<'rt> {
     /// As [`Adamant::capture_step`].
     pub fn capture(&mut self) -> Result<usize> {
         self.graph = None;
+        if self.launch == OptimizerLaunch::Fused {
+            // The fused launch's tables are built before the capture (a capture cannot upload).
+            let TrainingSession {
+                groups,
+                uniforms,
+                fused,
+                states,
+                ..
+            } = self;
+            optimizer_launch::sync_fused(groups, uniforms, states, fused)?;
+        }
         let rt = self.rt;
         let graph = {
             let (before, branches, after) = self.phases();
@@ -518,6 +553,7 @@ impl<'rt> TrainingSession<'rt> {
 
     fn finish_step(&mut self, stream: &Stream) -> Result<()> {
         self.steps += 1;
+        self.launched[launch_index(self.launch)] += 1;
         match self.checker.as_mut() {
             Some(checker) => checker.record_done(stream),
             None => self
@@ -537,89 +573,22 @@ impl<'rt> TrainingSession<'rt> {
             guard,
             groups,
             uniforms,
+            launch,
+            fused,
             rt,
             ..
         } = self;
-        let (rt, states, u, guard) = (*rt, &*states, *uniforms, &*guard);
+        let (rt, states, u, guard, launch) = (*rt, &*states, *uniforms, &*guard, *launch);
         // Every group's gradients judged in one pass (a non-finite one skips that group's
         // step), whose last block then advances the records.
         let before: Branch<'_> =
             Box::new(move |s: &Stream| guard.enqueue_and_advance(rt, s, states));
-        // In `TrainingGroups::all`'s order, which is the records' order.
-        let (
-            [dqn_trunk, dqn_heads, iqn_online, iql, attention, tlob, curiosity, decision_transformer],
-            extra,
-        ) = groups.split_extra();
-        macro_rules! stepped {
-            ($kernel:ident, $group:expr, $scalars:expr, $record:expr) => {{
-                let group: &mut ParamGroup = $group;
-                Box::new(move |s: &Stream| {
-                    let parts = group.parts_mut();
-                    let b = $kernel::Buffers {
-                        p: parts.params,
-                        g: parts.grads.input(),
-                        m: parts.m,
-                        v: parts.v,
-                    };
-                    rt.launch::<$kernel::Entry>(s)
-                        .stepped(&$scalars, states, $record)
-                        .buffers(&b, parts.records)
-                        .map(|_| ())
-                }) as Branch<'_>
-            }};
-        }
-        // A group with AMSGrad's `v_max`, stepped by `curiosity_adam_step`.
-        macro_rules! amsgrad_stepped {
-            ($group:expr, $record:expr) => {{
-                let group: &mut ParamGroup = $group;
-                let record: usize = $record;
-                Box::new(move |s: &Stream| {
-                    let missing = Error::MissingBuffer {
-                        kernel: "curiosity_adam_step",
-                        group: group.name().to_string(),
-                        buffer: "v_max",
-                    };
-                    let parts = group.parts_mut();
-                    let v_max = parts.v_max.ok_or(missing)?;
-                    let b = curiosity_adam_step::Buffers {
-                        p: parts.params,
-                        g: parts.grads.input(),
-                        m: parts.m,
-                        v: parts.v,
-                        v_max,
-                    };
-                    let scalars = u.curiosity;
-                    rt.launch::<curiosity_adam_step::Entry>(s)
-                        .stepped(&scalars, states, record)
-                        .buffers(&b, parts.records)
-                        .map(|_| ())
-                }) as Branch<'_>
-            }};
-        }
-        let curiosity = amsgrad_stepped!(curiosity, 6);
-        let mut branches = vec![
-            stepped!(dqn_adam_update_kernel, dqn_trunk, u.dqn, 0),
-            stepped!(dqn_adam_update_kernel, dqn_heads, u.dqn, 1),
-            stepped!(iqn_adam_kernel, iqn_online, u.iqn, 2),
-            stepped!(iql_adam_kernel, iql, u.iql, 3),
-            stepped!(attn_adam_kernel, attention, u.attention, 4),
-            stepped!(attn_adam_kernel, tlob, u.attention, 5),
-            curiosity,
-            stepped!(
-                attn_adam_kernel,
-                decision_transformer,
-                u.attention,
-                DT_RECORD
-            ),
-        ];
-        for (i, group) in extra.iter_mut().enumerate() {
-            let record = GROUP_COUNT + i;
-            branches.push(if group.has_amsgrad() {
-                amsgrad_stepped!(group, record)
-            } else {
-                stepped!(attn_adam_kernel, group, u.attention, record)
-            });
-        }
+        // Every group with its own rule and record (record `i` is group `i` of
+        // `TrainingGroups::every`): one fused launch, or one launch per group side by side.
+        let mut branches = match launch {
+            OptimizerLaunch::Fused => vec![optimizer_launch::fused(rt, states, u, groups, fused)],
+            OptimizerLaunch::PerGroup => optimizer_launch::per_group(rt, states, u, groups),
+        };
         // The activation check reads the activations and the advanced record's reference, and
         // nothing any group writes: its own branch, beside the groups, so a replay does not
         // wait for it after the last group (issue 25). The records reach the host through the
@@ -734,26 +703,13 @@ impl<'rt> TrainingSession<'rt> {
             .as_ref()
             .map_or(states[CHECK_RECORD].q_abs_ref_eff, |c| c.q_abs_ref_eff);
         let groups = self.groups.every();
-        let mut records = Vec::with_capacity(groups.len());
-        for group in &groups {
-            let r = group.records();
-            // Every step launches each group once, and nothing else launches them: the records
-            // must be this step's.
-            if r.sequence as u64 != self.steps & u32::MAX as u64 {
-                return Err(Error::RecordsStale {
-                    group: group.name().to_string(),
-                    sequence: r.sequence,
-                    steps: self.steps,
-                });
-            }
-            records.push(r);
-        }
+        let records = self.group_records(&groups)?;
         let record_of = |name: &str| {
             let i = groups
                 .iter()
                 .position(|g| g.name() == name)
                 .expect("group slots are derived from these groups");
-            (i, &records[i].tensors[0], groups[i].len())
+            (i, &records[i], groups[i].len())
         };
         let mut nan = checked.unwrap_or_else(|| NanReport {
             table: TABLE,
@@ -776,18 +732,15 @@ impl<'rt> TrainingSession<'rt> {
             .iter()
             .zip(&records)
             .zip(&states)
-            .map(|((g, r), state)| {
-                let t = &r.tensors[0];
-                ClampPressure {
-                    group: g.name().to_string(),
-                    step: self.steps,
-                    clamped: t.clamped,
-                    first_clamped: (t.first_clamped != NO_INDEX).then_some(t.first_clamped),
-                    max_raw: t.max_raw(),
-                    bound: state.bound,
-                    raw_non_finite: t.raw_non_finite,
-                    len: g.len(),
-                }
+            .map(|((g, t), state)| ClampPressure {
+                group: g.name().to_string(),
+                step: self.steps,
+                clamped: t.clamped,
+                first_clamped: (t.first_clamped != NO_INDEX).then_some(t.first_clamped),
+                max_raw: t.max_raw(),
+                bound: state.bound,
+                raw_non_finite: t.raw_non_finite,
+                len: g.len(),
             })
             .collect();
         Ok(SessionReport {
@@ -799,6 +752,42 @@ impl<'rt> TrainingSession<'rt> {
         })
     }
 
+    /// Each group's diagnostics record of the last step, from the records its launch published
+    /// (the fused set's tensor `i`, or group `i`'s own).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RecordsStale`] when those records are not of the last step: the launch that
+    /// published them ran a different number of times than the session's steps with it.
+    fn group_records(&self, groups: &[&ParamGroup]) -> Result<Vec<TensorRecord>> {
+        let launched = self.launched[launch_index(self.launch)] & u32::MAX as u64;
+        let stale = |group: String, sequence: u32| Error::RecordsStale {
+            group,
+            sequence,
+            steps: self.steps,
+        };
+        match self.launch {
+            OptimizerLaunch::Fused => {
+                let group = || "every group (the fused launch)".to_string();
+                let launch = self.fused.records().ok_or_else(|| stale(group(), 0))?;
+                if launch.sequence as u64 != launched || launch.tensors.len() != groups.len() {
+                    return Err(stale(group(), launch.sequence));
+                }
+                Ok(launch.tensors)
+            }
+            OptimizerLaunch::PerGroup => groups
+                .iter()
+                .map(|group| {
+                    let r = group.records();
+                    if r.sequence as u64 != launched {
+                        return Err(stale(group.name().to_string(), r.sequence));
+                    }
+                    Ok(r.tensors.into_iter().next().expect("one tensor per group"))
+                })
+                .collect(),
+        }
+    }
+
     fn record_of(&self, group: &str) -> Result<usize> {
         self.group_names()
             .iter()
@@ -806,5 +795,13 @@ impl<'rt> TrainingSession<'rt> {
             .ok_or_else(|| Error::UnknownGroup {
                 group: group.to_string(),
             })
+    }
+}
+
+/// The index of `launch`'s count in `TrainingSession::launched`.
+fn launch_index(launch: OptimizerLaunch) -> usize {
+    match launch {
+        OptimizerLaunch::Fused => 0,
+        OptimizerLaunch::PerGroup => 1,
     }
 }
