@@ -580,9 +580,10 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         "RL set, one fused launch: eager {fused_eager:.1} µs, graph {fused_graph:.1} µs ({} table builds)",
         fset.rebuilds()
     );
-    // The same graph with larger chunks (fewer blocks, each paying its start and flush once).
+    // The same graph with other chunk sizes (larger: fewer blocks, each paying its start and flush
+    // once; 1024: one group of four per thread, as a single-buffer launch below 2^22).
     let mut by_chunk = serde_json::Map::new();
-    for chunk in [8192usize, 32768] {
+    for chunk in [1024usize, 4096, 8192, 32768] {
         let mut set = FusedSet::with_chunk_elements(chunk)?;
         let (_, t) = time_fused(rt, timer, &mut set, &fused, &states)?;
         println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
