@@ -589,11 +589,24 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
         println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
         by_chunk.insert(chunk.to_string(), json!(t));
     }
+    // Capped grids: each block takes chunks in turn, starting and publishing once.
+    let mut by_grid = serde_json::Map::new();
+    let sms = rt.multiprocessors();
+    for chunk in [2048usize, 8192] {
+        for per_sm in [2u32, 3, 4, 8] {
+            let blocks = std::num::NonZeroU32::new(sms * per_sm).context("no multiprocessor")?;
+            let mut set = FusedSet::with_chunk_elements(chunk)?.with_max_blocks(blocks);
+            let (_, t) = time_fused(rt, timer, &mut set, &fused, &states)?;
+            println!("RL set, one fused launch, chunks of {chunk}, {per_sm} blocks per SM: graph {t:.1} µs");
+            by_grid.insert(format!("{chunk}x{per_sm}"), json!(t));
+        }
+    }
     out["rl_set"] = json!({"tensors": tensors, "elements": elements, "bytes": bytes,
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
         "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
         "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
         "fused_chunk_elements": fset.chunk_elements(), "fused_graph_us_by_chunk": by_chunk,
+        "fused_graph_us_by_chunk_x_blocks_per_sm": by_grid,
         "fused_table_builds": fset.rebuilds()});
     Ok(())
 }

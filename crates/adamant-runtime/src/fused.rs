@@ -3,6 +3,7 @@
 //! hyperparameters, step, guard verdict and bound). The tables (`adamant_abi::fused`) are built
 //! by [`FusedSet`] from [`FusedTensor`]s and rebuilt only when the set changes.
 use std::marker::PhantomData;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use adamant_device::abi::fused::{
@@ -204,6 +205,8 @@ pub struct FusedSet {
     n_chunks: u32,
     /// Elements per chunk of this set's launches ([`FusedSet::with_chunk_elements`]).
     chunk_elements: usize,
+    /// The most blocks of one launch ([`FusedSet::with_max_blocks`]); `None`: one per chunk.
+    max_blocks: Option<NonZeroU32>,
     elements: usize,
     rebuilds: u64,
     records: Option<Records>,
@@ -229,6 +232,7 @@ impl FusedSet {
             step_states: None,
             n_chunks: 0,
             chunk_elements: FUSED_CHUNK_ELEMENTS,
+            max_blocks: None,
             elements: 0,
             rebuilds: 0,
             records: None,
@@ -261,6 +265,22 @@ impl FusedSet {
     /// Elements per chunk of this set's launches.
     pub fn chunk_elements(&self) -> usize {
         self.chunk_elements
+    }
+
+    /// This set with its launches capped at `blocks` blocks: each block then takes chunks in
+    /// turn (block `b` the chunks `b`, `b + blocks`, ...), starting once and flushing its record
+    /// only when its tensor changes, where the default (one block per chunk) pays both for
+    /// every chunk. The results are the same bit for bit.
+    pub fn with_max_blocks(self, blocks: NonZeroU32) -> FusedSet {
+        FusedSet {
+            max_blocks: Some(blocks),
+            ..self
+        }
+    }
+
+    /// The cap of [`FusedSet::with_max_blocks`], if any.
+    pub fn max_blocks(&self) -> Option<NonZeroU32> {
+        self.max_blocks
     }
 
     /// How many times the tables were (re)built.
@@ -344,6 +364,7 @@ impl FusedSet {
                 .transpose()?,
             n_chunks,
             chunk_elements: self.chunk_elements,
+            max_blocks: self.max_blocks,
             elements,
             rebuilds: self.rebuilds + 1,
             records: Some(Records::new(tensors.len(), F::RECORD_BUFFERS)?),
@@ -446,7 +467,7 @@ impl Adamant {
             }
             set.rebuild::<F>(tensors, &rule_of, &record_at, states_at)?;
         }
-        let grid = set.n_chunks.clamp(1, i32::MAX as u32);
+        let grid = grid(set.n_chunks, set.max_blocks);
         let info = LaunchInfo {
             kernel,
             elements: set.elements,
@@ -485,6 +506,13 @@ impl Adamant {
         };
         Ok(info)
     }
+}
+
+/// The blocks of a launch over `n_chunks` chunks: one per chunk, at least one, at most `cap`
+/// (and the driver's limit).
+fn grid(n_chunks: u32, cap: Option<NonZeroU32>) -> u32 {
+    let cap = cap.map_or(i32::MAX as u32, |b| b.get().min(i32::MAX as u32));
+    n_chunks.clamp(1, cap)
 }
 
 /// No buffer of the set that is written shares a byte with any other buffer of the set, whatever
@@ -567,7 +595,9 @@ mod tests {
         attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel,
     };
 
-    use super::{check_set, rules_of, FusedTensor, SLOTS};
+    use std::num::NonZeroU32;
+
+    use super::{check_set, grid, rules_of, FusedSet, FusedTensor, SLOTS};
     use crate::error::Error;
 
     type Pair = Same<(u64, usize)>;
@@ -724,6 +754,21 @@ mod tests {
         c.v_max.0 = 0x5040_0000;
         let tensors = vec![dqn_tensor(&b, 0), amsgrad_tensor(&c, 1)];
         check_set("adamant_fused_step", &tensors).unwrap();
+    }
+
+    #[test]
+    fn a_capped_grid_takes_at_most_its_cap_and_at_least_one_block() {
+        let cap = NonZeroU32::new(396);
+        assert_eq!(grid(2674, None), 2674);
+        assert_eq!(grid(2674, cap), 396);
+        assert_eq!(grid(10, cap), 10);
+        assert_eq!(grid(0, cap), 1);
+        assert_eq!(grid(u32::MAX, None), i32::MAX as u32);
+        let set = FusedSet::with_chunk_elements(8192)
+            .unwrap()
+            .with_max_blocks(cap.unwrap());
+        assert_eq!((set.chunk_elements(), set.max_blocks()), (8192, cap));
+        assert_eq!(FusedSet::new().max_blocks(), None);
     }
 
     #[test]
