@@ -276,9 +276,14 @@ fn fused_step_is_bit_identical_to_the_per_rule_launches_eager_and_captured() {
                 .collect()
         })
         .collect();
-    let (mut a, mut b) = (world(&host), world(&host));
+    let (mut a, mut b, mut c) = (world(&host), world(&host), world(&host));
     let mut sets: Vec<TensorSet> = (0..GROUPS).map(|_| TensorSet::new()).collect();
     let mut fset = FusedSet::new();
+    // The same launch on a grid of 3 blocks and chunks of 1024: each block takes many chunks
+    // of many tensors in turn, flushing its record at every change of tensor.
+    let mut capped = FusedSet::with_chunk_elements(1024)
+        .unwrap()
+        .with_max_blocks(std::num::NonZeroU32::new(3).unwrap());
     let s = rt.stream();
     // Under compute-sanitizer (which instruments every access) a few steps of each kind.
     let sanitized = std::env::var_os("ADAMANT_SANITIZER_RUN").is_some();
@@ -288,15 +293,19 @@ fn fused_step_is_bit_identical_to_the_per_rule_launches_eager_and_captured() {
         per_rule(&rt, s, &mut a, &mut sets).unwrap();
         b.states.advance(&rt, s).unwrap();
         fused(&rt, s, &mut b, &mut fset).unwrap();
+        c.states.advance(&rt, s).unwrap();
+        fused(&rt, s, &mut c, &mut capped).unwrap();
     }
     rt.synchronize().unwrap();
     assert_eq!(fset.rebuilds(), 1, "the fused tables are built once");
     assert_same_buffers("eager", &a, &b);
     assert_same_records(&sets, &fset);
+    assert_same_buffers("eager, capped grid", &a, &c);
+    assert_same_records(&sets, &capped);
     // The same steps replayed from two graphs (advance, then the launches).
     {
-        let (wa, wb) = (&mut a, &mut b);
-        let (sets, fset) = (&mut sets, &mut fset);
+        let (wa, wb, wc) = (&mut a, &mut b, &mut c);
+        let (sets, fset, capped) = (&mut sets, &mut fset, &mut capped);
         let rt = &rt;
         let ga = rt
             .capture(vec![Box::new(move |s: &Stream| {
@@ -310,14 +319,23 @@ fn fused_step_is_bit_identical_to_the_per_rule_launches_eager_and_captured() {
                 fused(rt, s, wb, fset)
             }) as Branch<'_>])
             .unwrap();
+        let gc = rt
+            .capture(vec![Box::new(move |s: &Stream| {
+                wc.states.advance(rt, s)?;
+                fused(rt, s, wc, capped)
+            }) as Branch<'_>])
+            .unwrap();
         for _ in 0..replays {
             ga.launch(s).unwrap();
             gb.launch(s).unwrap();
+            gc.launch(s).unwrap();
         }
         rt.synchronize().unwrap();
     }
     assert_same_buffers("replayed", &a, &b);
     assert_same_records(&sets, &fset);
+    assert_same_buffers("replayed, capped grid", &a, &c);
+    assert_same_records(&sets, &capped);
     let steps = a.states.read().unwrap();
     assert_eq!(
         steps[0].step as usize,
