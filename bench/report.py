@@ -26,6 +26,8 @@ RL_ONE_MIN = 2.8          # ... vs PyTorch fused, one optimizer, graph
 RL_FIVE_MIN = 5.0         # ... vs PyTorch fused, five optimizers, graph
 RL_EAGER_MIN = 10.0       # RL set, eager from Rust vs PyTorch's best eager
 FOUR_GROUPS_MIN = 3.0     # four groups (3 rules, a no-decay mask), one fused launch vs PyTorch fused
+SESSION_STEP_MAX_US = 45.0  # RL training session, one captured step (issue 25)
+SESSION_ONE_MIN = 2.7     # ... vs PyTorch fused capturable, one AdamW, graph
 CHECK_GRAPH_MAX_US = 12.0  # 49-slot check, graph replay
 CHECK_TORCH_MIN = 1.5     # ... vs _foreach_norm(inf) in a graph
 CHECK_COPY_MIN = 0.9      # check on large buffers: bandwidth / copy bandwidth
@@ -272,6 +274,18 @@ def fused_goals(g, rust, torch, copy_bw, copy_note):
                peer / fused if peer and fused else None, RL_ONE_MIN,
                "both graph replays, device time",
                why_missing(rust, "rl_set", "fused_graph_us") or "not measured")
+    s = get(rust, "session")
+    step, launch = num(s, "replay_us"), get(s, "optimizer_launch") or "launch not recorded"
+    per_group = num(s, "per_group", "replay_us")
+    note = (f"guard + advance, the optimizer ({launch}), records, activation check; one launch "
+            f"per group instead: {fus(per_group)}")
+    g.add("RL training session, one captured step", fus(step), "—", "—",
+          f"≤ {SESSION_STEP_MAX_US:g} µs", None if not step else step <= SESSION_STEP_MAX_US,
+          note if step else (why_missing(rust, "session", "replay_us") or "not measured"))
+    g.at_least("RL training session step: vs PyTorch fused capturable, one AdamW", fus(step),
+               fus(peer), peer / step if peer and step else None, SESSION_ONE_MIN,
+               "both graph replays, device time; PyTorch's step is the optimizer only",
+               why_missing(rust, "session", "replay_us") or "not measured")
     r4, t4 = get(rust, "four_groups"), get(torch, "four_groups")
     ours, peer = num(r4, "graph_us"), num(t4, "fused_graph_us")
     g.at_least("four groups (200 tensors, 3 rules, no-decay mask): vs PyTorch fused, same groups",

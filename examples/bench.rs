@@ -875,6 +875,20 @@ fn check(
 /// 49-slot check (activation slots bound to buffers of the set's check-slot sizes); its device
 /// time per replay, the host time of one replay call and of one eager launch, and the device
 /// time of the step-state advance alone.
+/// Gives every group of `session` the RL set's gradient (0.01, as `tensor`'s): a step of zero
+/// gradients divides 0 by the denominator, which the device's division takes on its slow path
+/// (one subroutine call per element), a cost no training step pays.
+fn with_gradients(session: &mut adamant::rl::TrainingSession<'_>) -> Result<()> {
+    use adamant::runtime::GroupBuffer;
+    let groups: Vec<(String, usize)> = (session.groups().every().iter())
+        .map(|g| (g.name().to_string(), g.len()))
+        .collect();
+    for (name, n) in groups {
+        session.upload(&name, GroupBuffer::Grads, &vec![0.01; n])?;
+    }
+    Ok(())
+}
+
 fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
     use adamant::rl::SLOTS;
     use adamant::runtime::nan_check::Source;
@@ -928,6 +942,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         QAbsRef::Owned { initial: 2.0 },
         Some(bindings.clone()),
     )?;
+    with_gradients(&mut session)?;
     let nodes = session.capture()?;
     timer.reps *= 4;
     let replay_us = timer.median_us(false, |_| Ok(session.replay()?))?;
@@ -945,18 +960,21 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
         let mut bare =
             TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, None)?;
+        with_gradients(&mut bare)?;
         bare.capture()?;
         timer.median_us(false, |_| Ok(bare.replay()?))?
     };
-    // The same two replays with the step's optimizer as one fused launch over every group.
-    let (fused_replay_us, fused_no_check_us, fused_nodes) = {
+    // The same two replays with the step's optimizer as one launch per group (on parallel
+    // branches) instead of the default one fused launch.
+    let (per_group_replay_us, per_group_no_check_us, per_group_nodes) = {
         let mut times = Vec::new();
         let mut nodes = 0;
         for check in [Some(bindings.clone()), None] {
             let groups = TrainingGroups::new(GroupSizes::RL_SET, |_, n| vec![0.01; n])?;
             let mut s =
                 TrainingSession::new(rt, groups, cfg, QAbsRef::Owned { initial: 2.0 }, check)?;
-            s.set_optimizer_launch(OptimizerLaunch::Fused);
+            s.set_optimizer_launch(OptimizerLaunch::PerGroup);
+            with_gradients(&mut s)?;
             nodes = nodes.max(s.capture()?);
             timer.reps *= 4;
             let us = timer.median_us(false, |_| Ok(s.replay()?));
@@ -967,8 +985,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         (times[0], times[1], nodes)
     };
     println!(
-        "session, optimizer as one fused launch ({fused_nodes} nodes): replay {fused_replay_us:.1} \
-         µs device ({fused_no_check_us:.1} µs without the check)"
+        "session, optimizer as one launch per group ({per_group_nodes} nodes): replay \
+         {per_group_replay_us:.1} µs device ({per_group_no_check_us:.1} µs without the check)"
     );
     // Host cost: the replay call alone (graph launch + event record), GPU idle before it.
     let host = |op: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
@@ -1124,7 +1142,9 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
-        "fused": {"nodes": fused_nodes, "replay_us": fused_replay_us, "no_check_us": fused_no_check_us},
+        "optimizer_launch": format!("{:?}", session.optimizer_launch()),
+        "per_group": {"nodes": per_group_nodes, "replay_us": per_group_replay_us,
+            "no_check_us": per_group_no_check_us},
         "activation_check_graph_us": activation_check_us, "report_host_us": report_host_us,
         "eager_step_device_us": eager_device_us, "replay_without_check_us": no_check_us, "replay_host_us": replay_host_us,
         "set_lr_host_us": lr_host_us, "eager_launch_host_us": eager_host,

@@ -20,11 +20,11 @@ use crate::groups::{TrainingGroups, GROUP_COUNT};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OptimizerLaunch {
     /// One launch of `adamant_fused_step` for every group (group `i` is its tensor `i`): a
-    /// captured step is one optimizer node, whatever the groups' rules.
+    /// captured step is one optimizer node, whatever the groups' rules. The default.
+    #[default]
     Fused,
     /// One stepped launch of each group's own kernel; in a captured step, one branch per group,
     /// side by side.
-    #[default]
     PerGroup,
 }
 

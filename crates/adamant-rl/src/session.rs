@@ -203,9 +203,9 @@ impl<T> During<T> for std::result::Result<T, CudaError> {
 /// the same device `Q_ABS_REF`. Everything runs on the runtime's stream.
 ///
 /// One step is: the guard pass over every group's gradients (whose last block advances the
-/// records), the groups' update ([`OptimizerLaunch`]: one stepped launch per group, in a graph
-/// eight branches that overlap, or one fused launch over every group), the NaN check of the
-/// activations beside it, then one event. The advance and the check write the records and
+/// records), the groups' update ([`OptimizerLaunch`]: by default one fused launch over every
+/// group, each with its own rule and record; or one stepped launch per group, in a graph eight
+/// branches that overlap), the NaN check of the activations beside it, then one event. The advance and the check write the records and
 /// the check's results straight into page-locked host memory (no copy nodes), which
 /// [`TrainingSession::report`] reads after the event. Because the session owns every buffer its graph uses and drops the graph first,
 /// the graph cannot outlive them, and the host reaches the buffers only through methods that
@@ -468,7 +468,7 @@ impl<'rt> TrainingSession<'rt> {
         self.steps
     }
 
-    /// How the step updates its groups ([`OptimizerLaunch::PerGroup`] unless set).
+    /// How the step updates its groups ([`OptimizerLaunch::Fused`] unless set).
     pub fn optimizer_launch(&self) -> OptimizerLaunch {
         self.launch
     }
