@@ -763,8 +763,22 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
     println!(
         "four groups ({n_tensors} tensors, {elements} elements, 3 rules, one fused launch): eager {eager:.1} µs, graph {graph_us:.1} µs"
     );
+    // The same launch with larger chunks and with a capped grid (blocks taking the many small
+    // tensors' chunks in turn, starting and publishing once).
+    let mut variants = serde_json::Map::new();
+    let cap = std::num::NonZeroU32::new(rt.multiprocessors() * 8).context("no multiprocessor")?;
+    for (name, set) in [
+        ("chunks of 4096", FusedSet::with_chunk_elements(4096)?),
+        ("8 blocks per SM", FusedSet::new().with_max_blocks(cap)),
+    ] {
+        let mut set = set;
+        let (_, us) = time_fused(rt, timer, &mut set, &fused, &states)?;
+        println!("four groups, one fused launch, {name}: graph {us:.1} µs");
+        variants.insert(name.to_string(), json!(us));
+    }
     out["four_groups"] = json!({"tensors": n_tensors, "elements": elements, "bytes": bytes,
-        "groups": 4, "launches": 1, "eager_us": eager, "graph_us": graph_us});
+        "groups": 4, "launches": 1, "eager_us": eager, "graph_us": graph_us,
+        "graph_us_variants": variants});
     Ok(())
 }
 
