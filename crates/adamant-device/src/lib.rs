@@ -9,6 +9,9 @@
 //!   nvptx only);
 //! - device float functions ([`math`]) and the Adam building blocks ([`adam`],
 //!   [`scalar_groups`]);
+//! - 16-bit storage ([`storage`]): f32 to bf16 or f16, to nearest or stochastically from a
+//!   counter hash, with the clamp kept true of the stored bits (issue 26; no kernel stores 16-bit
+//!   parameters yet);
 //! - the layouts and pure parts of adamant's step guard ([`guard`]) and NaN check
 //!   ([`nan_check`]), which host and device share (the entries themselves are in
 //!   `adamant-kernels`);
@@ -55,6 +58,7 @@ pub mod nan_check;
 pub mod prelude;
 pub mod scalar_groups;
 pub mod step;
+pub mod storage;
 pub mod vector;
 
 #[cfg(target_arch = "nvptx64")]

@@ -1,0 +1,231 @@
+//! 16-bit storage of a value (issue 26): f32 to bf16 or f16, rounded to nearest even or
+//! stochastically, and the rule that keeps the clamp true of what is stored.
+//!
+//! The clamp of an f32 update and a rounding after it do not compose: a bound that the storage
+//! type cannot represent (0.08 in bf16) lies between two of its values, and rounding a clamped
+//! value to the nearer or a random one of them may store the one past the bound; in f16 anything
+//! from 65,520 up rounds to infinity. [`store_bf16`] and [`store_f16`] clamp, round, and then, if
+//! the rounded value is past the bound, take the neighbour toward zero: the largest value of the
+//! storage type within the bound. So every value they return satisfies `|stored| <= bound` or is
+//! NaN (kept visible, as [`weight_clamp`] keeps it).
+//!
+//! Stochastic rounding is counter-based ([`stochastic_word`]): the random word is a hash of the
+//! seed, the step, the tensor and the element, so an eager step and its replay round alike, a
+//! resumed run rounds as the uninterrupted one, and no generator state lives on the device.
+//!
+//! Everything is integer arithmetic on the bit patterns, the same source on the host (where the
+//! CPU tests check it against the `half` crate and against an independent model) and on the
+//! device.
+use crate::clamp::weight_clamp;
+
+/// How a value is rounded to its 16-bit storage type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// To the nearest value, ties to even (IEEE round-to-nearest-even).
+    Nearest,
+    /// Down or up in magnitude with probabilities proportional to the distances, decided by
+    /// this random word ([`stochastic_word`]).
+    Stochastic(u32),
+}
+
+/// A 16-bit storage type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    /// bfloat16: f32's sign and exponent, 7 mantissa bits.
+    Bf16,
+    /// IEEE binary16: 5 exponent bits (largest finite 65,504), 10 mantissa bits.
+    F16,
+}
+
+impl Half {
+    /// The bits of `x` in this type, clamped to `bound` and rounded ([`store_bf16`],
+    /// [`store_f16`]).
+    #[inline(always)]
+    pub fn store(self, x: f32, bound: f32, rounding: Rounding) -> u16 {
+        match self {
+            Half::Bf16 => store_bf16(x, bound, rounding),
+            Half::F16 => store_f16(x, bound, rounding),
+        }
+    }
+
+    /// The f32 value of `bits` of this type (exact).
+    #[inline(always)]
+    pub fn to_f32(self, bits: u16) -> f32 {
+        match self {
+            Half::Bf16 => bf16_to_f32(bits),
+            Half::F16 => f16_to_f32(bits),
+        }
+    }
+}
+
+const SIGN_16: u16 = 0x8000;
+
+/// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored as bf16 with
+/// `rounding`: `|bf16_to_f32(result)| <= bound` whenever `bound > 0` and `x` is not NaN.
+#[inline(always)]
+pub fn store_bf16(x: f32, bound: f32, rounding: Rounding) -> u16 {
+    let bits = bf16_round(weight_clamp(x, bound), rounding);
+    within(bits, bound, bf16_to_f32)
+}
+
+/// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored as f16 with
+/// `rounding`: `|f16_to_f32(result)| <= bound` whenever `bound > 0` and `x` is not NaN, so a
+/// bound of 65,504 or more stores 65,504 where rounding would give infinity.
+#[inline(always)]
+pub fn store_f16(x: f32, bound: f32, rounding: Rounding) -> u16 {
+    let bits = f16_round(weight_clamp(x, bound), rounding);
+    within(bits, bound, f16_to_f32)
+}
+
+/// `bits` if its value is within `bound` (or the clamp is off, or it is NaN), else its neighbour
+/// toward zero. The operand was clamped before it was rounded and a rounding moves it by less
+/// than one step of the storage type, so one step back is within the bound; magnitudes are
+/// ordered like their bit patterns, and the value past the bound is not zero, so the step is a
+/// decrement of the magnitude bits.
+#[inline(always)]
+fn within(bits: u16, bound: f32, decode: impl Fn(u16) -> f32) -> u16 {
+    if bound > 0.0 && decode(bits).abs() > bound {
+        bits - 1
+    } else {
+        bits
+    }
+}
+
+/// `x` rounded to bf16.
+#[inline(always)]
+pub fn bf16_round(x: f32, rounding: Rounding) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) as u16) & SIGN_16;
+    let a = bits & 0x7FFF_FFFF;
+    if a > 0x7F80_0000 {
+        // NaN: quiet, sign kept.
+        return sign | 0x7FC0;
+    }
+    // bf16 is f32 without its low 16 bits, at every exponent (subnormals included), so those
+    // bits are exactly the fraction of a step that rounding decides on. A carry out of the
+    // mantissa moves to the next binade, and out of the largest one to infinity, as IEEE does.
+    let up = match rounding {
+        Rounding::Nearest => 0x7FFF + ((a >> 16) & 1),
+        Rounding::Stochastic(r) => r & 0xFFFF,
+    };
+    let magnitude = if a == 0x7F80_0000 {
+        a >> 16
+    } else {
+        (a + up) >> 16
+    };
+    sign | magnitude as u16
+}
+
+/// `x` rounded to f16.
+#[inline(always)]
+pub fn f16_round(x: f32, rounding: Rounding) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) as u16) & SIGN_16;
+    let a = bits & 0x7FFF_FFFF;
+    if a > 0x7F80_0000 {
+        return sign | 0x7E00;
+    }
+    if a >= 0x4780_0000 {
+        // 2^16 and above (infinity included): past every finite f16 and its rounding range.
+        return sign | 0x7C00;
+    }
+    let biased = (a >> 23) as i32;
+    // The significand with its implicit bit (f32 subnormals have none, at exponent -126).
+    let (e, m) = if biased == 0 {
+        (-126, a & 0x7F_FFFF)
+    } else {
+        (biased - 127, (a & 0x7F_FFFF) | 0x80_0000)
+    };
+    // f16 keeps 11 significant bits of a normal value (exponent >= -14); below, the subnormals'
+    // fixed step 2^-24 keeps fewer. `shift` is how many low bits of `m` are rounded away, and
+    // `kept` is the f16 magnitude before rounding: for a normal value its exponent field times
+    // 2^10 plus its mantissa, which `(e + 14) << 10` plus `m >> 13` (implicit bit included)
+    // gives; a subnormal's is `m >> shift`.
+    let (kept, shift) = if e >= -14 {
+        ((((e + 14) as u32) << 10) + (m >> 13), 13u32)
+    } else {
+        let shift = (-e - 1) as u32; // 13 + (-14 - e)
+        (if shift < 32 { m >> shift } else { 0 }, shift)
+    };
+    // What is rounded away, as a fraction `rem / 2^shift` of one step (shift <= 125).
+    let rem = m as u64 & mask64(shift);
+    let up = match rounding {
+        Rounding::Nearest => {
+            // Beyond 25 bits `m < 2^24` is less than half a step: rounds to zero.
+            shift <= 25 && {
+                let half = 1u64 << (shift - 1);
+                rem > half || (rem == half && kept & 1 == 1)
+            }
+        }
+        Rounding::Stochastic(r) => {
+            // Up with probability rem / 2^shift: compare with a uniform draw of `shift` bits,
+            // the word's 32 bits at the top when the step has more (a resolution of 2^-32, the
+            // word's own).
+            let draw = if shift <= 32 {
+                r as u64 & mask64(shift)
+            } else if shift <= 56 {
+                (r as u64) << (shift - 32)
+            } else {
+                // rem / 2^shift < 2^-32: below the word's resolution.
+                return sign | kept as u16;
+            };
+            rem + draw >= 1u64 << shift
+        }
+    };
+    sign | (kept + up as u32) as u16
+}
+
+#[inline(always)]
+fn mask64(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The value of bf16 `bits` (exact).
+#[inline(always)]
+pub fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
+/// The value of f16 `bits` (exact).
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let sign = ((bits & SIGN_16) as u32) << 16;
+    let exponent = ((bits >> 10) & 0x1F) as u32;
+    let mantissa = (bits & 0x3FF) as u32;
+    let magnitude = match exponent {
+        // Zero and subnormals: mantissa · 2^-24, exact in f32.
+        0 => (mantissa as f32 * f32::from_bits(0x3380_0000)).to_bits(),
+        0x1F => 0x7F80_0000 | (mantissa << 13),
+        _ => ((exponent + 112) << 23) | (mantissa << 13),
+    };
+    f32::from_bits(sign | magnitude)
+}
+
+/// The random word of stochastic rounding for `element` of `tensor` at `step` of a run with
+/// `seed`: a keyed hash (three rounds of the 64-bit finalizer of MurmurHash3 over the four
+/// counters), so the same counters give the same word on any launch, and two steps, tensors or
+/// elements give independent ones. The seed goes in apart from the step, so a seed that does not
+/// change still gives every step its own words.
+#[inline(always)]
+pub fn stochastic_word(seed: u64, step: u64, tensor: u32, element: u64) -> u32 {
+    let h = fmix64(seed ^ 0x9E37_79B9_7F4A_7C15);
+    let h = fmix64(h ^ step.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
+    let h = fmix64(h ^ (tensor as u64).rotate_right(24) ^ element);
+    (h >> 32) as u32
+}
+
+/// MurmurHash3's 64-bit finalizer: every input bit changes each output bit with probability
+/// about one half.
+#[inline(always)]
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    k ^= k >> 33;
+    k
+}

@@ -1,0 +1,326 @@
+//! 16-bit storage (`adamant_device::storage`, issue 26) against independent references:
+//!
+//! - round-to-nearest-even against the `half` crate, for bf16 and f16, over every exponent of
+//!   f32 (subnormals, ties, overflow, NaN and infinities);
+//! - stochastic rounding against a model written here from the definition (the two neighbours
+//!   of `x` and the probability of the upper one, in f64): always one of the two neighbours, the
+//!   upper one exactly when the random word falls below its probability, unbiased over 10^6
+//!   draws, different at different steps;
+//! - the clamp on the stored bits: for bounds that each storage type represents and that it does
+//!   not (0.08 in bf16, the neighbours of representable values, f16's 65,504 and beyond), every
+//!   stored value lies within the bound, and a value at or past the bound stores the largest
+//!   value of the type within it, for both roundings.
+use adamant_device::storage::{
+    bf16_round, bf16_to_f32, f16_round, f16_to_f32, stochastic_word, Half, Rounding,
+};
+use half::{bf16, f16};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// f32 values over every binade and the edges: zeros, subnormals, ties of both types, the
+/// largest values, infinities and NaNs.
+fn samples(rng: &mut SmallRng, n: usize) -> Vec<f32> {
+    let mut out = vec![
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::from_bits(0x007F_FFFF),
+        f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        65504.0,
+        65519.99,
+        65520.0,
+        65536.0,
+        6.0e-8,
+        2.98e-8,
+        0.08,
+        1.0 + f32::EPSILON,
+    ];
+    // Exact ties of bf16 (low 16 bits 0x8000) and of f16 (low 13 bits 0x1000), both parities.
+    for &b in &[
+        0x3F80_8000u32,
+        0x3F81_8000,
+        0x3F80_1000,
+        0x3F80_3000,
+        0x0000_8000,
+    ] {
+        out.push(f32::from_bits(b));
+        out.push(-f32::from_bits(b));
+    }
+    for _ in 0..n {
+        out.push(f32::from_bits(rng.gen::<u32>()));
+        // Magnitudes where f16 is normal or subnormal.
+        let e: i32 = rng.gen_range(-30..17);
+        out.push(rng.gen_range(-1.0f32..1.0) * 2f32.powi(e));
+    }
+    out
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn nearest_matches_the_half_crate_for_bf16_and_f16() {
+    let mut rng = SmallRng::seed_from_u64(26);
+    let xs = samples(&mut rng, 200_000);
+    for &x in &xs {
+        let ours = bf16_to_f32(bf16_round(x, Rounding::Nearest));
+        let theirs = bf16::from_f32(x).to_f32();
+        assert!(
+            same(ours, theirs),
+            "bf16 of {x:e} ({:#x}): {ours:e} against {theirs:e}",
+            x.to_bits()
+        );
+        let ours = f16_to_f32(f16_round(x, Rounding::Nearest));
+        let theirs = f16::from_f32(x).to_f32();
+        assert!(
+            same(ours, theirs),
+            "f16 of {x:e} ({:#x}): {ours:e} against {theirs:e}",
+            x.to_bits()
+        );
+    }
+}
+
+#[test]
+fn decoding_matches_the_half_crate_for_every_pattern() {
+    for bits in 0..=u16::MAX {
+        assert!(
+            same(bf16_to_f32(bits), bf16::from_bits(bits).to_f32()),
+            "bf16 {bits:#x}"
+        );
+        assert!(
+            same(f16_to_f32(bits), f16::from_bits(bits).to_f32()),
+            "f16 {bits:#x}"
+        );
+    }
+}
+
+/// The model: the neighbours of finite `x` in the type (toward zero and away, from the exact
+/// values of every pattern of the type) and the probability of the one away from zero.
+fn neighbours(ty: Half, x: f32) -> (f32, f32, f64) {
+    let decode = |b: u16| ty.to_f32(b) as f64;
+    let target = (x as f64).abs();
+    // The magnitudes are ordered like their patterns: the last finite pattern not above |x|.
+    let finite_max = match ty {
+        Half::Bf16 => 0x7F7F,
+        Half::F16 => 0x7BFF,
+    };
+    let mut lo = 0u16;
+    let (mut a, mut b) = (0u16, finite_max);
+    while a <= b {
+        let mid = a + (b - a) / 2;
+        if decode(mid) <= target {
+            lo = mid;
+            a = mid + 1;
+        } else if mid == 0 {
+            break;
+        } else {
+            b = mid - 1;
+        }
+    }
+    let hi = lo + 1; // the infinity pattern past the largest finite
+    let (l, h) = (decode(lo), decode(hi));
+    let p = if target == l {
+        0.0
+    } else {
+        (target - l) / (h - l)
+    };
+    let s = if x.is_sign_negative() { -1.0 } else { 1.0 };
+    ((s * l) as f32, (s * h) as f32, p)
+}
+
+#[test]
+fn stochastic_rounding_picks_a_neighbour_with_its_probability() {
+    let mut rng = SmallRng::seed_from_u64(27);
+    let xs: Vec<f32> = samples(&mut rng, 20_000)
+        .into_iter()
+        .filter(|x| x.is_finite() && x.abs() < 65504.0)
+        .collect();
+    for ty in [Half::Bf16, Half::F16] {
+        for &x in &xs {
+            let (lo, hi, p) = neighbours(ty, x);
+            for r in [0u32, 1, 0x7FFF_FFFF, 0x8000_0000, u32::MAX, rng.gen()] {
+                let bits = match ty {
+                    Half::Bf16 => bf16_round(x, Rounding::Stochastic(r)),
+                    Half::F16 => f16_round(x, Rounding::Stochastic(r)),
+                };
+                let got = ty.to_f32(bits);
+                assert!(
+                    same(got, lo) || same(got, hi),
+                    "{ty:?} {x:e} r {r:#x}: {got:e} not {lo:e} or {hi:e}"
+                );
+                // The draw of `r` as a fraction of one step, at the resolution of the bits the
+                // type drops (bf16: 16; a normal f16: 13): up exactly when the draw reaches
+                // 1 - p, so with probability p.
+                let bits_dropped = match ty {
+                    Half::Bf16 => Some(16),
+                    Half::F16 if x.abs() >= 2f32.powi(-14) => Some(13),
+                    Half::F16 => None, // subnormal: a resolution of its own
+                };
+                if let Some(k) = bits_dropped {
+                    let draw = (r & ((1u32 << k) - 1)) as f64 / (1u64 << k) as f64;
+                    let up = p > 0.0 && draw >= 1.0 - p;
+                    let want = if up { hi } else { lo };
+                    assert!(
+                        same(got, want),
+                        "{ty:?} {x:e} r {r:#x} p {p}: {got:e}, want {want:e}"
+                    );
+                }
+                if p == 0.0 {
+                    assert!(same(got, lo), "{ty:?} {x:e}: a representable value moved");
+                }
+            }
+        }
+    }
+}
+
+/// Over 10^6 roundings of values strictly between two neighbours (random words from the
+/// counter hash, as a run would draw them), the mean error is within 4 standard errors of zero;
+/// the standard error from the two-point distribution itself.
+#[test]
+fn stochastic_rounding_is_unbiased() {
+    let cases: [(Half, f32); 6] = [
+        (Half::Bf16, 1.0 + 3.0 * f32::EPSILON),
+        (Half::Bf16, 0.08),
+        (Half::Bf16, -2.71),
+        (Half::F16, 1.0 + 0.3 / 1024.0),
+        (Half::F16, 3.0e-6), // an f16 subnormal
+        (Half::F16, -1234.567),
+    ];
+    for (ty, x) in cases {
+        let (lo, hi, p) = neighbours(ty, x);
+        assert!(p > 0.0 && p < 1.0, "{x} lies between two values");
+        let n = 1_000_000u64;
+        let mut sum = 0.0f64;
+        for i in 0..n {
+            let r = stochastic_word(2026, 7, 3, i);
+            let got = ty.to_f32(ty.store(x, 0.0, Rounding::Stochastic(r))) as f64;
+            sum += got - x as f64;
+        }
+        let mean = sum / n as f64;
+        let step = (hi as f64 - lo as f64).abs();
+        let se = step * (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            mean.abs() <= 4.0 * se,
+            "{ty:?} {x}: mean error {mean:e}, standard error {se:e}"
+        );
+    }
+}
+
+#[test]
+fn the_random_word_is_a_function_of_its_counters_and_changes_with_each() {
+    let base = stochastic_word(1, 10, 2, 3);
+    assert_eq!(
+        base,
+        stochastic_word(1, 10, 2, 3),
+        "the same counters, the same word"
+    );
+    for other in [
+        stochastic_word(2, 10, 2, 3),
+        stochastic_word(1, 11, 2, 3),
+        stochastic_word(1, 10, 3, 3),
+        stochastic_word(1, 10, 2, 4),
+    ] {
+        assert_ne!(base, other);
+    }
+    // With the seed fixed, consecutive steps of one element round differently: of 10^4 steps,
+    // about half round up (a constant word would round every step the same way).
+    let x = 1.0 + 0.5 / 128.0; // halfway between two bf16 values
+    let ups = (0..10_000u64)
+        .filter(|&t| {
+            let r = stochastic_word(5, t, 0, 42);
+            bf16_to_f32(bf16_round(x, Rounding::Stochastic(r))) > x
+        })
+        .count();
+    assert!(
+        (4_600..=5_400).contains(&ups),
+        "{ups} of 10000 steps rounded up"
+    );
+}
+
+/// The largest value of the type within `bound`, from the model.
+fn largest_within(ty: Half, bound: f32) -> f32 {
+    let (lo, _, _) = neighbours(ty, bound);
+    lo
+}
+
+#[test]
+fn the_stored_value_never_exceeds_the_bound() {
+    let mut rng = SmallRng::seed_from_u64(28);
+    // Bounds each type represents and bounds it does not, their f32 neighbours, and f16's edge.
+    let mut bounds = vec![
+        0.08f32, 1.0, 100.0, 0.1, 3.0e-5, 65504.0, 65519.0, 65520.0, 1.0e5, 3.0e38,
+    ];
+    for b in bounds.clone() {
+        bounds.push(f32::from_bits(b.to_bits() + 1));
+        bounds.push(f32::from_bits(b.to_bits() - 1));
+    }
+    for ty in [Half::Bf16, Half::F16] {
+        for &bound in &bounds {
+            let top = largest_within(ty, bound);
+            let mut xs = vec![
+                bound,
+                -bound,
+                2.0 * bound,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::MAX,
+            ];
+            for _ in 0..2_000 {
+                xs.push(rng.gen_range(-2.0..2.0) * bound);
+            }
+            for &x in &xs {
+                for rounding in [
+                    Rounding::Nearest,
+                    Rounding::Stochastic(rng.gen()),
+                    Rounding::Stochastic(u32::MAX),
+                ] {
+                    let stored = ty.to_f32(ty.store(x, bound, rounding));
+                    assert!(
+                        stored.abs() <= bound,
+                        "{ty:?} bound {bound:e} x {x:e} {rounding:?}: stored {stored:e}"
+                    );
+                    if x.abs() >= bound {
+                        assert!(
+                            same(stored.abs(), top),
+                            "{ty:?} bound {bound:e} x {x:e}: stored {stored:e}, largest within {top:e}"
+                        );
+                    }
+                }
+            }
+            // NaN stays NaN, whatever the bound.
+            assert!(ty
+                .to_f32(ty.store(f32::NAN, bound, Rounding::Nearest))
+                .is_nan());
+        }
+    }
+}
+
+#[test]
+fn without_a_bound_the_store_is_the_plain_rounding() {
+    for x in [0.08f32, 70000.0, -1.0e30, 1.0e-9] {
+        assert_eq!(
+            Half::Bf16.store(x, 0.0, Rounding::Nearest),
+            bf16::from_f32(x).to_bits()
+        );
+        assert_eq!(
+            Half::F16.store(x, 0.0, Rounding::Nearest),
+            f16::from_f32(x).to_bits()
+        );
+    }
+    // f16's overflow with the clamp off is infinity, as IEEE rounds it.
+    assert_eq!(
+        f16_to_f32(Half::F16.store(70000.0, 0.0, Rounding::Nearest)),
+        f32::INFINITY
+    );
+    // With it on, at a bound past 65,504: the largest finite.
+    assert_eq!(
+        f16_to_f32(Half::F16.store(70000.0, 1.0e5, Rounding::Nearest)),
+        65504.0
+    );
+}
