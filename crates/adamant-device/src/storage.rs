@@ -85,7 +85,9 @@ pub fn store_f16(x: f32, bound: f32, rounding: Rounding) -> u16 {
 #[inline(always)]
 fn within(bits: u16, bound: f32, decode: impl Fn(u16) -> f32) -> u16 {
     if bound > 0.0 && decode(bits).abs() > bound {
-        bits - 1
+        // Never wraps (the magnitude is not zero); `wrapping_sub` keeps a device build free of
+        // an overflow check the compiler cannot remove.
+        bits.wrapping_sub(1)
     } else {
         bits
     }
