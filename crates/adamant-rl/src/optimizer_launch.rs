@@ -1,17 +1,20 @@
 //! How a [`TrainingSession`](crate::TrainingSession) step updates its groups: one launch of the
 //! fused entry (`adamant_fused_step`) over every group, or one stepped launch per group. Both
 //! come from the same groups, records and uniform pointers, and the rule that updates each group
-//! is decided once, by [`GroupRule::of`], for the records, the per-group launches and the fused
-//! tensors alike.
+//! is decided once, by [`GroupRule::of`], for the hyperparameters and records
+//! ([`GroupRule::spec`]), the per-group launches and the fused tensors alike (`with_rule!`, the
+//! one list of each rule's kernel and uniforms).
 use adamant_kernels::fused::adamant_fused_step;
 use adamant_kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant_runtime::{
-    Adamant, Branch, Error, FusedSet, FusedTensor, Owned, ParamGroup, Records, Result, StepStates,
+    AdamHyper, Adamant, Branch, Error, FusedSet, FusedTensor, Owned, ParamGroup, Records, Result,
+    StepBound, StepSpec, StepStates,
 };
 use cust::stream::Stream;
 
+use crate::config::SessionConfig;
 use crate::groups::{TrainingGroups, GROUP_COUNT};
 
 /// How a session's step updates its groups. Both update every group with its own rule, record,
@@ -56,6 +59,52 @@ impl GroupRule {
             _ => GroupRule::Attention,
         }
     }
+
+    /// The hyperparameters of `cfg` this rule's groups take.
+    pub(crate) fn hyper(self, cfg: &SessionConfig) -> &AdamHyper {
+        match self {
+            GroupRule::Dqn => &cfg.dqn,
+            GroupRule::Iqn => &cfg.iqn,
+            GroupRule::Iql => &cfg.iql,
+            GroupRule::Curiosity => &cfg.curiosity,
+            GroupRule::Attention => &cfg.attention,
+        }
+    }
+
+    /// The step-state record of a group of this rule: Adam's scalars from its hyperparameters,
+    /// made for its kernel with the kernel's own hyperparameters (IQL's gradient clip from
+    /// `cfg`).
+    pub(crate) fn spec(self, cfg: &SessionConfig, bound: StepBound) -> Result<StepSpec> {
+        let hyper = self.hyper(cfg);
+        let spec = StepSpec::adam(hyper, bound)?;
+        let (eps, weight_decay) = (hyper.eps, hyper.weight_decay);
+        match self {
+            GroupRule::Dqn => {
+                spec.with_kernel::<dqn_adam_update_kernel::Entry>(dqn_adam_update_kernel::Hyper {
+                    eps,
+                    weight_decay,
+                })
+            }
+            GroupRule::Iqn => spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
+                eps,
+                weight_decay,
+            }),
+            GroupRule::Iql => spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
+                eps,
+                weight_decay,
+                grad_clip: cfg.iql_grad_clip,
+            }),
+            GroupRule::Curiosity => {
+                spec.with_kernel::<curiosity_adam_step::Entry>(curiosity_adam_step::Hyper { eps })
+            }
+            GroupRule::Attention => {
+                spec.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
+                    eps,
+                    weight_decay,
+                })
+            }
+        }
+    }
 }
 
 /// The uniform pointers each kernel reads besides its record (the DQN groups' `grad_scale`).
@@ -75,6 +124,41 @@ enum RuleBuffers<'a> {
     Iql(iql_adam_kernel::Buffers<Owned<'a>>),
     Curiosity(curiosity_adam_step::Buffers<Owned<'a>>),
     Attention(attn_adam_kernel::Buffers<Owned<'a>>),
+}
+
+/// `$body` with `$kernel` the module of the rule of `$buffers` ([`RuleBuffers`]), `$b` its
+/// buffers and `$scalars` its uniforms from `$u` ([`Uniforms`]): the one list of which kernel and
+/// which uniforms go with which buffers, for the per-group launches and the fused tensors alike.
+macro_rules! with_rule {
+    ($buffers:expr, $u:expr, |$kernel:ident, $b:ident, $scalars:ident| $body:expr) => {
+        match $buffers {
+            RuleBuffers::Dqn($b) => {
+                use dqn_adam_update_kernel as $kernel;
+                let $scalars = &$u.dqn;
+                $body
+            }
+            RuleBuffers::Iqn($b) => {
+                use iqn_adam_kernel as $kernel;
+                let $scalars = &$u.iqn;
+                $body
+            }
+            RuleBuffers::Iql($b) => {
+                use iql_adam_kernel as $kernel;
+                let $scalars = &$u.iql;
+                $body
+            }
+            RuleBuffers::Curiosity($b) => {
+                use curiosity_adam_step as $kernel;
+                let $scalars = &$u.curiosity;
+                $body
+            }
+            RuleBuffers::Attention($b) => {
+                use attn_adam_kernel as $kernel;
+                let $scalars = &$u.attention;
+                $body
+            }
+        }
+    };
 }
 
 /// Group `index`'s buffers for its rule, and its diagnostics records.
@@ -115,29 +199,11 @@ pub(crate) fn per_group<'a>(
         .map(|(record, group)| {
             Box::new(move |s: &Stream| {
                 let (buffers, records) = rule_buffers(record, group)?;
-                let launched = match buffers {
-                    RuleBuffers::Dqn(b) => rt
-                        .launch::<dqn_adam_update_kernel::Entry>(s)
-                        .stepped(&u.dqn, states, record)
-                        .buffers(&b, records),
-                    RuleBuffers::Iqn(b) => rt
-                        .launch::<iqn_adam_kernel::Entry>(s)
-                        .stepped(&u.iqn, states, record)
-                        .buffers(&b, records),
-                    RuleBuffers::Iql(b) => rt
-                        .launch::<iql_adam_kernel::Entry>(s)
-                        .stepped(&u.iql, states, record)
-                        .buffers(&b, records),
-                    RuleBuffers::Curiosity(b) => rt
-                        .launch::<curiosity_adam_step::Entry>(s)
-                        .stepped(&u.curiosity, states, record)
-                        .buffers(&b, records),
-                    RuleBuffers::Attention(b) => rt
-                        .launch::<attn_adam_kernel::Entry>(s)
-                        .stepped(&u.attention, states, record)
-                        .buffers(&b, records),
-                };
-                launched.map(|_| ())
+                with_rule!(buffers, u, |kernel, b, scalars| rt
+                    .launch::<kernel::Entry>(s)
+                    .stepped(scalars, states, record)
+                    .buffers(&b, records)
+                    .map(|_| ()))
             }) as Branch<'a>
         })
         .collect()
@@ -159,18 +225,12 @@ fn fused_tensors<R>(
     let tensors = buffers
         .iter()
         .enumerate()
-        .map(|(record, b)| match b {
-            RuleBuffers::Dqn(b) => {
-                FusedTensor::new::<dqn_adam_update_kernel::Entry>(b, &u.dqn, record)
-            }
-            RuleBuffers::Iqn(b) => FusedTensor::new::<iqn_adam_kernel::Entry>(b, &u.iqn, record),
-            RuleBuffers::Iql(b) => FusedTensor::new::<iql_adam_kernel::Entry>(b, &u.iql, record),
-            RuleBuffers::Curiosity(b) => {
-                FusedTensor::new::<curiosity_adam_step::Entry>(b, &u.curiosity, record)
-            }
-            RuleBuffers::Attention(b) => {
-                FusedTensor::new::<attn_adam_kernel::Entry>(b, &u.attention, record)
-            }
+        .map(|(record, b)| {
+            with_rule!(
+                b,
+                u,
+                |kernel, b, scalars| FusedTensor::new::<kernel::Entry>(b, scalars, record)
+            )
         })
         .collect::<Result<Vec<_>>>()?;
     f(&tensors)
@@ -222,5 +282,45 @@ mod tests {
         assert_eq!(GroupRule::of(9, false), Attention);
         assert_eq!(GroupRule::of(2, true), Iqn);
         assert_eq!(GroupRule::of(4, true), Attention);
+    }
+
+    /// Each of the seed's groups takes its own part of the config (distinct learning rates tell
+    /// them apart), and its record is made for its kernel.
+    #[test]
+    fn each_group_takes_its_hyperparameters_and_kernel() {
+        use adamant_runtime::{AdamHyper, StepBound};
+        let h = |lr: f32| AdamHyper::new(lr, 0.9, 0.999, 1e-8, 0.0, 1).unwrap();
+        let cfg = crate::SessionConfig {
+            dqn: h(1e-1),
+            iqn: h(2e-1),
+            iql: h(3e-1),
+            iql_grad_clip: 0.5,
+            attention: h(4e-1),
+            curiosity: h(5e-1),
+        };
+        // The seed's order: dqn trunk, dqn heads, iqn, iql, attention, tlob, curiosity, dt.
+        let lrs = [1e-1, 1e-1, 2e-1, 3e-1, 4e-1, 4e-1, 5e-1, 4e-1];
+        let kernels = [
+            "dqn_adam_update_kernel",
+            "dqn_adam_update_kernel",
+            "iqn_adam_kernel",
+            "iql_adam_kernel",
+            "attn_adam_kernel",
+            "attn_adam_kernel",
+            "curiosity_adam_step",
+            "attn_adam_kernel",
+        ];
+        for i in 0..8 {
+            let spec = GroupRule::of(i, i == 6)
+                .spec(&cfg, StepBound::FromQAbsRef)
+                .unwrap();
+            assert_eq!(spec.lr, lrs[i], "group {i}");
+            let kernel = spec.kernel.as_ref().expect("made for a kernel");
+            assert_eq!(kernel.name(), kernels[i], "group {i}");
+        }
+        let extra = GroupRule::of(8, true)
+            .spec(&cfg, StepBound::FromQAbsRef)
+            .unwrap();
+        assert_eq!(extra.lr, 5e-1);
     }
 }

@@ -19,38 +19,14 @@ use adamant_runtime::nan_check::{
     SlotBindings,
 };
 use adamant_runtime::{
-    AdamHyper, Adamant, Branch, ClampPolicy, DeviceScalar, Error, FusedSet, GradientGuard,
-    GroupBuffer, GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph,
-    StepSpec, StepStates,
+    Adamant, Branch, ClampPolicy, DeviceScalar, Error, FusedSet, GradientGuard, GroupBuffer,
+    GuardSpec, ParamGroup, QAbsRef, ReadBuffer, Result, StepBound, StepGraph, StepStates,
 };
 
 use crate::config::SessionConfig;
 use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT};
 use crate::optimizer_launch::{self, GroupRule, OptimizerLaunch, Uniforms};
 use crate::slot_table::TABLE;
-
-/// The hyperparameters of each group, in [`TrainingGroups::every`]'s order: an extra group
-/// takes the attention ones, or the curiosity ones with AMSGrad.
-fn per_group<'c>(config: &'c SessionConfig, groups: &TrainingGroups) -> Vec<&'c AdamHyper> {
-    let mut all = vec![
-        &config.dqn,
-        &config.dqn,
-        &config.iqn,
-        &config.iql,
-        &config.attention,
-        &config.attention,
-        &config.curiosity,
-        &config.attention,
-    ];
-    all.extend(groups.extra.iter().map(|g| {
-        if g.has_amsgrad() {
-            &config.curiosity
-        } else {
-            &config.attention
-        }
-    }));
-    all
-}
 
 /// What [`TrainingSession::report`] read back: every group's step-state record and the NaN
 /// check, both as the device left them at the end of the last step.
@@ -328,48 +304,18 @@ impl<'rt> TrainingSession<'rt> {
         cfg.validate()?;
         let extra_bounds = groups.extra.iter().map(|_| StepBound::FromQAbsRef);
         let amsgrad: Vec<bool> = groups.every().iter().map(|g| g.has_amsgrad()).collect();
-        let specs =
-            per_group(&cfg, &groups)
-                .iter()
-                .zip(bounds.into_iter().chain(extra_bounds))
-                .enumerate()
-                .map(|(i, (hyper, bound))| {
-                    let spec = StepSpec::adam(hyper, bound)?;
-                    // Each record holds its group's kernel's own hyperparameters.
-                    match GroupRule::of(i, amsgrad[i]) {
-                        GroupRule::Dqn => spec.with_kernel::<dqn_adam_update_kernel::Entry>(
-                            dqn_adam_update_kernel::Hyper {
-                                eps: hyper.eps,
-                                weight_decay: hyper.weight_decay,
-                            },
-                        ),
-                        GroupRule::Iqn => {
-                            spec.with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
-                                eps: hyper.eps,
-                                weight_decay: hyper.weight_decay,
-                            })
-                        }
-                        GroupRule::Iql => {
-                            spec.with_kernel::<iql_adam_kernel::Entry>(iql_adam_kernel::Hyper {
-                                eps: hyper.eps,
-                                weight_decay: hyper.weight_decay,
-                                grad_clip: cfg.iql_grad_clip,
-                            })
-                        }
-                        GroupRule::Curiosity => spec.with_kernel::<curiosity_adam_step::Entry>(
-                            curiosity_adam_step::Hyper { eps: hyper.eps },
-                        ),
-                        GroupRule::Attention => {
-                            spec.with_kernel::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
-                                eps: hyper.eps,
-                                weight_decay: hyper.weight_decay,
-                            })
-                        }
-                    }
-                    // Every group's step guards itself: a non-finite gradient skips its step.
-                    .and_then(|spec| spec.guarded(GuardSpec::SKIP_NON_FINITE))
-                })
-                .collect::<Result<Vec<_>>>()?;
+        // Each record holds its group's rule's hyperparameters, made for its kernel, and every
+        // group's step guards itself: a non-finite gradient skips its step.
+        let specs = amsgrad
+            .iter()
+            .zip(bounds.into_iter().chain(extra_bounds))
+            .enumerate()
+            .map(|(i, (&amsgrad, bound))| {
+                GroupRule::of(i, amsgrad)
+                    .spec(&cfg, bound)?
+                    .guarded(GuardSpec::SKIP_NON_FINITE)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let shapes: Vec<GroupShape<'_>> = groups
             .every()
             .into_iter()
