@@ -11,7 +11,7 @@
 //!   stored value lies within the bound, and a value at or past the bound stores the largest
 //!   value of the type within it, for both roundings.
 use adamant_device::storage::{
-    bf16_round, bf16_to_f32, f16_round, f16_to_f32, stochastic_word, Half, Rounding,
+    bf16_round, bf16_to_f32, f16_to_f32, stochastic_word, Half, Rounding,
 };
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
@@ -64,25 +64,28 @@ fn same(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
+/// The `half` crate's round-to-nearest of `x` in `ty`, as f32: the independent reference.
+fn reference(ty: Half, x: f32) -> f32 {
+    match ty {
+        Half::Bf16 => bf16::from_f32(x).to_f32(),
+        Half::F16 => f16::from_f32(x).to_f32(),
+    }
+}
+
 #[test]
 fn nearest_matches_the_half_crate_for_bf16_and_f16() {
     let mut rng = SmallRng::seed_from_u64(26);
     let xs = samples(&mut rng, 200_000);
-    for &x in &xs {
-        let ours = bf16_to_f32(bf16_round(x, Rounding::Nearest));
-        let theirs = bf16::from_f32(x).to_f32();
-        assert!(
-            same(ours, theirs),
-            "bf16 of {x:e} ({:#x}): {ours:e} against {theirs:e}",
-            x.to_bits()
-        );
-        let ours = f16_to_f32(f16_round(x, Rounding::Nearest));
-        let theirs = f16::from_f32(x).to_f32();
-        assert!(
-            same(ours, theirs),
-            "f16 of {x:e} ({:#x}): {ours:e} against {theirs:e}",
-            x.to_bits()
-        );
+    for ty in [Half::Bf16, Half::F16] {
+        for &x in &xs {
+            let ours = ty.to_f32(ty.round(x, Rounding::Nearest));
+            let theirs = reference(ty, x);
+            assert!(
+                same(ours, theirs),
+                "{ty:?} of {x:e} ({:#x}): {ours:e} against {theirs:e}",
+                x.to_bits()
+            );
+        }
     }
 }
 
@@ -145,11 +148,7 @@ fn stochastic_rounding_picks_a_neighbour_with_its_probability() {
         for &x in &xs {
             let (lo, hi, p) = neighbours(ty, x);
             for r in [0u32, 1, 0x7FFF_FFFF, 0x8000_0000, u32::MAX, rng.gen()] {
-                let bits = match ty {
-                    Half::Bf16 => bf16_round(x, Rounding::Stochastic(r)),
-                    Half::F16 => f16_round(x, Rounding::Stochastic(r)),
-                };
-                let got = ty.to_f32(bits);
+                let got = ty.to_f32(ty.round(x, Rounding::Stochastic(r)));
                 assert!(
                     same(got, lo) || same(got, hi),
                     "{ty:?} {x:e} r {r:#x}: {got:e} not {lo:e} or {hi:e}"

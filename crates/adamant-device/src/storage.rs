@@ -38,13 +38,21 @@ pub enum Half {
 }
 
 impl Half {
-    /// The bits of `x` in this type, clamped to `bound` and rounded ([`store_bf16`],
-    /// [`store_f16`]).
+    /// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored in this
+    /// type with `rounding`: `|self.to_f32(result)| <= bound` whenever `bound > 0` and `x` is not
+    /// NaN ([`within`] after the rounding).
     #[inline(always)]
     pub fn store(self, x: f32, bound: f32, rounding: Rounding) -> u16 {
+        let bits = self.round(weight_clamp(x, bound), rounding);
+        within(bits, bound, |b| self.to_f32(b))
+    }
+
+    /// `x` rounded to this type ([`bf16_round`], [`f16_round`]), without a clamp.
+    #[inline(always)]
+    pub fn round(self, x: f32, rounding: Rounding) -> u16 {
         match self {
-            Half::Bf16 => store_bf16(x, bound, rounding),
-            Half::F16 => store_f16(x, bound, rounding),
+            Half::Bf16 => bf16_round(x, rounding),
+            Half::F16 => f16_round(x, rounding),
         }
     }
 
@@ -60,21 +68,17 @@ impl Half {
 
 const SIGN_16: u16 = 0x8000;
 
-/// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored as bf16 with
-/// `rounding`: `|bf16_to_f32(result)| <= bound` whenever `bound > 0` and `x` is not NaN.
+/// [`Half::store`] in bf16.
 #[inline(always)]
 pub fn store_bf16(x: f32, bound: f32, rounding: Rounding) -> u16 {
-    let bits = bf16_round(weight_clamp(x, bound), rounding);
-    within(bits, bound, bf16_to_f32)
+    Half::Bf16.store(x, bound, rounding)
 }
 
-/// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored as f16 with
-/// `rounding`: `|f16_to_f32(result)| <= bound` whenever `bound > 0` and `x` is not NaN, so a
-/// bound of 65,504 or more stores 65,504 where rounding would give infinity.
+/// [`Half::store`] in f16: a bound of 65,504 or more stores 65,504 where rounding would give
+/// infinity.
 #[inline(always)]
 pub fn store_f16(x: f32, bound: f32, rounding: Rounding) -> u16 {
-    let bits = f16_round(weight_clamp(x, bound), rounding);
-    within(bits, bound, f16_to_f32)
+    Half::F16.store(x, bound, rounding)
 }
 
 /// `bits` if its value is within `bound` (or the clamp is off, or it is NaN), else its neighbour
