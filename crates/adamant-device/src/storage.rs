@@ -40,7 +40,7 @@ pub enum Half {
 impl Half {
     /// `x` clamped to `bound` (as [`weight_clamp`]: `bound <= 0` disables it), stored in this
     /// type with `rounding`: `|self.to_f32(result)| <= bound` whenever `bound > 0` and `x` is not
-    /// NaN ([`within`] after the rounding).
+    /// NaN (a rounded value past the bound is replaced by its neighbour toward zero).
     #[inline(always)]
     pub fn store(self, x: f32, bound: f32, rounding: Rounding) -> u16 {
         let bits = self.round(weight_clamp(x, bound), rounding);
