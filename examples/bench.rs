@@ -583,7 +583,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Re
     // The same graph with other chunk sizes (larger: fewer blocks, each paying its start and flush
     // once; 1024: one group of four per thread, as a single-buffer launch below 2^22).
     let mut by_chunk = serde_json::Map::new();
-    for chunk in [1024usize, 4096, 8192, 32768] {
+    for chunk in [1024usize, 2048, 8192, 32768] {
         let mut set = FusedSet::with_chunk_elements(chunk)?;
         let (_, t) = time_fused(rt, timer, &mut set, &fused, &states)?;
         println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
@@ -763,12 +763,12 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
     println!(
         "four groups ({n_tensors} tensors, {elements} elements, 3 rules, one fused launch): eager {eager:.1} µs, graph {graph_us:.1} µs"
     );
-    // The same launch with larger chunks and with a capped grid (blocks taking the many small
+    // The same launch with smaller chunks and with a capped grid (blocks taking the many small
     // tensors' chunks in turn, starting and publishing once).
     let mut variants = serde_json::Map::new();
     let cap = std::num::NonZeroU32::new(rt.multiprocessors() * 8).context("no multiprocessor")?;
     for (name, set) in [
-        ("chunks of 4096", FusedSet::with_chunk_elements(4096)?),
+        ("chunks of 2048", FusedSet::with_chunk_elements(2048)?),
         ("8 blocks per SM", FusedSet::new().with_max_blocks(cap)),
     ] {
         let mut set = set;

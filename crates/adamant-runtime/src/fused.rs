@@ -26,15 +26,14 @@ use crate::multi::{chunk_count, push_chunks_of};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
 
-/// Elements per chunk of a fused launch (one block each): the multi-tensor entries'. Each
+/// Elements per chunk of a fused launch (one block each): twice the multi-tensor entries'. Each
 /// block, before its first load, waits out a chain of dependent reads (the chunk, the tensor's
 /// record pointer, the record, its scale and rule), and flushes its record after its last, so
 /// fewer, larger chunks pay it less often; much larger ones leave a set of few tensors too few
 /// blocks. Measured on an H100 (docs/performance.md, issue 25 fifth session), graph replays of
 /// the RL set (102 tensors) with chunks of 1,024 / 2,048 / 4,096 / 8,192 / 32,768 elements:
 /// 98 / 81 / 78 / 78 / 95 µs, twice; the four-group set 60.1 µs at 2,048 and 58.3 at 4,096.
-/// 4,096 is the candidate; it stays 2,048 until the GPU tests and the session have run with it.
-pub const FUSED_CHUNK_ELEMENTS: usize = crate::multi::MULTI_CHUNK_ELEMENTS;
+pub const FUSED_CHUNK_ELEMENTS: usize = 2 * crate::multi::MULTI_CHUNK_ELEMENTS;
 
 /// The largest chunk [`FusedSet::with_chunk_elements`] takes.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 24;
