@@ -28,6 +28,8 @@ RL_EAGER_MIN = 10.0       # RL set, eager from Rust vs PyTorch's best eager
 FOUR_GROUPS_MIN = 3.0     # four groups (3 rules, a no-decay mask), one fused launch vs PyTorch fused
 SESSION_STEP_MAX_US = 45.0  # RL training session, one captured step (issue 25)
 SESSION_ONE_MIN = 2.7     # ... vs PyTorch fused capturable, one AdamW, graph
+HALF_COPY_MIN = 0.95      # issue 26: each 16-bit path at 2^28, vs the copy bandwidth for its bytes
+HALF_PEER_MIN = 1.2       # ... vs the fastest PyTorch way of training bf16 weights, same run
 CHECK_GRAPH_MAX_US = 12.0  # 49-slot check, graph replay
 CHECK_TORCH_MIN = 1.5     # ... vs _foreach_norm(inf) in a graph
 CHECK_COPY_MIN = 0.9      # check on large buffers: bandwidth / copy bandwidth
@@ -294,6 +296,33 @@ def fused_goals(g, rust, torch, copy_bw, copy_note):
                "foreach clamp, Adam, Adam(amsgrad) (`bench/four_groups.json`)",
                why_missing(rust, "four_groups", "graph_us")
                or why_missing(torch, "four_groups", "fused_graph_us") or "not measured")
+
+
+def half_goals(g, rust, torch, copy_bw, copy_note):
+    """Issue 26: bf16 weights at 2^28 (ours: bf16 weights and gradients, f32 moments, rounded to
+    nearest, 22 B an element) against the copy bandwidth for its bytes (≥ 0.95×) and against
+    PyTorch's fastest way of training bf16 weights in the same run (≥ 1.2×)."""
+    r, t = get(rust, "half"), get(torch, "half")
+    ours = num(r, "adamw_bf16_cold_us")
+    n = num(r, "elements")
+    gbps = 22 * n / ours / 1e3 if ours and n else None
+    g.at_least("bf16 weights (22 B path, to nearest), 2^28 cold: bandwidth vs copy",
+               f"{fus(ours)} = {fbw(gbps)}" if ours else fus(ours), fbw(copy_bw),
+               gbps / copy_bw if gbps and copy_bw else None, HALF_COPY_MIN,
+               f"bf16 weights and gradients, f32 moments: 22 B/element; {copy_note}",
+               why_missing(rust, "half", "adamw_bf16_cold_us") or "not measured")
+    peers = {k: num(t, k) for k in ("fused_bf16_cold_us", "master_cold_us")}
+    peers = {k: v for k, v in peers.items() if v}
+    best = min(peers, key=peers.get) if peers else None
+    peer = peers.get(best) if best else None
+    names = {"fused_bf16_cold_us": "AdamW(fused) on bf16, bf16 moments",
+             "master_cold_us": "fp32 master + bf16 copy"}
+    g.at_least("bf16 weights, 2^28 cold: vs PyTorch's fastest bf16 training step", fus(ours),
+               f"{fus(peer)} ({names.get(best, '—')})" if peer else fus(peer),
+               peer / ours if peer and ours else None, HALF_PEER_MIN,
+               "eager, cold, same size; " + ", ".join(f"{names[k]} {fus(v)}" for k, v in peers.items()),
+               why_missing(rust, "half", "adamw_bf16_cold_us")
+               or why_missing(torch, "half", "fused_bf16_cold_us") or "not measured")
 
 
 def check_goals(g, rust, torch, copy_bw, copy_note):
@@ -569,6 +598,7 @@ def main():
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
     fused_goals(g, rust, torch, copy_bw, copy_note)
     check_goals(g, rust, torch, copy_bw, copy_note)
+    half_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
     guard_goals(g, rust, copy_bw, copy_note)
     register_goals(g, rust)

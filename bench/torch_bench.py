@@ -378,6 +378,54 @@ def bench_four_groups(timer):
     return out
 
 
+def bench_half(timer, log2=28):
+    """bf16 weights at 2^log2 (issue 26), cold, eager: PyTorch's two ways of training them.
+
+    * ``fused_bf16``: AdamW(fused=True) on bf16 parameters and gradients; PyTorch keeps the moments
+      in the parameter's dtype, so 14 B an element (p read and written, g read, m and v read and
+      written, 2 B each), rounded to nearest;
+    * ``master``: the mixed-precision recipe, fp32 master weights and moments updated by
+      AdamW(fused=True) from the bf16 gradient widened to fp32, then the bf16 model copy written
+      from the master: three launches, 4 + 2 + ... bytes (counted in ``master_bytes``).
+    """
+    n = 1 << log2
+    reps = timer.reps_large
+    out = {"log2": log2, "elements": n, "fused_bf16_bytes": 14 * n,
+           # widen g (2 read + 4 written), AdamW on fp32 (28), copy to bf16 (4 read + 2 written)
+           "master_bytes": (6 + 28 + 6) * n}
+    p = torch.nn.Parameter(torch.empty(n, dtype=torch.bfloat16, device=timer.device).uniform_(-0.3, 0.3))
+    p.grad = torch.empty_like(p).uniform_(-1.0, 1.0)
+    try:
+        opt = torch.optim.AdamW([p], lr=SINGLE_LR, weight_decay=SINGLE_WD, fused=True)
+        for _ in range(3):
+            opt.step()
+        out["fused_bf16_cold_us"] = attempt(
+            f"bf16 2^{log2} fused cold", lambda: timer.device_us(opt.step, cold=True, reps=reps))
+    except Exception as exc:  # noqa: BLE001
+        out["fused_bf16_cold_us"] = error_record(exc)
+    opt = None
+    torch.cuda.empty_cache()
+    try:
+        master = torch.nn.Parameter(p.detach().float())
+        master.grad = torch.empty_like(master)
+        opt = torch.optim.AdamW([master], lr=SINGLE_LR, weight_decay=SINGLE_WD, fused=True)
+
+        def step():
+            master.grad.copy_(p.grad)
+            opt.step()
+            p.data.copy_(master.data)
+
+        for _ in range(3):
+            step()
+        out["master_cold_us"] = attempt(
+            f"bf16 2^{log2} master recipe cold", lambda: timer.device_us(step, cold=True, reps=reps))
+    except Exception as exc:  # noqa: BLE001
+        out["master_cold_us"] = error_record(exc)
+    opt = master = p = None
+    torch.cuda.empty_cache()
+    return out
+
+
 def bench_check(timer, slots):
     """The 49-slot check: PyTorch's nearest single op is _foreach_norm(inf) (max |x| per tensor,
     NaN-propagating), eager and in a graph."""
@@ -462,6 +510,11 @@ def main():
         result["four_groups"] = bench_four_groups(timer)
     except Exception as exc:  # noqa: BLE001
         result["four_groups"] = error_record(exc)
+    save()
+    try:
+        result["half"] = bench_half(timer, 28 if not args.quick else 24)
+    except Exception as exc:  # noqa: BLE001
+        result["half"] = error_record(exc)
     save()
     try:
         result["check"] = bench_check(timer, rl_spec["check_slots"])

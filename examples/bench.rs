@@ -6,6 +6,9 @@
 //! Data is never zeros: buffers are filled with non-zero constants on the device.
 use std::path::PathBuf;
 
+#[path = "bench_parts/half.rs"]
+mod half;
+
 use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::kernels::fused::adamant_fused_step;
 use adamant::kernels::optimizers::{
@@ -35,7 +38,7 @@ struct Args {
     /// Fewer repetitions and sizes (a smoke run).
     #[arg(long)]
     quick: bool,
-    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, session), for a
+    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, half, session), for a
     /// profiler; all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -230,6 +233,13 @@ fn main() -> Result<()> {
     }
     if args.runs("check") {
         check(&rt, &mut timer, &mut out, &args.set, copy_gbps)?;
+    }
+    // First run with this session's code: an error is recorded, not fatal to the rest.
+    if args.runs("half") {
+        if let Err(e) = half::half(&rt, &mut timer, &mut out, copy_gbps) {
+            println!("half: {e:#}");
+            out["half"] = json!({"error": format!("{e:#}")});
+        }
     }
     if args.runs("session") {
         session(&rt, &mut timer, &mut out, &args.set)?;

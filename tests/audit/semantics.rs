@@ -4,28 +4,34 @@
 //! and `max` drop a NaN operand and order -0 below +0; an integer compare of float bits treats
 //! NaN as a huge number; `copysign d, a, b` takes b's magnitude and a's sign).
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
-use adamant_device::abi::{KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType};
+use adamant_device::abi::{
+    KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType, Storage,
+};
 
 static PARAMS: [KernelParam; 4] = [
     KernelParam {
         name: "p",
         ty: ParamType::Ptr,
         role: ParamRole::ParamBuffer,
+        storage: Storage::F32,
     },
     KernelParam {
         name: "len",
         ty: ParamType::Usize,
         role: ParamRole::Len,
+        storage: Storage::F32,
     },
     KernelParam {
         name: "records",
         ty: ParamType::Ptr,
         role: ParamRole::Records,
+        storage: Storage::F32,
     },
     KernelParam {
         name: "weight_clamp_max_abs",
         ty: ParamType::F32,
         role: ParamRole::ClampBound,
+        storage: Storage::F32,
     },
 ];
 

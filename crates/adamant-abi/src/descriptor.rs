@@ -498,6 +498,48 @@ pub struct KernelParam {
     pub name: &'static str,
     pub ty: ParamType,
     pub role: ParamRole,
+    /// How the elements behind this pointer are stored: a per-element buffer's type (a table's:
+    /// the type of the buffers it points to), declared by the kernel. [`Storage::F32`] for every
+    /// parameter that is not a buffer or a buffer table. The runtime sizes and checks the memory it
+    /// binds from it, and the PTX audit holds a 16-bit parameter store to the clamp of the value
+    /// as that type stores it.
+    pub storage: Storage,
+}
+
+/// The storage type of a per-element buffer. The kernel computes in `f32` whatever the storage:
+/// a 16-bit element is widened exactly when loaded and rounded when stored, a parameter after
+/// its clamp and then held within the bound in the storage type itself
+/// (`adamant_device::storage`).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Storage {
+    /// IEEE binary32.
+    #[default]
+    F32,
+    /// bfloat16 (f32's sign and exponent, 7 mantissa bits), rounded to nearest even when stored.
+    Bf16,
+    /// IEEE binary16 (largest finite 65,504), rounded to nearest even when stored.
+    F16,
+}
+
+impl Storage {
+    /// Bytes per element.
+    pub const fn bytes(self) -> usize {
+        match self {
+            Storage::F32 => 4,
+            Storage::Bf16 | Storage::F16 => 2,
+        }
+    }
+
+    /// The type's name as a kernel declares it (`f32`, `bf16`, `f16`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Storage::F32 => "f32",
+            Storage::Bf16 => "bf16",
+            Storage::F16 => "f16",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

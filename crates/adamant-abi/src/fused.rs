@@ -31,10 +31,17 @@ pub use host::*;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
-    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType};
+    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Storage};
 
+    /// A fused entry's tables point at f32 buffers only: a kernel with a 16-bit buffer has no
+    /// fused rule (`fused_optimizer!` refuses it).
     const fn param(name: &'static str, ty: ParamType, role: ParamRole) -> KernelParam {
-        KernelParam { name, ty, role }
+        KernelParam {
+            name,
+            ty,
+            role,
+            storage: Storage::F32,
+        }
     }
 
     const fn table(name: &'static str, role: ParamRole) -> KernelParam {
@@ -148,7 +155,7 @@ mod host {
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod tests {
     use super::*;
-    use crate::{KernelDescriptor, KernelParam, ParamRole, ParamType};
+    use crate::{KernelDescriptor, KernelParam, ParamRole, ParamType, Storage};
 
     /// Every slot of every role lands on a parameter of that role, each on its own, and the
     /// slots are exactly the first `FUSED_SLOTS` parameters.
@@ -187,6 +194,7 @@ mod tests {
             name,
             ty: ParamType::Ptr,
             role,
+            storage: Storage::F32,
         }
     }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     KernelDescriptor, KernelKind, KernelParam, Lifetime, ParamRole, ParamType, RecordScalar,
+    Storage,
 };
 
 // The descriptor's string-free parts (kind, type, role with its domain) are the abi's own types,
@@ -66,6 +67,8 @@ pub struct ListedParam {
     pub ty: ParamType,
     /// Its role, with the domain of a scalar.
     pub role: ParamRole,
+    /// The storage type of a buffer's elements (`f32` for every other parameter).
+    pub storage: Storage,
 }
 
 impl ListedKernel {
@@ -82,6 +85,7 @@ impl ListedKernel {
                     name: p.name.to_string(),
                     ty: p.ty,
                     role: p.role,
+                    storage: p.storage,
                 })
                 .collect(),
             record: kernel
@@ -106,6 +110,7 @@ impl ListedKernel {
                 name: leak(p.name),
                 ty: p.ty,
                 role: p.role,
+                storage: p.storage,
             })
             .collect();
         let record: Vec<RecordScalar> = self

@@ -6,6 +6,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use crate::device_crate::DeviceCratePath;
+use crate::storage::Storage;
 
 /// One entry's descriptor, as [`registered`] emits it.
 pub(crate) struct Descriptor {
@@ -62,18 +63,41 @@ pub(crate) fn param_list(params: &[TokenStream]) -> TokenStream {
     quote! { &[#(#params),*] }
 }
 
-/// One `KernelParam` literal.
+/// One `KernelParam` literal of a parameter that is not a buffer (its storage `F32`).
 pub(crate) fn kernel_param(
     kernels: &DeviceCratePath,
     name: &str,
     ty: TokenStream,
     role: TokenStream,
 ) -> TokenStream {
+    param_literal(kernels, name, ty, role, Storage::F32)
+}
+
+/// One `KernelParam` literal of a buffer pointer (or of a table of them) whose elements are
+/// stored as `storage`.
+pub(crate) fn buffer_param(
+    kernels: &DeviceCratePath,
+    name: &str,
+    role: TokenStream,
+    storage: Storage,
+) -> TokenStream {
+    param_literal(kernels, name, quote!(Ptr), role, storage)
+}
+
+fn param_literal(
+    kernels: &DeviceCratePath,
+    name: &str,
+    ty: TokenStream,
+    role: TokenStream,
+    storage: Storage,
+) -> TokenStream {
+    let storage = storage.abi(kernels);
     quote! {
         #kernels::abi::KernelParam {
             name: #name,
             ty: #kernels::abi::ParamType::#ty,
             role: #kernels::abi::ParamRole::#role,
+            storage: #storage,
         }
     }
 }

@@ -274,6 +274,7 @@ fn param_descriptor(arg: &FnArg, kernels: &DeviceCratePath) -> syn::Result<Token
             name: #name,
             ty: #kernels::abi::ParamType::#ty,
             role: #kernels::abi::ParamRole::#role,
+            storage: #kernels::abi::Storage::F32,
         }
     })
 }

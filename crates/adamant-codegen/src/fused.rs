@@ -107,7 +107,8 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
     for (path, r) in rules.iter().zip(&in_module) {
         let message = format!(
             "`{}` cannot be a rule of a fused set: it has more #[input]s, #[state]s or \
-             #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*)",
+             #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*), or \
+             a buffer stored in 16 bits (a fused entry's tables point at f32 buffers)",
             quote!(#path).to_string().replace(' ', "")
         );
         let span = path.span();

@@ -37,6 +37,10 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let (inputs, states, uniforms) = slot_counts(k);
     let fused = quote! { #kernels::abi::fused };
     let chunk = chunk_fn(k, kernels);
+    // A fused entry's tables and its records' layout are f32 buffers' (FUSED_PARAMS).
+    let all_f32 = k
+        .buffers()
+        .all(|a| a.storage == crate::storage::Storage::F32);
     quote! {
         /// The kernel's buffer count (its diagnostics records' buffers).
         pub const BUFFERS: usize = #n;
@@ -46,7 +50,8 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         /// rule of a `fused_optimizer!` set.
         pub const FUSABLE: bool = #inputs <= #fused::MAX_FUSED_INPUTS
             && #states <= #fused::MAX_FUSED_STATES
-            && #uniforms <= #fused::MAX_FUSED_UNIFORMS;
+            && #uniforms <= #fused::MAX_FUSED_UNIFORMS
+            && #all_f32;
 
         #chunk
     }
@@ -60,17 +65,18 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let mut pointers = Vec::new();
     for a in &k.args {
         let ident = &a.ident;
+        let element = a.storage.element();
         let (table, ty) = match &a.role {
-            Role::Param => (quote!(__adamant_tables.param), quote!(*mut f32)),
+            Role::Param => (quote!(__adamant_tables.param), quote!(*mut #element)),
             Role::Input => {
                 inputs += 1;
                 let i = inputs - 1;
-                (quote!(__adamant_tables.input(#i)), quote!(*const f32))
+                (quote!(__adamant_tables.input(#i)), quote!(*const #element))
             }
             Role::State => {
                 states += 1;
                 let i = states - 1;
-                (quote!(__adamant_tables.state(#i)), quote!(*mut f32))
+                (quote!(__adamant_tables.state(#i)), quote!(*mut #element))
             }
             Role::UniformPtr(default) => {
                 uniforms += 1;

@@ -43,6 +43,7 @@ mod scalar_group;
 mod signature;
 #[cfg(test)]
 mod snapshot_tests;
+mod storage;
 #[cfg(test)]
 mod structure_tests;
 #[cfg(test)]

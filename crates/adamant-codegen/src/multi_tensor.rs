@@ -42,9 +42,10 @@ pub(crate) fn device_entry(
     // Each table entry is the tensor's base address; the chunk's buffers start `start` in.
     let chunk_pointers = k.buffers().map(|a| {
         let ident = &a.ident;
+        let element = a.storage.element();
         let ty = match a.role {
-            Role::Input => quote!(*const f32),
-            _ => quote!(*mut f32),
+            Role::Input => quote!(*const #element),
+            _ => quote!(*mut #element),
         };
         quote! {
             let #ident: #ty = (*#ident.add(__adamant_tensor) as #ty).add(__adamant_start);
@@ -61,6 +62,9 @@ pub(crate) fn device_entry(
     let records_arg = records_arg(kernels);
     let n = buffer_count(k);
     let diagnostics = quote! { #kernels::diagnostics };
+    let facts = crate::optimizer::param_arg(k)
+        .storage
+        .facts(kernels, quote!(#n));
     // The facts of the tensor being recorded into its record: when the block moves on to
     // another tensor, and after its last chunk.
     let flush_recorded = quote! {
@@ -91,7 +95,7 @@ pub(crate) fn device_entry(
             #(#uniform_loads)*
             let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<#n>(__adamant_shared);
-            let mut __adamant_facts = #diagnostics::ThreadFacts::<#n>::new();
+            let mut __adamant_facts = #facts;
             // The block's facts stay in registers while its chunks belong to one tensor (chunks
             // are in tensor order), and are flushed to that tensor's record when it moves on.
             let mut __adamant_recording: u32 = u32::MAX;
@@ -150,7 +154,7 @@ fn descriptor(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource) 
                 Role::Input => quote!(InputTable),
                 _ => quote!(StateTable),
             };
-            kernel_param(kernels, &a.ident.unraw().to_string(), quote!(Ptr), role)
+            crate::descriptor::buffer_param(kernels, &a.ident.unraw().to_string(), role, a.storage)
         })
         .collect();
     params.push(kernel_param(

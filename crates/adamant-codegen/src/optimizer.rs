@@ -24,6 +24,7 @@ use crate::entry_parts::{
     uniform_loads, uniform_params, ScalarSource,
 };
 use crate::signature::{self, Arg, OptimizerFn, Role, ScalarType, BOUND, LEN, RECORDS};
+use crate::storage::Storage;
 
 /// The expansion of `#[optimizer_kernel]` on `item`, with every path into the device crate
 /// starting at `kernels`.
@@ -138,6 +139,14 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         })
         .collect();
     let idents: Vec<&Ident> = k.args.iter().map(|a| &a.ident).collect();
+    // What the parameter buffer holds afterwards, as an f32 (a 16-bit store widened back).
+    let param_storage = param_arg(k).storage;
+    let stored = param_storage.store_param(
+        kernels,
+        quote! { self::update(#(#idents),*) },
+        quote!(#bound),
+    );
+    let stored_value = param_storage.widen(kernels, stored);
     let host = host_items(k, kernels);
     let multi_host = crate::multi_tensor::host_items(k, kernels);
     let record_values = crate::record::value_items(k, kernels);
@@ -167,7 +176,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
             pub fn element(#(#forwarded,)* #bound: f32) -> f32 {
-                #kernels::clamp::weight_clamp(self::update(#(#idents),*), #bound)
+                #stored_value
             }
 
             // The diagnostics record has a fixed number of buffer slots.
@@ -406,7 +415,7 @@ fn descriptor_params(
                 Role::Input => quote!(Input),
                 _ => quote!(State),
             };
-            kernel_param(kernels, &a.ident.unraw().to_string(), quote!(Ptr), role)
+            crate::descriptor::buffer_param(kernels, &a.ident.unraw().to_string(), role, a.storage)
         })
         .collect();
     out.push(kernel_param(kernels, LEN, quote!(Usize), quote!(Len)));
@@ -503,14 +512,16 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
     }
 }
 
-/// The buffers as raw pointer parameters (`*const f32` for inputs, `*mut f32` otherwise).
+/// The buffers as raw pointer parameters to their storage type (`*const` for inputs, `*mut`
+/// otherwise).
 pub(crate) fn pointer_params(k: &OptimizerFn) -> Vec<TokenStream> {
     k.buffers()
         .map(|a| {
             let ident = &a.ident;
+            let element = a.storage.element();
             match a.role {
-                Role::Input => quote! { #ident: *const f32 },
-                _ => quote! { #ident: *mut f32 },
+                Role::Input => quote! { #ident: *const #element },
+                _ => quote! { #ident: *mut #element },
             }
         })
         .collect()
@@ -534,6 +545,7 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
     let uniforms = uniform_idents(k);
     let n = buffer_count(k);
     let diagnostics = quote! { #kernels::diagnostics };
+    let facts = param_arg(k).storage.facts(kernels, quote!(#n));
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -550,7 +562,7 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
             #(#uniform_loads)*
             let __adamant_shared: *mut u32 = #kernels::builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<#n>(__adamant_shared);
-            let mut __adamant_facts = #diagnostics::ThreadFacts::<#n>::new();
+            let mut __adamant_facts = #facts;
             __adamant_sweep(
                 #(#buffer_idents,)*
                 #len,
@@ -593,12 +605,23 @@ fn update_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
     quote! { #name::update(#(#args),*) }
 }
 
-/// The clamp of lane `lane`'s raw value (lane `lane` of `__adamant_raw`, or `__adamant_raw`
-/// itself in the scalar loop), with the sweep's bound.
-fn clamp_call(kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
+/// The element stored for lane `lane`'s raw value (lane `lane` of `__adamant_raw`, or
+/// `__adamant_raw` itself in the scalar loop), with the sweep's bound: the clamp, and for a
+/// 16-bit parameter the rounding and the hold within the bound.
+fn clamp_call(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let raw = at_lane(quote!(__adamant_raw), lane);
-    quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
+    param_arg(k)
+        .storage
+        .store_param(kernels, raw, quote!(#bound))
+}
+
+/// The kernel's `#[param]` argument (validated: exactly one).
+pub(crate) fn param_arg(k: &OptimizerFn) -> &Arg {
+    k.args
+        .iter()
+        .find(|a| a.role == Role::Param)
+        .expect("validated")
 }
 
 /// Lane `lane` of a group (`e.0[lane]`), or `e` itself in the scalar loop.
@@ -614,7 +637,7 @@ fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
 /// it (the stored parameter, the updated states, the gradient as read). Its rare facts go to the
 /// group's `__adamant_rare` mask, which one `settle` after the group's lanes hands to shared
 /// memory with the group's first index.
-fn observe(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
+fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let raw = at_lane(quote!(__adamant_raw), lane);
     let lane_number = lane.unwrap_or(0) as u32;
     let new = at_lane(quote!(__adamant_new), lane);
@@ -622,14 +645,24 @@ fn observe(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
         Role::Param => new.clone(),
         _ => at_lane(local(a).into_token_stream(), lane),
     });
+    // What the clamp made of the raw value: the stored value itself for f32; for a 16-bit
+    // parameter the f32 clamp (its rounding changes nearly every value, and is no clamp catch).
+    let clamped = match param_arg(k).storage {
+        Storage::F32 => new.clone(),
+        Storage::Bf16 | Storage::F16 => {
+            let bound = format_ident!("{}", BOUND);
+            quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
+        }
+    };
     quote! {
-        __adamant_facts.observe(&mut __adamant_rare, #lane_number, #raw, #new, [#(#values),*]);
+        __adamant_facts.observe(&mut __adamant_rare, #lane_number, #raw, #clamped, [#(#values),*]);
     }
 }
 
-/// One group of the vector loop: every buffer's 16 bytes loaded, the four updates, the four
-/// clamps, the stores, then the four lanes' diagnostics (after the stores, so no atomic of theirs
-/// stands between the loads and the stores).
+/// One group of the vector loop: every buffer's group of four loaded (16 bytes of f32, 8 of a
+/// 16-bit type, widened), the four updates, the four clamps (and roundings, for a 16-bit
+/// parameter), the stores, then the four lanes' diagnostics (after the stores, so no atomic of
+/// theirs stands between the loads and the stores).
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let f4 = quote! { #kernels::vector::F4 };
     let loads = buffers.iter().map(|a| {
@@ -639,9 +672,16 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         } else {
             quote!()
         };
-        let load = quote! { *(#ident as *const #f4).add(__adamant_i) };
-        if a.grad {
-            quote! {
+        let group = a.storage.group(kernels);
+        let load = quote! { *(#ident as *const #group).add(__adamant_i) };
+        let coef = if a.grad {
+            quote!(*__adamant_grad_coef)
+        } else {
+            quote!()
+        };
+        match a.storage {
+            Storage::F32 if !a.grad => quote! { let #mutability #local: #f4 = #load; },
+            Storage::F32 => quote! {
                 let #local: #f4 = {
                     let __adamant_raw_grad: #f4 = #load;
                     #f4([
@@ -651,29 +691,68 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                         __adamant_raw_grad.0[3] * __adamant_grad_coef,
                     ])
                 };
+            },
+            Storage::Bf16 | Storage::F16 => {
+                let lanes = (0..4usize).map(|l| {
+                    let lane = a.storage.widen(kernels, quote!(__adamant_loaded.0[#l]));
+                    quote! { #lane #coef }
+                });
+                quote! {
+                    let #mutability #local: #f4 = {
+                        let __adamant_loaded: #group = #load;
+                        #f4([#(#lanes),*])
+                    };
+                }
             }
-        } else {
-            quote! { let #mutability #local: #f4 = #load; }
         }
     });
     let raws = (0..4).map(|l| update_call(k, Some(l)));
-    let lanes = (0..4).map(|l| clamp_call(kernels, Some(l)));
+    let lanes = (0..4).map(|l| clamp_call(k, kernels, Some(l)));
     let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
         let (ident, local) = (&a.ident, local(a));
         quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; }
     });
-    let param = buffers
-        .iter()
-        .find(|a| a.role == Role::Param)
-        .expect("validated");
+    let param = param_arg(k);
     let param_ident = &param.ident;
-    let observed = (0..4).map(|l| observe(k, Some(l)));
+    // The clamped group, stored; then `__adamant_new`, what the buffer now holds as f32 (the
+    // records report it): for f32 the stored group itself.
+    let (store, new) = match param.storage {
+        Storage::F32 => (
+            quote! {
+                let __adamant_new: #f4 = #kernels::vector::F4([#(#lanes),*]);
+                #(#state_stores)*
+                *(#param_ident as *mut #f4).add(__adamant_i) = __adamant_new;
+            },
+            quote!(),
+        ),
+        Storage::Bf16 | Storage::F16 => {
+            let group = param.storage.group(kernels);
+            let widened =
+                (0..4usize).map(|l| param.storage.widen(kernels, quote!(__adamant_stored.0[#l])));
+            (
+                // Lane by lane into the aligned group: one store of the whole group would be one
+                // 64-bit store of the four lanes packed, whose bits the audit cannot take apart;
+                // the lanes become one `st.v4.b16`, each lane a register of its own.
+                quote! {
+                    let __adamant_stored: #group = #group([#(#lanes),*]);
+                    #(#state_stores)*
+                    let __adamant_group: *mut #group =
+                        (#param_ident as *mut #group).add(__adamant_i);
+                    (*__adamant_group).0[0] = __adamant_stored.0[0];
+                    (*__adamant_group).0[1] = __adamant_stored.0[1];
+                    (*__adamant_group).0[2] = __adamant_stored.0[2];
+                    (*__adamant_group).0[3] = __adamant_stored.0[3];
+                },
+                quote! { let __adamant_new: #f4 = #f4([#(#widened),*]); },
+            )
+        }
+    };
+    let observed = (0..4).map(|l| observe(k, kernels, Some(l)));
     quote! {
         #(#loads)*
         let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
-        let __adamant_new: #f4 = #kernels::vector::F4([#(#lanes),*]);
-        #(#state_stores)*
-        *(#param_ident as *mut #f4).add(__adamant_i) = __adamant_new;
+        #store
+        #new
         let __adamant_index: u64 =
             __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
         let mut __adamant_rare: u64 = 0;
@@ -690,30 +769,44 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         } else {
             quote!()
         };
+        let value = a
+            .storage
+            .widen(kernels, quote! { *#ident.add(__adamant_i) });
         if a.grad {
-            quote! { let #local: f32 = *#ident.add(__adamant_i) * __adamant_grad_coef; }
+            quote! { let #local: f32 = #value * __adamant_grad_coef; }
         } else {
-            quote! { let #mutability #local: f32 = *#ident.add(__adamant_i); }
+            quote! { let #mutability #local: f32 = #value; }
         }
     });
     let raw = update_call(k, None);
-    let call = clamp_call(kernels, None);
+    let call = clamp_call(k, kernels, None);
     let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
         let (ident, local) = (&a.ident, local(a));
         quote! { *#ident.add(__adamant_i) = #local; }
     });
-    let param = buffers
-        .iter()
-        .find(|a| a.role == Role::Param)
-        .expect("validated");
+    let param = param_arg(k);
     let param_ident = &param.ident;
-    let observed = observe(k, None);
+    let store = match param.storage {
+        Storage::F32 => quote! {
+            let __adamant_new: f32 = #call;
+            #(#state_stores)*
+            *#param_ident.add(__adamant_i) = __adamant_new;
+        },
+        Storage::Bf16 | Storage::F16 => {
+            let widened = param.storage.widen(kernels, quote!(__adamant_stored));
+            quote! {
+                let __adamant_stored: u16 = #call;
+                #(#state_stores)*
+                *#param_ident.add(__adamant_i) = __adamant_stored;
+                let __adamant_new: f32 = #widened;
+            }
+        }
+    };
+    let observed = observe(k, kernels, None);
     quote! {
         #(#loads)*
         let __adamant_raw: f32 = #raw;
-        let __adamant_new: f32 = #call;
-        #(#state_stores)*
-        *#param_ident.add(__adamant_i) = __adamant_new;
+        #store
         let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
         let mut __adamant_rare: u64 = 0;
         #observed

@@ -24,6 +24,7 @@ use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Typ
 
 use crate::domain::{self, Domain};
 pub use crate::group_use::GroupBinding;
+use crate::storage::Storage;
 
 /// The clamp bound the macro appends to every optimizer entry. Authors cannot declare it.
 pub const BOUND: &str = "weight_clamp_max_abs";
@@ -106,6 +107,9 @@ pub struct Arg {
     pub lifetime: Option<Lifetime>,
     /// The index in [`OptimizerFn::groups`] of the `#[group]` this scalar is a field of.
     pub group: Option<usize>,
+    /// A buffer's storage type (`#[param(bf16)]`); `F32` for every argument that is not a
+    /// buffer.
+    pub storage: Storage,
 }
 
 impl Arg {
@@ -427,7 +431,7 @@ pub(crate) fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
     let (lifetime_attrs, attrs): (Vec<&Attribute>, Vec<&Attribute>) =
         typed.attrs.iter().partition(|a| lifetime_attr(a).is_some());
     let attrs: Vec<Attribute> = attrs.into_iter().cloned().collect();
-    let role = role_of(&attrs, &typed.ty)?;
+    let (role, storage) = role_of(&attrs, &typed.ty)?;
     check_type(&ident, &role, &typed.ty)?;
     let lifetime = match lifetime_attrs.as_slice() {
         [] => None,
@@ -451,6 +455,7 @@ pub(crate) fn parse_arg(arg: &FnArg) -> syn::Result<Arg> {
             grad,
             lifetime,
             group: None,
+            storage,
         }),
     }
 }
@@ -601,8 +606,9 @@ fn check_name(ident: &Ident) -> syn::Result<()> {
     Ok(())
 }
 
-fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
+fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<(Role, Storage)> {
     let mut role: Option<Role> = None;
+    let mut storage = Storage::F32;
     let mut domain_attr: Option<&Attribute> = None;
     for attr in attrs {
         if domain::is_domain(attr) {
@@ -616,17 +622,29 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
             continue;
         }
         let this = if attr.path().is_ident("param") {
-            require_no_args(attr, "param")?;
+            storage = crate::storage::parse(attr, "param")?;
             Role::Param
         } else if attr.path().is_ident("input") {
-            require_no_args(attr, "input")?;
+            storage = crate::storage::parse(attr, "input")?;
             Role::Input
         } else if attr.path().is_ident("grad") {
             // A gradient is an input the step's guard may scale (global-norm clipping).
-            require_no_args(attr, "grad")?;
+            storage = crate::storage::parse(attr, "grad")?;
             Role::Input
         } else if attr.path().is_ident("state") {
-            require_no_args(attr, "state")?;
+            // 16-bit moments need stochastic rounding (rounded to nearest, a small update to a
+            // large moment is lost every step); until it lands a state is f32.
+            if matches!(attr.meta, Meta::NameValue(_)) {
+                require_no_args(attr, "state")?;
+            }
+            if matches!(attr.meta, Meta::List(_)) {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    "#[state] buffers are f32: 16-bit moments need stochastic rounding (rounded \
+                     to nearest, an update smaller than half a step of the moment is lost every \
+                     step), which no kernel has yet",
+                ));
+            }
             Role::State
         } else if attr.path().is_ident("uniform_ptr") {
             Role::UniformPtr(parse_default(attr)?)
@@ -655,13 +673,14 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
                  launch; #[param], #[input] and #[state] buffers and #[uniform_ptr]s hold device \
                  data that no launch check reads",
             )),
-            None => Ok(role),
+            None => Ok((role, storage)),
         },
         None if is_ident_type(ty, "f32") => {
             let domain = domain_attr.map(domain::parse).transpose()?;
-            Ok(Role::Scalar(ScalarType::F32(
-                domain.unwrap_or(Domain::FINITE),
-            )))
+            Ok((
+                Role::Scalar(ScalarType::F32(domain.unwrap_or(Domain::FINITE))),
+                storage,
+            ))
         }
         None if is_ident_type(ty, "u32") => match domain_attr {
             Some(attr) => Err(syn::Error::new_spanned(
@@ -669,7 +688,7 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<Role> {
                 "#[domain] applies to f32 scalars: a u32 scalar takes any value (its descriptor \
                  says `Domain::ANY`)",
             )),
-            None => Ok(Role::Scalar(ScalarType::U32)),
+            None => Ok((Role::Scalar(ScalarType::U32), storage)),
         },
         None => Err(syn::Error::new_spanned(
             ty,

@@ -216,6 +216,26 @@ pub fn stored_max(max_raw_bits: u32, bound: f32) -> u32 {
     }
 }
 
+/// [`stored_max`] for a parameter whose elements are stored as `storage` (`None`: f32). A 16-bit
+/// store rounds the clamped value and holds it within the bound
+/// ([`Half::store`](crate::storage::Half::store)); both are monotone in `|x|`, so the largest
+/// stored `|p|` is the store of the largest clamped one, widened back (NaN stays NaN).
+#[inline(always)]
+pub fn stored_max_in(max_raw_bits: u32, bound: f32, storage: Option<crate::storage::Half>) -> u32 {
+    let clamped = stored_max(max_raw_bits, bound);
+    match storage {
+        None => clamped,
+        Some(half) => {
+            let stored = half.store(
+                f32::from_bits(clamped),
+                bound,
+                crate::storage::Rounding::Nearest,
+            );
+            abs_bits(half.to_f32(stored))
+        }
+    }
+}
+
 pub use crate::nan_check::abs_bits;
 
 /// The bits of `+inf`: an [`abs_bits`] at or above it is NaN or ±inf.
@@ -316,6 +336,8 @@ impl TensorRecord {
 pub struct ThreadFacts<const N: usize> {
     max_raw: u32,
     clamped: u32,
+    /// How the parameter is stored (`None`: f32), for the stored maximum ([`stored_max_in`]).
+    storage: Option<crate::storage::Half>,
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -328,18 +350,28 @@ mod device {
     };
 
     impl<const N: usize> ThreadFacts<N> {
-        /// Nothing seen.
+        /// Nothing seen, of an f32 parameter.
         #[inline(always)]
         pub fn new() -> Self {
             ThreadFacts {
                 max_raw: 0,
                 clamped: 0,
+                storage: None,
             }
         }
 
-        /// Lane `lane` of a group (0 in the scalar loop): the update's raw value, the value
-        /// stored after the clamp, and every buffer's value as the entry leaves it, in the
-        /// kernel's order. The common case costs two maxima, one compare for the clamp and one
+        /// Nothing seen, of a parameter stored as `half`.
+        #[inline(always)]
+        pub fn stored_as(half: crate::storage::Half) -> Self {
+            ThreadFacts {
+                storage: Some(half),
+                ..Self::new()
+            }
+        }
+
+        /// Lane `lane` of a group (0 in the scalar loop): the update's raw value, its clamp (in
+        /// f32: a 16-bit store's rounding is not a clamp catch), and every buffer's value as the
+        /// entry leaves it, in the kernel's order. The common case costs two maxima, one compare for the clamp and one
         /// bit per value; what is rare (a non-finite value, a thread's first clamp) sets a bit
         /// of `rare` ([`RARE_LANE_BITS`] per lane), which [`Self::settle`] handles once per group.
         #[inline(always)]
@@ -417,12 +449,13 @@ mod device {
                 if max_raw != 0 {
                     atomic_max_u32(shared.add(MAX_RAW), max_raw);
                 }
-                let max_stored = stored_max(max_raw, bound);
+                let max_stored = stored_max_in(max_raw, bound, self.storage);
                 if max_stored != 0 {
                     atomic_max_u32(shared.add(MAX_STORED), max_stored);
                 }
             }
-            *self = ThreadFacts::new();
+            self.max_raw = 0;
+            self.clamped = 0;
         }
     }
 
@@ -703,6 +736,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// [`stored_max_in`] of the raw maximum is the maximum of what a bf16 parameter stores
+    /// (rounded to nearest, held within the bound), element by element: the derivation the
+    /// records use is exact, also at bounds that are no bf16 value and at ties.
+    #[test]
+    fn the_stored_bf16_maximum_follows_from_the_raw_one() {
+        use crate::storage::{Half, Rounding};
+        let half = Half::Bf16;
+        let mut values: Vec<f32> = vec![0.0, -0.5, 1.0, 2.5, -3.0, 1e30, f32::INFINITY, f32::NAN];
+        for b in [0.08f32, 0.3, 1.0 + 2f32.powi(-8), 100.0] {
+            for x in [b, b.next_up(), b.next_down(), b * 0.999, b * 1.001] {
+                values.push(x);
+                values.push(-x);
+            }
+        }
+        for bound in [0.0f32, 0.08, 0.3, 2.5, 1.0 + 2f32.powi(-8), 100.0] {
+            for &a in &values {
+                for &b in &values {
+                    let raw = [a, b];
+                    let max_raw = raw.iter().map(|x| abs_bits(*x)).max().unwrap();
+                    let stored = raw
+                        .iter()
+                        .map(|x| abs_bits(half.to_f32(half.store(*x, bound, Rounding::Nearest))))
+                        .max()
+                        .unwrap();
+                    let derived = stored_max_in(max_raw, bound, Some(half));
+                    let (derived, stored) = (f32::from_bits(derived), f32::from_bits(stored));
+                    assert!(
+                        derived == stored || (derived.is_nan() && stored.is_nan()),
+                        "{raw:?} bound {bound}: derived {derived}, stored {stored}"
+                    );
+                }
+            }
+        }
+        // Past the bound, the largest bf16 within it, not the bound.
+        let max_raw = abs_bits(1.0);
+        assert_eq!(
+            f32::from_bits(stored_max_in(max_raw, 0.08, Some(half))),
+            0.079589844
+        );
+        assert_eq!(f32::from_bits(stored_max_in(max_raw, 0.08, None)), 0.08);
     }
 
     #[test]

@@ -88,38 +88,32 @@ pub fn store_f16(x: f32, bound: f32, rounding: Rounding) -> u16 {
 /// decrement of the magnitude bits.
 #[inline(always)]
 fn within(bits: u16, bound: f32, decode: impl Fn(u16) -> f32) -> u16 {
-    if bound > 0.0 && decode(bits).abs() > bound {
-        // Never wraps (the magnitude is not zero); `wrapping_sub` keeps a device build free of
-        // an overflow check the compiler cannot remove.
-        bits.wrapping_sub(1)
-    } else {
-        bits
-    }
+    // Branch-free (`&` of the two tests, the step as a subtraction of 0 or 1): the PTX audit
+    // proves a stored value from one definition per register, which a branch would break.
+    // Never wraps (the magnitude past a bound is not zero); `wrapping_sub` keeps a device build
+    // free of an overflow check the compiler cannot remove.
+    let past = (bound > 0.0) & (decode(bits).abs() > bound);
+    bits.wrapping_sub(past as u16)
 }
 
-/// `x` rounded to bf16.
+/// `x` rounded to bf16. Branch-free, in 32-bit integer arithmetic, so the PTX audit can run it.
 #[inline(always)]
 pub fn bf16_round(x: f32, rounding: Rounding) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) as u16) & SIGN_16;
     let a = bits & 0x7FFF_FFFF;
-    if a > 0x7F80_0000 {
-        // NaN: quiet, sign kept.
-        return sign | 0x7FC0;
-    }
     // bf16 is f32 without its low 16 bits, at every exponent (subnormals included), so those
     // bits are exactly the fraction of a step that rounding decides on. A carry out of the
-    // mantissa moves to the next binade, and out of the largest one to infinity, as IEEE does.
+    // mantissa moves to the next binade, and out of the largest one to infinity, as IEEE does;
+    // infinity itself has no low bits, so `up < 2^16` leaves it infinite.
     let up = match rounding {
         Rounding::Nearest => 0x7FFF + ((a >> 16) & 1),
         Rounding::Stochastic(r) => r & 0xFFFF,
     };
-    let magnitude = if a == 0x7F80_0000 {
-        a >> 16
-    } else {
-        (a + up) >> 16
-    };
-    sign | magnitude as u16
+    let rounded = ((a + up) >> 16) as u16;
+    // NaN: quiet, sign kept (a select, not a branch).
+    let magnitude = if a > 0x7F80_0000 { 0x7FC0 } else { rounded };
+    sign | magnitude
 }
 
 /// `x` rounded to f16.

@@ -6,3 +6,9 @@ pub struct F4(pub [f32; 4]);
 
 /// Elements per [`F4`].
 pub const LANES: usize = 4;
+
+/// A group of four 16-bit elements (bf16 or f16 bits): with `align(8)` one `ld.global.v4.u16`
+/// or `st.global.v4.u16`.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct H4(pub [u16; 4]);

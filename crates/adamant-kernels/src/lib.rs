@@ -2,6 +2,7 @@
 //!
 //! - [`optimizers`]: the five Adam kernels of the seed's training step, and [`soft_update`], the
 //!   soft update of a target network (it writes parameters, so it is an optimizer kernel too);
+//! - [`half_weights`]: AdamW on bf16 weights and gradients (f32 moments);
 //! - [`fused`]: all of them as the rules of one fused entry, `adamant_fused_step`;
 //! - [`step`]: the advance of the step records, [`guard`]: the step guard's pass over the
 //!   gradients, [`nan_check`]: the fused NaN / max-abs checker.
@@ -15,6 +16,7 @@
 
 pub mod fused;
 pub mod guard;
+pub mod half_weights;
 pub mod nan_check;
 pub mod optimizers;
 pub mod soft_update;

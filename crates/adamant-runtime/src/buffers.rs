@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use adamant_device::abi::{BufferKinds, UniformPtr};
+use adamant_device::abi::{BufferKinds, Storage, UniformPtr};
 use cust::memory::DevicePointer;
 use cust::stream::Stream;
 
@@ -339,7 +339,7 @@ impl<'a> BufferKinds for Owned<'a> {
     type State = &'a mut DeviceArray;
 }
 
-/// A buffer as the launch checks see it: its address, its length in `f32`s, and the allocation
+/// A buffer as the launch checks see it: its address, its length in elements, their storage, and the allocation
 /// a graph must keep (none for memory other code owns, whose life is the raw launch's caller's
 /// promise). Implemented for the runtime's buffers, for [`crate::DeviceRegion`], and for
 /// `(address, len)` pairs (the checks' unit tests).
@@ -347,6 +347,12 @@ pub(crate) trait LaunchBuffer {
     fn address(&self) -> u64;
     fn len(&self) -> usize;
     fn keep(&self) -> Option<Keep>;
+    /// How its elements are stored: the runtime's own buffers hold `f32`s; a
+    /// [`crate::DeviceRegion`] says what it holds. A launch refuses a buffer whose storage is not
+    /// the one its kernel declares for it.
+    fn storage(&self) -> Storage {
+        Storage::F32
+    }
 }
 
 /// A buffer a launch writes: a `&mut ParamBuffer` or a `&mut DeviceArray`.

@@ -350,6 +350,25 @@ pub enum Error {
         name: String,
     },
 
+    /// A buffer whose storage type is not the one its kernel declares for it (an f32 buffer for
+    /// a `#[param(bf16)]`, say).
+    #[error(
+        "{kernel}: buffer `{buffer}` holds {} elements but the kernel declares it {} (nothing was \
+         launched)",
+        given.name(),
+        declared.name()
+    )]
+    StorageMismatch {
+        /// The kernel entry launched.
+        kernel: &'static str,
+        /// The buffer's name in the kernel's signature.
+        buffer: &'static str,
+        /// The storage type the kernel declares.
+        declared: adamant_device::abi::Storage,
+        /// The storage type of the buffer given.
+        given: adamant_device::abi::Storage,
+    },
+
     /// Two buffers of one launch share memory, and at least one of them is written.
     #[error(
         "{kernel}: buffer {second} overlaps buffer {first}; a written buffer must not share \
@@ -924,6 +943,7 @@ impl Error {
             | Error::LengthMismatch { .. }
             | Error::RecordsMismatch { .. }
             | Error::Overlap { .. }
+            | Error::StorageMismatch { .. }
             | Error::InvalidScalar { .. }
             | Error::ScalarCount { .. }
             | Error::ScalarType { .. }

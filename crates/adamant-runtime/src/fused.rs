@@ -138,6 +138,8 @@ impl<'b> FusedTensor<'b> {
                 address: b.address(),
                 len: b.len(),
                 writable: role.is_writable(),
+                // A fused rule's buffers are f32 (`FUSABLE` refuses a 16-bit one).
+                bytes: 4,
             })
             .collect();
         let mut keeps: Vec<Keep> = views.iter().filter_map(|(_, _, b)| b.keep()).collect();

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use std::mem::{size_of, ManuallyDrop};
 use std::ops::Deref;
 
-use adamant_device::abi::{same_buffers, OptimizerEntry, Same};
+use adamant_device::abi::{same_buffers, OptimizerEntry, Same, Storage};
 use cust::stream::Stream;
 use cust::sys::CUstream;
 
@@ -25,11 +25,14 @@ use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::memory::Keep;
 
-/// `len` `f32`s of device memory at `ptr`, owned by other code.
+/// `len` elements of device memory at `ptr`, owned by other code: `f32`s
+/// ([`DeviceRegion::new`]) or of another storage type ([`DeviceRegion::of`], for a kernel that
+/// declares a 16-bit buffer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceRegion {
     ptr: u64,
     len: usize,
+    storage: Storage,
 }
 
 impl DeviceRegion {
@@ -41,6 +44,18 @@ impl DeviceRegion {
     ///
     /// [`Error::ForeignRegion`] naming the reason.
     pub fn new(ptr: u64, len: usize) -> Result<DeviceRegion> {
+        DeviceRegion::of(ptr, len, Storage::F32)
+    }
+
+    /// The range `ptr .. ptr + len·storage.bytes()` of elements stored as `storage` (for a
+    /// kernel's `#[param(bf16)]`, `Storage::Bf16`), checked as [`DeviceRegion::new`] checks an
+    /// f32 region: not null (unless empty), aligned to the element, no overflow. A launch refuses
+    /// it for a buffer its kernel declares with another storage type.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignRegion`] naming the reason.
+    pub fn of(ptr: u64, len: usize, storage: Storage) -> Result<DeviceRegion> {
         let bad = |reason: &str| {
             Err(Error::ForeignRegion {
                 ptr,
@@ -51,17 +66,26 @@ impl DeviceRegion {
         if len > 0 && ptr == 0 {
             return bad("a null address");
         }
-        if !ptr.is_multiple_of(size_of::<f32>() as u64) {
-            return bad("not 4-byte aligned");
+        let element = storage.bytes() as u64;
+        if !ptr.is_multiple_of(element) {
+            return bad(&format!(
+                "not {element}-byte aligned ({} elements)",
+                storage.name()
+            ));
         }
         if (len as u64)
-            .checked_mul(size_of::<f32>() as u64)
+            .checked_mul(element)
             .and_then(|bytes| ptr.checked_add(bytes))
             .is_none()
         {
             return bad("the range overflows the address space");
         }
-        Ok(DeviceRegion { ptr, len })
+        Ok(DeviceRegion { ptr, len, storage })
+    }
+
+    /// How its elements are stored.
+    pub fn storage(&self) -> Storage {
+        self.storage
     }
 
     /// The device address.
@@ -69,7 +93,7 @@ impl DeviceRegion {
         self.ptr
     }
 
-    /// The length in `f32` elements.
+    /// The length in elements (of its storage type).
     pub fn len(&self) -> usize {
         self.len
     }
@@ -93,7 +117,7 @@ impl DeviceRegion {
         };
         let (start, size) = crate::driver::allocation_of(self.ptr)
             .map_err(|s| refuse(format!("the driver knows no allocation there ({s:?})")))?;
-        let end = self.ptr + (self.len * size_of::<f32>()) as u64;
+        let end = self.ptr + (self.len * self.storage.bytes()) as u64;
         if end > start.saturating_add(size) {
             return Err(refuse(format!(
                 "it runs {} bytes past the end of its allocation ({size} bytes at {start:#x})",
@@ -118,6 +142,9 @@ impl LaunchBuffer for DeviceRegion {
     /// Memory other code owns: its life is the raw launch's caller's promise.
     fn keep(&self) -> Option<Keep> {
         None
+    }
+    fn storage(&self) -> Storage {
+        self.storage
     }
 }
 

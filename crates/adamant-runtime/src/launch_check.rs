@@ -9,7 +9,7 @@
 //! only its uniforms' values, and those are checked, so even a hand-written impl cannot hand the
 //! device another bound.
 use adamant_device::abi::{
-    ArgValue, BufferRef, KernelDescriptor, Lifetime, OptimizerEntry, ParamRole, ParamType,
+    ArgValue, BufferRef, KernelDescriptor, Lifetime, OptimizerEntry, ParamRole, ParamType, Storage,
 };
 use adamant_device::diagnostics::MAX_BUFFERS;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -74,8 +74,11 @@ pub fn buffer_keeps<E: OptimizerEntry, K: LaunchKinds>(tensors: &[E::Buffers<K>]
 pub struct BufferRange {
     pub name: &'static str,
     pub address: u64,
+    /// Elements, of `bytes` each.
     pub len: usize,
     pub writable: bool,
+    /// Bytes per element: the storage type's the kernel declares (and the buffer has: checked).
+    pub bytes: u8,
 }
 
 /// Per tensor, its buffers in entry order.
@@ -384,22 +387,24 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
             views
                 .into_iter()
                 .map(|(name, typed, b)| {
-                    let role = descriptor
+                    let param = descriptor
                         .params
                         .iter()
                         .find(|p| p.name == name)
-                        .map(|p| p.role)
                         .ok_or_else(unregistered)?;
                     // The generated types give each buffer its declared role; only a
                     // hand-written (unsafe) entry could disagree, and it is refused.
-                    if role != typed {
+                    if param.role != typed {
                         return Err(unregistered());
                     }
+                    check_storage(descriptor.name, name, param.storage, b.storage())
+                        .map_err(|e| e.in_tensor(t, tensors.len()))?;
                     Ok(BufferRange {
                         name,
                         address: b.address(),
                         len: b.len(),
-                        writable: role.is_writable(),
+                        writable: param.role.is_writable(),
+                        bytes: param.storage.bytes() as u8,
                     })
                 })
                 .collect::<Result<SmallVec<_>>>()
@@ -409,6 +414,27 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
     Ok(signature)
 }
 
+/// A buffer's storage type against the one its kernel declares for it: an f32 buffer bound to a
+/// `#[param(bf16)]` would be read as twice as many 16-bit values, and the reverse as half as
+/// many floats, so a mismatch is refused before anything is launched.
+pub(crate) fn check_storage(
+    kernel: &'static str,
+    buffer: &'static str,
+    declared: Storage,
+    given: Storage,
+) -> Result<()> {
+    if declared == given {
+        Ok(())
+    } else {
+        Err(Error::StorageMismatch {
+            kernel,
+            buffer,
+            declared,
+            given,
+        })
+    }
+}
+
 /// No buffer that is written may share a byte with any other buffer (read-only buffers may share
 /// with each other). One sort and one sweep: O(n log n) in the number of buffers.
 pub(crate) fn check_overlaps(
@@ -416,14 +442,15 @@ pub(crate) fn check_overlaps(
     signature: &Signature,
     multi: bool,
 ) -> Result<()> {
-    const BYTES: u64 = std::mem::size_of::<f32>() as u64;
     let mut ranges: SmallVec<[(u64, u64, usize, BufferRange); MAX_BUFFERS]> = signature
         .iter()
         .enumerate()
         .flat_map(|(t, tensor)| tensor.iter().map(move |b| (t, *b)))
         .filter(|(_, b)| b.len > 0)
         .map(|(t, b)| {
-            let end = b.address.saturating_add(b.len as u64 * BYTES);
+            let end = b
+                .address
+                .saturating_add((b.len as u64).saturating_mul(b.bytes as u64));
             (b.address, end, t, b)
         })
         .collect();

@@ -64,6 +64,8 @@ pub mod nan_check;
 mod records;
 mod step;
 
+/// How a buffer's elements are stored (`DeviceRegion::of`), as kernels declare it.
+pub use adamant_device::abi::Storage;
 pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer};
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;

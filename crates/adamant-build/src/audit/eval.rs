@@ -1,8 +1,9 @@
 //! An interpreter for the PTX instructions a clamp is made of, so the audit can run the device
 //! code's own clamp on a table of inputs. It knows a small set of opcodes on 32-bit and
 //! predicate values, with PTX's semantics (NaN in comparisons, `min`/`max` dropping a NaN
-//! operand, `.ftz`, `.sat`); anything else is refused, so a clamp it cannot evaluate is unproven,
-//! never assumed right.
+//! operand, `.ftz`, `.sat`), and on 16-bit values (`eval16.rs`); anything else is refused, so a
+//! clamp it cannot evaluate is unproven, never assumed right.
+use super::eval16;
 use crate::ptx::{Instruction, Operand};
 
 /// PTX's canonical NaN (what `min.NaN`, `max.NaN` return).
@@ -13,8 +14,14 @@ const CANONICAL_NAN: u32 = 0x7fff_ffff;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EvalError {
-    /// A 64-bit, 16-bit or 8-bit type: only 32-bit and predicate types are evaluated.
+    /// A 64-bit or 8-bit type: only 32-bit, 16-bit and predicate types are evaluated.
     WideType,
+    /// Arithmetic on `f16`, `bf16`, `f16x2` or `bf16x2` values: of the 16-bit float types, only
+    /// the conversions to and from `f32` are evaluated.
+    HalfFloat,
+    /// A vector destination (`mov.b32 {%rs1, %rs2}, %r1`): the interpreter gives one value per
+    /// instruction, and could not tell which element a register is.
+    VectorDestination,
     /// No type suffix the interpreter knows.
     NoType,
     /// A comparison operator it does not know.
@@ -43,7 +50,15 @@ pub enum EvalError {
 impl std::fmt::Display for EvalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EvalError::WideType => f.write_str("only 32-bit and predicate types are evaluated"),
+            EvalError::WideType => {
+                f.write_str("only 32-bit, 16-bit and predicate types are evaluated")
+            }
+            EvalError::HalfFloat => f.write_str(
+                "of the 16-bit float types, only conversions to and from f32 are evaluated",
+            ),
+            EvalError::VectorDestination => f.write_str(
+                "an instruction that defines several registers at once is not evaluated",
+            ),
             EvalError::NoType => f.write_str("it has no type the audit evaluates"),
             EvalError::UnknownComparison { op } => write!(f, "unknown comparison `{op}`"),
             EvalError::PredicateComparison => f.write_str("setp on predicates is not evaluated"),
@@ -58,48 +73,52 @@ impl std::fmt::Display for EvalError {
 
 /// The type an instruction operates on, from its last type modifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ty {
+pub(super) enum Ty {
     F32,
     B32,
     U32,
     S32,
     Pred,
+    B16,
+    U16,
+    S16,
+    /// `f16`, `bf16`, `f16x2`, `bf16x2`: only `cvt` takes them.
+    HalfFloat,
 }
 
 fn ty(inst: &Instruction) -> Result<Ty, EvalError> {
-    let found = inst.opcode.split('.').skip(1).filter_map(|m| match m {
-        "f32" => Some(Ty::F32),
-        "b32" => Some(Ty::B32),
-        "u32" => Some(Ty::U32),
-        "s32" => Some(Ty::S32),
-        "pred" => Some(Ty::Pred),
-        "f64" | "b64" | "u64" | "s64" | "f16" | "bf16" | "b16" | "u16" | "s16" | "b8" | "u8"
-        | "s8" | "f16x2" | "bf16x2" => Some(Ty::B32), // rejected below
-        _ => None,
-    });
-    let wide = inst.opcode.split('.').skip(1).any(|m| {
-        matches!(
-            m,
-            "f64"
-                | "b64"
-                | "u64"
-                | "s64"
-                | "f16"
-                | "bf16"
-                | "b16"
-                | "u16"
-                | "s16"
-                | "b8"
-                | "u8"
-                | "s8"
-                | "f16x2"
-                | "bf16x2"
-        )
-    });
+    let mods = || inst.opcode.split('.').skip(1);
+    let wide = mods().any(|m| matches!(m, "f64" | "b64" | "u64" | "s64" | "b8" | "u8" | "s8"));
     if wide {
         return Err(EvalError::WideType);
     }
-    found.last().ok_or(EvalError::NoType)
+    mods()
+        .filter_map(|m| match m {
+            "f32" => Some(Ty::F32),
+            "b32" => Some(Ty::B32),
+            "u32" => Some(Ty::U32),
+            "s32" => Some(Ty::S32),
+            "pred" => Some(Ty::Pred),
+            "b16" => Some(Ty::B16),
+            "u16" => Some(Ty::U16),
+            "s16" => Some(Ty::S16),
+            "f16" | "bf16" | "f16x2" | "bf16x2" => Some(Ty::HalfFloat),
+            _ => None,
+        })
+        .last()
+        .ok_or(EvalError::NoType)
+}
+
+/// `Ok` if the instruction has `n` source operands.
+pub(super) fn need(args: &[u32], n: usize) -> Result<(), EvalError> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(EvalError::OperandCount {
+            expected: n,
+            got: args.len(),
+        })
+    }
 }
 
 fn f(bits: u32) -> f32 {
@@ -172,7 +191,7 @@ fn compare_f32(op: &str, a: f32, b: f32) -> Result<bool, EvalError> {
     })
 }
 
-fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, EvalError> {
+pub(super) fn compare_int(op: &str, a: u32, b: u32, signed: bool) -> Result<bool, EvalError> {
     let (sa, sb) = (a as i32, b as i32);
     Ok(match op {
         "eq" => a == b,
@@ -225,6 +244,29 @@ fn min_max(a: u32, b: u32, max: bool, nan_propagates: bool) -> u32 {
     }
 }
 
+/// `setp.cmp[.bool].type p, a, b[, c]`: `compare(cmp, a, b)`, combined with the predicate `c`
+/// by the boolean operator if there is one.
+pub(super) fn setp(
+    mods: &[&str],
+    args: &[u32],
+    compare: impl FnOnce(&str, u32, u32) -> Result<bool, EvalError>,
+) -> Result<u32, EvalError> {
+    let cmp = mods.first().copied().unwrap_or("");
+    let bool_op = mods
+        .get(1)
+        .copied()
+        .filter(|m| matches!(*m, "and" | "or" | "xor"));
+    need(args, if bool_op.is_some() { 3 } else { 2 })?;
+    let r = compare(cmp, args[0], args[1])?;
+    let c = args.get(2).map(|&c| c != 0);
+    Ok(match (bool_op, c) {
+        (Some("and"), Some(c)) => r && c,
+        (Some("or"), Some(c)) => r || c,
+        (Some("xor"), Some(c)) => r ^ c,
+        _ => r,
+    } as u32)
+}
+
 /// Evaluates one instruction given its source operands' values (registers already looked up,
 /// immediates parsed). Returns the destination's value.
 pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> {
@@ -232,17 +274,27 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> 
     let mods: Vec<&str> = inst.opcode.split('.').skip(1).collect();
     let has = |m: &str| mods.contains(&m);
     let t = ty(inst)?;
+    if matches!(inst.operands.first(), Some(Operand::Vector(_))) {
+        return Err(EvalError::VectorDestination);
+    }
+    if op == "cvt" {
+        return eval16::cvt(&mods, args);
+    }
+    match t {
+        Ty::B16 | Ty::U16 | Ty::S16 => return eval16::apply(op, t, &mods, args),
+        Ty::HalfFloat => return Err(EvalError::HalfFloat),
+        _ => {}
+    }
+    // Modifiers that change a 32-bit result and are not implemented (`max.relu.s32`,
+    // `min.xorsign.abs.f32`): refused rather than read past.
+    if mods
+        .iter()
+        .any(|m| matches!(*m, "relu" | "xorsign" | "abs" | "satfinite" | "oob"))
+    {
+        return Err(EvalError::NotEvaluated);
+    }
     let ftz_on = has("ftz");
-    let need = |n: usize| -> Result<(), EvalError> {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(EvalError::OperandCount {
-                expected: n,
-                got: args.len(),
-            })
-        }
-    };
+    let need = |n: usize| need(args, n);
     let rounding_ok = !mods.iter().any(|m| {
         matches!(
             *m,
@@ -352,7 +404,17 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> 
             need(1)?;
             Ok(!args[0])
         }
-        ("add" | "sub", Ty::U32 | Ty::S32 | Ty::B32) => {
+        ("add" | "sub", Ty::S32) if has("sat") => {
+            // `.sat` (s32 only): clamped to the s32 range instead of wrapping.
+            need(2)?;
+            let (a, b) = (args[0] as i32, args[1] as i32);
+            Ok(if op == "add" {
+                a.saturating_add(b)
+            } else {
+                a.saturating_sub(b)
+            } as u32)
+        }
+        ("add" | "sub", Ty::U32 | Ty::S32 | Ty::B32) if !has("sat") => {
             need(2)?;
             Ok(if op == "add" {
                 args[0].wrapping_add(args[1])
@@ -372,29 +434,25 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> 
             need(2)?;
             Ok(if args[1] >= 32 { 0 } else { args[0] >> args[1] })
         }
-        ("setp", _) => {
-            // `setp.cmp[.bool].type p, a, b[, c]`.
-            let cmp = mods.first().copied().unwrap_or("");
-            let bool_op = mods
-                .get(1)
-                .copied()
-                .filter(|m| matches!(*m, "and" | "or" | "xor"));
-            let expected = if bool_op.is_some() { 3 } else { 2 };
-            need(expected)?;
-            let r = match t {
-                Ty::F32 => compare_f32(cmp, fa(0), fa(1))?,
-                Ty::S32 => compare_int(cmp, args[0], args[1], true)?,
-                Ty::U32 | Ty::B32 => compare_int(cmp, args[0], args[1], false)?,
-                Ty::Pred => return Err(EvalError::PredicateComparison),
-            };
-            let c = args.get(2).map(|&c| c != 0);
-            Ok(match (bool_op, c) {
-                (Some("and"), Some(c)) => r && c,
-                (Some("or"), Some(c)) => r || c,
-                (Some("xor"), Some(c)) => r ^ c,
-                _ => r,
-            } as u32)
+        ("bfe", Ty::U32) => {
+            // PTX's bit-field extract: `len` bits of `a` from bit `pos` (both taken from their
+            // low 8 bits), zero-filled past bit 31 (unsigned: no sign to replicate). LLVM
+            // extracts a bf16 rounding's parity bit (`bfe.u32 %r, %r, 16, 1`) this way.
+            need(3)?;
+            let (pos, len) = (args[1] & 0xff, args[2] & 0xff);
+            let shifted = if pos >= 32 { 0 } else { args[0] >> pos };
+            Ok(if len >= 32 {
+                shifted
+            } else {
+                shifted & ((1u32 << len) - 1)
+            })
         }
+        ("setp", Ty::Pred) => Err(EvalError::PredicateComparison),
+        ("setp", _) => setp(&mods, args, |cmp, a, b| match t {
+            Ty::F32 => compare_f32(cmp, f(ftz(a, ftz_on)), f(ftz(b, ftz_on))),
+            Ty::S32 => compare_int(cmp, a, b, true),
+            _ => compare_int(cmp, a, b, false),
+        }),
         ("testp", Ty::F32) => {
             need(1)?;
             let x = f(args[0]);
@@ -479,5 +537,44 @@ mod tests {
             &[1.5f32.to_bits(), 2.0f32.to_bits()],
         );
         assert_eq!(sum, Ok(3.5f32.to_bits()));
+    }
+
+    #[test]
+    fn bit_field_extract_takes_len_bits_from_pos() {
+        let run = |args: &[u32]| apply(&inst("bfe.u32 \t%r1, %r2, %r3, %r4;"), args);
+        // The parity bit of a bf16 rounding: bit 16.
+        assert_eq!(run(&[0x3f81_0000, 16, 1]), Ok(1));
+        assert_eq!(run(&[0x3f80_ffff, 16, 1]), Ok(0));
+        assert_eq!(run(&[0xdead_beef, 4, 8]), Ok(0xee));
+        // Past bit 31 the field is zero-filled; a length of 0 extracts nothing.
+        assert_eq!(run(&[0xffff_ffff, 28, 8]), Ok(0xf));
+        assert_eq!(run(&[0xffff_ffff, 40, 8]), Ok(0));
+        assert_eq!(run(&[0xffff_ffff, 3, 0]), Ok(0));
+        assert_eq!(run(&[0x8000_0001, 0, 32]), Ok(0x8000_0001));
+        // Only the low 8 bits of the position and the length count.
+        assert_eq!(run(&[0xf0, 0x104, 0x204]), Ok(0xf));
+        // The signed form replicates a sign bit: not implemented, so refused.
+        let signed = apply(&inst("bfe.s32 \t%r1, %r2, %r3, %r4;"), &[1, 0, 1]);
+        assert!(signed.is_err());
+    }
+
+    #[test]
+    fn integer_saturation_is_evaluated_and_unknown_value_modifiers_are_refused() {
+        let run = |text: &str, args: &[u32]| apply(&inst(text), args);
+        // `.sat` clamps to the s32 range where plain `add` wraps.
+        let max = i32::MAX as u32;
+        assert_eq!(run("add.s32 \t%r1, %r2, %r3;", &[max, 1]), Ok(0x8000_0000));
+        assert_eq!(run("add.sat.s32 \t%r1, %r2, %r3;", &[max, 1]), Ok(max));
+        let min = i32::MIN as u32;
+        assert_eq!(run("sub.sat.s32 \t%r1, %r2, %r3;", &[min, 1]), Ok(min));
+        assert_eq!(run("add.sat.s32 \t%r1, %r2, %r3;", &[5, u32::MAX]), Ok(4));
+        // These change the result in ways not implemented: refused, not read past.
+        for text in [
+            "max.relu.s32 \t%r1, %r2, %r3;",
+            "min.xorsign.abs.f32 \t%f1, %f2, %f3;",
+            "add.sat.u32 \t%r1, %r2, %r3;",
+        ] {
+            assert_eq!(run(text, &[1, 2]), Err(EvalError::NotEvaluated), "{text}");
+        }
     }
 }

@@ -40,6 +40,7 @@ use crate::ptx;
 mod clamp;
 mod entry;
 mod eval;
+mod eval16;
 mod explain;
 mod lattice;
 mod located;
@@ -53,6 +54,7 @@ mod writes;
 
 pub use clamp::{
     cases as clamp_cases, contract as clamp_contract, scaled_cases as clamp_scaled_cases,
+    storage_cases as clamp_storage_cases, stored_contract as clamp_stored_contract,
     tensor_contract as clamp_tensor_contract, Link, LinkRole, Unprovable,
 };
 pub use eval::EvalError;

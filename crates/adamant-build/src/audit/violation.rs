@@ -90,6 +90,17 @@ pub enum Violation {
         param: String,
         role: String,
     },
+    /// A store to a parameter buffer whose element width is not its declared storage type's
+    /// (a 32-bit store into a bf16 buffer writes its neighbour too, whatever the value).
+    StoreWidth {
+        entry: String,
+        line: usize,
+        instruction: String,
+        /// The buffer's declared storage type.
+        storage: adamant_abi::Storage,
+        /// Bits per element of the store (None: no width the audit reads from its type).
+        bits: Option<u32>,
+    },
     /// An atomic or reduction into a parameter buffer (its value cannot be clamped).
     UncheckableWrite {
         entry: String,
@@ -146,6 +157,7 @@ impl Violation {
             | Violation::UnattributedWrite { entry, .. }
             | Violation::WriteToReadOnly { entry, .. }
             | Violation::UncheckableWrite { entry, .. }
+            | Violation::StoreWidth { entry, .. }
             | Violation::PointerEscapes { entry, .. }
             | Violation::UnknownInstruction { entry, .. }
             | Violation::Call { entry, .. }
@@ -243,6 +255,25 @@ impl fmt::Display for Violation {
                  publishes its records, both through its records header; found {atomics} \
                  atomic(s) and {stores} store(s) there"
             ),
+            Violation::StoreWidth {
+                entry,
+                line,
+                instruction,
+                storage,
+                bits,
+            } => {
+                let bits = bits.map_or("no width the audit reads".to_string(), |b| {
+                    format!("{b}-bit elements")
+                });
+                write!(
+                    f,
+                    "{entry} (line {line}): `{instruction}` stores {bits} to a parameter buffer \
+                     declared `{}` ({} bits an element): a store of another width writes \
+                     beside the element, so nothing about its value holds",
+                    storage.name(),
+                    storage.bytes() * 8
+                )
+            }
             Violation::ClampBypassed {
                 entry,
                 line,

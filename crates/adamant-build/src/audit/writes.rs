@@ -60,7 +60,13 @@ pub(super) fn audit_writes(
     let scales = descriptor.clamp_scales_index();
     let sources = bound.map(|bound| ClampSources { bound, scales });
     let flow = Provenance::new(entry, descriptor, &instructions, sources);
-    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales));
+    // The parameter buffer's storage type (f32 for an entry without one, which the prover never
+    // meets: it has no parameter stores).
+    let storage = descriptor
+        .param_buffer_index()
+        .map(|i| descriptor.params[i].storage)
+        .unwrap_or_default();
+    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
@@ -160,6 +166,18 @@ pub(super) fn audit_writes(
                 entry,
                 line,
                 instruction,
+            });
+            continue;
+        }
+        let bits = element_bits(inst);
+        if bits != Some(storage.bytes() as u32 * 8) {
+            let (entry, line, instruction) = at(inst);
+            violations.push(Violation::StoreWidth {
+                entry,
+                line,
+                instruction,
+                storage,
+                bits,
             });
             continue;
         }
@@ -267,4 +285,20 @@ fn attribute(
             places: several.iter().map(describe).collect(),
         }),
     }
+}
+
+/// Bits per element of a store, from its last type suffix (`st.global.v4.b16` → 16).
+fn element_bits(inst: &Instruction) -> Option<u32> {
+    inst.opcode
+        .split('.')
+        .skip(1)
+        .filter_map(|m| match m {
+            "b8" | "u8" | "s8" => Some(8),
+            "b16" | "u16" | "s16" | "f16" | "bf16" => Some(16),
+            "b32" | "u32" | "s32" | "f32" => Some(32),
+            "b64" | "u64" | "s64" | "f64" => Some(64),
+            "b128" => Some(128),
+            _ => None,
+        })
+        .last()
 }

@@ -427,3 +427,90 @@ fn every_entry_fits_the_inline_argument_list() {
         );
     }
 }
+
+mod storage {
+    //! Buffers of a kernel that declares 16-bit storage (`adamw_bf16`: `#[param(bf16)]`,
+    //! `#[grad(bf16)]`, f32 moments), as raw regions: the storage type is checked against the
+    //! declaration, and extents are counted in the declared element size.
+    use adamant_device::abi::Storage;
+    use adamant_kernels::half_weights::adamw_bf16;
+
+    use super::super::check_tensors;
+    use crate::{DeviceRegion, Error, Raw};
+
+    fn region(ptr: u64, len: usize, storage: Storage) -> DeviceRegion {
+        DeviceRegion::of(ptr, len, storage).unwrap()
+    }
+
+    fn buffers(p: DeviceRegion, g: DeviceRegion) -> adamw_bf16::Buffers<Raw> {
+        adamw_bf16::Buffers {
+            p,
+            g,
+            m: region(0x10_0000, 100, Storage::F32),
+            v: region(0x20_0000, 100, Storage::F32),
+        }
+    }
+
+    #[test]
+    fn an_f32_buffer_for_a_bf16_parameter_is_refused_and_named() {
+        let t = buffers(
+            region(0x1000, 100, Storage::F32),
+            region(0x9000, 100, Storage::Bf16),
+        );
+        match check_tensors::<adamw_bf16::Entry, _>(&[t]) {
+            Err(Error::StorageMismatch {
+                kernel,
+                buffer,
+                declared,
+                given,
+            }) => {
+                assert_eq!((kernel, buffer), ("adamw_bf16", "p"));
+                assert_eq!((declared, given), (Storage::Bf16, Storage::F32));
+            }
+            other => panic!("expected StorageMismatch, got {other:?}"),
+        }
+        // The gradient too, and the message says both types.
+        let t = buffers(
+            region(0x1000, 100, Storage::Bf16),
+            region(0x9000, 100, Storage::F16),
+        );
+        let e = check_tensors::<adamw_bf16::Entry, _>(&[t]).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("`g`") && text.contains("f16") && text.contains("bf16"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn extents_are_counted_in_the_declared_element_size() {
+        // 100 bf16 weights end 200 bytes in: a gradient right after them does not overlap (it
+        // would at 4 bytes an element).
+        let t = buffers(
+            region(0x1000, 100, Storage::Bf16),
+            region(0x1000 + 200, 100, Storage::Bf16),
+        );
+        check_tensors::<adamw_bf16::Entry, _>(&[t]).unwrap();
+        // One element earlier, it does.
+        let t = buffers(
+            region(0x1000, 100, Storage::Bf16),
+            region(0x1000 + 198, 100, Storage::Bf16),
+        );
+        assert!(matches!(
+            check_tensors::<adamw_bf16::Entry, _>(&[t]),
+            Err(Error::Overlap { .. })
+        ));
+    }
+
+    #[test]
+    fn a_region_is_aligned_to_its_element() {
+        assert!(DeviceRegion::of(0x1002, 4, Storage::Bf16).is_ok());
+        match DeviceRegion::of(0x1001, 4, Storage::Bf16) {
+            Err(Error::ForeignRegion { reason, .. }) => {
+                assert!(reason.contains("2-byte"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(DeviceRegion::new(0x1002, 4).is_err(), "f32 needs 4 bytes");
+    }
+}

@@ -2,6 +2,7 @@
 //! constant the slice uses, each compared bit for bit with the contract.
 use super::contract::{cases, contract, scaled_cases, tensor_contract};
 use super::program::{Src, Step};
+use super::stored::{storage_cases, stored_contract};
 use super::{ClampFailure, ClampProver, Unprovable};
 use crate::audit::eval;
 use crate::audit::located::At;
@@ -19,6 +20,13 @@ impl ClampProver<'_> {
             let pairs = CASES.get_or_init(cases);
             pairs.iter().map(|&(x, b)| (x, b, one)).collect()
         };
+        // Around every bound's neighbours in a 16-bit storage type (where rounding may cross it).
+        let mut bounds: Vec<u32> = cases.iter().map(|&(_, b, _)| b).collect();
+        bounds.sort_unstable();
+        bounds.dedup();
+        for (x, b) in storage_cases(self.storage, &bounds) {
+            cases.push((x, b, one));
+        }
         for (x, b) in self.constant_cases(program) {
             cases.push((x, b, one));
             if self.scales.is_some() {
@@ -37,7 +45,11 @@ impl ClampProver<'_> {
             for (k, step) in program.iter().enumerate() {
                 let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
                 let inst = &self.instructions[step.inst];
-                slots[k] = eval::apply(inst, &args).map_err(|error| {
+                let value = match (step.lane, args.as_slice()) {
+                    (Some(lane), &[source]) => super::unpack::unpack(inst, source, lane),
+                    _ => eval::apply(inst, &args),
+                };
+                slots[k] = value.map_err(|error| {
                     let at = At::of(inst);
                     let reason = Unprovable::Evaluation { at, error };
                     ClampFailure::Unprovable { reason }
@@ -45,11 +57,12 @@ impl ClampProver<'_> {
             }
             let got = value_of(result, &slots);
             let (b, s) = (f32::from_bits(bound), f32::from_bits(scale));
-            let expected = match self.scales {
-                Some(_) => contract(f32::from_bits(x), tensor_contract(b, s)),
-                None => contract(f32::from_bits(x), b),
-            }
-            .to_bits();
+            let effective = match self.scales {
+                Some(_) => tensor_contract(b, s),
+                None => b,
+            };
+            let clamped = contract(f32::from_bits(x), effective);
+            let expected = stored_contract(self.storage, clamped, effective);
             if got != expected {
                 return Err(ClampFailure::Wrong {
                     x,
@@ -57,6 +70,7 @@ impl ClampProver<'_> {
                     scale: self.scales.map(|_| scale),
                     got,
                     expected,
+                    storage: self.storage,
                 });
             }
         }

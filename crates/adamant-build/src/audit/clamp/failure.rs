@@ -1,4 +1,6 @@
 //! Why a value stored to a parameter buffer is not proven clamped.
+use adamant_abi::Storage;
+
 use super::Unprovable;
 
 /// Why a value stored to a parameter buffer is not proven clamped.
@@ -16,6 +18,8 @@ pub enum ClampFailure {
         scale: Option<u32>,
         got: u32,
         expected: u32,
+        /// The parameter buffer's storage type (`got` and `expected` are its bits).
+        storage: Storage,
     },
     /// A multi-tensor entry's stored value is not clamped with a per-tensor scale.
     NoTensorScale,
@@ -44,6 +48,26 @@ fn show(bits: u32) -> String {
     }
 }
 
+/// A stored value: an f32, or the bits of a 16-bit storage type with their value.
+fn show_stored(bits: u32, storage: Storage) -> String {
+    match storage {
+        Storage::F32 => show(bits),
+        Storage::Bf16 => format!("bf16 0x{bits:04x} ({})", show(bits << 16)),
+        Storage::F16 => format!("f16 0x{bits:04x}"),
+    }
+}
+
+/// What the contract adds for a 16-bit storage type.
+fn storage_clause(storage: Storage) -> &'static str {
+    match storage {
+        Storage::F32 => "",
+        Storage::Bf16 | Storage::F16 => {
+            ", rounded to nearest even in the storage type and, past the bound, its neighbour \
+             toward zero,"
+        }
+    }
+}
+
 impl std::fmt::Display for ClampFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -59,15 +83,17 @@ impl std::fmt::Display for ClampFailure {
                 scale: None,
                 got,
                 expected,
+                storage,
             } => write!(
                 f,
                 "the clamp computes the wrong value: for x = {} and bound = {} the device code \
-                 stores {}, the contract `bound > 0 && |x| > bound ? copysign(bound, x) : x` \
+                 stores {}, the contract `bound > 0 && |x| > bound ? copysign(bound, x) : x`{} \
                  gives {}",
                 show(*x),
                 show(*bound),
-                show(*got),
-                show(*expected)
+                show_stored(*got, *storage),
+                storage_clause(*storage),
+                show_stored(*expected, *storage)
             ),
             ClampFailure::Wrong {
                 x,
@@ -75,16 +101,18 @@ impl std::fmt::Display for ClampFailure {
                 scale: Some(scale),
                 got,
                 expected,
+                storage,
             } => write!(
                 f,
                 "the clamp computes the wrong value: for x = {}, bound = {} and tensor scale = {} \
                  the device code stores {}, the contract (`b = min(bound × scale, 1e18)`, \
-                 then `b > 0 && |x| > b ? copysign(b, x) : x`) gives {}",
+                 then `b > 0 && |x| > b ? copysign(b, x) : x`{}) gives {}",
                 show(*x),
                 show(*bound),
                 show(*scale),
-                show(*got),
-                show(*expected)
+                show_stored(*got, *storage),
+                storage_clause(*storage),
+                show_stored(*expected, *storage)
             ),
             ClampFailure::NoTensorScale => f.write_str(
                 "the value is not clamped with its tensor's bound: a multi-tensor entry must \

@@ -23,6 +23,11 @@
 //! Any other load, an offset that is not a constant, or a pointer from anywhere else is not the
 //! bound, so a value clamped with it is not proven.
 //!
+//! A parameter buffer stored in bf16 (the descriptor's `Storage`) holds the contract's value
+//! rounded to nearest even and held within the bound in bf16 (`stored.rs`), checked on the
+//! stored 16-bit pattern, with cases around each bound's bf16 neighbours added; every store to
+//! it must be 16 bits wide per element (a wider one would write a neighbour too).
+//!
 //! A multi-tensor entry clamps tensor `t` with `tensor_bound(bound, scale)`, `scale` being the
 //! `f32` at index `t` of its `weight_clamp_scales` table: the contract is
 //! `stored = contract(x, tensor_contract(bound, scale))`, run on triples `(x, bound, scale)`. Each
@@ -37,7 +42,9 @@ mod origin;
 mod program;
 mod prover;
 mod slice;
+mod stored;
 mod tensor;
+mod unpack;
 mod unprovable;
 
 pub use chain::{Link, LinkRole};
@@ -45,4 +52,5 @@ pub use contract::{cases, contract, scaled_cases, tensor_contract};
 pub use failure::ClampFailure;
 pub(super) use origin::{BoundSource, ClampSources};
 pub(super) use prover::ClampProver;
+pub use stored::{storage_cases, stored_contract};
 pub use unprovable::Unprovable;

@@ -69,7 +69,13 @@ impl<'a> ClampProver<'a> {
                 }
             });
         }
-        program.push(Step { inst: i, args });
+        // One half of a register taken apart (`mov.b32 {lo, hi}, %r`): the half this slice reads.
+        let lane = super::unpack::lane_of(inst, reg);
+        program.push(Step {
+            inst: i,
+            args,
+            lane,
+        });
         let k = program.len() - 1;
         slot_of.insert(reg, k);
         Ok(Src::Slot(k))
@@ -87,8 +93,10 @@ pub(super) enum Src {
     Slot(usize),
 }
 
-/// One instruction of a compiled clamp: its index and its arguments.
+/// One instruction of a compiled clamp: its index and its arguments, and for an instruction
+/// with a vector destination the place of the register it defines for the slice.
 pub(super) struct Step {
     pub(super) inst: usize,
     pub(super) args: Vec<Src>,
+    pub(super) lane: Option<usize>,
 }

@@ -1,5 +1,7 @@
 //! One entry's clamp prover: the proof of one stored value, on the register lattice's facts.
 
+use adamant_abi::Storage;
+
 use super::ClampFailure;
 use crate::audit::provenance::Provenance;
 use crate::ptx::{Instruction, Operand};
@@ -10,6 +12,9 @@ pub(in crate::audit) struct ClampProver<'a> {
     pub(super) instructions: &'a [Instruction],
     /// A multi-tensor entry's `weight_clamp_scales` parameter.
     pub(super) scales: Option<usize>,
+    /// How the parameter buffer stores its elements (the descriptor's): the contract is held
+    /// on the stored bits of this type.
+    pub(super) storage: Storage,
 }
 
 impl<'a> ClampProver<'a> {
@@ -17,11 +22,13 @@ impl<'a> ClampProver<'a> {
         flow: &'a Provenance<'a>,
         instructions: &'a [Instruction],
         scales: Option<usize>,
+        storage: Storage,
     ) -> Self {
         ClampProver {
             flow,
             instructions,
             scales,
+            storage,
         }
     }
 

@@ -1,0 +1,55 @@
+//! The bf16 weights of issue 26 at 2^28, cold: `adamw_bf16` (bf16 weights and gradients, f32
+//! moments: 22 B an element, read + written), against the copy bandwidth in the same run.
+use adamant::kernels::half_weights::adamw_bf16;
+use adamant::runtime::{
+    adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Records, Storage,
+};
+use anyhow::Result;
+use cust::memory::DeviceBuffer;
+use serde_json::{json, Value};
+
+use super::Timer;
+
+/// Bytes an element moves: the weight read and written (2 + 2), the gradient read (2), the two
+/// f32 moments read and written (8 + 8).
+const BYTES: usize = 22;
+
+pub(crate) fn half(rt: &Adamant, timer: &mut Timer, out: &mut Value, copy_gbps: f64) -> Result<()> {
+    let n = 1usize << 28;
+    let p = DeviceBuffer::from_slice(&vec![0x3e80u16; n])?; // 0.25 in bf16
+    let g = DeviceBuffer::from_slice(&vec![0x3c24u16; n])?; // 0.01 in bf16
+    let m = DeviceBuffer::from_slice(&vec![0.001f32; n])?;
+    let v = DeviceBuffer::from_slice(&vec![0.0001f32; n])?;
+    let region = |ptr: u64, storage| DeviceRegion::of(ptr, n, storage);
+    let buffers = adamw_bf16::Buffers {
+        p: region(p.as_device_ptr().as_raw(), Storage::Bf16)?,
+        g: region(g.as_device_ptr().as_raw(), Storage::Bf16)?,
+        m: region(m.as_device_ptr().as_raw(), Storage::F32)?,
+        v: region(v.as_device_ptr().as_raw(), Storage::F32)?,
+    };
+    let hyper = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 3)?;
+    let scalars = adam_scalars!(adamw_bf16, hyper, weight_decay: 0.01)?;
+    let records = Records::single::<adamw_bf16::Entry>()?;
+    let cold_us = timer.median_us(true, |s| {
+        // SAFETY: the four allocations outlive every launch (the timer synchronises).
+        unsafe {
+            rt.launch::<adamw_bf16::Entry>(s)
+                .plain(&scalars, ClampPolicy::from_isv(1.0))
+                .raw_buffers(&buffers, &records)?
+        };
+        Ok(())
+    })?;
+    let gbps = (BYTES * n) as f64 / cold_us / 1e3;
+    println!(
+        "adamw_bf16 2^28 cold: {cold_us:.1} µs, {gbps:.0} GB/s at {BYTES} B/element, {:.3}× copy",
+        gbps / copy_gbps
+    );
+    out["half"] = json!({
+        "elements": n,
+        "bytes_per_element": BYTES,
+        "adamw_bf16_cold_us": cold_us,
+        "gbps": gbps,
+        "vs_copy": gbps / copy_gbps,
+    });
+    Ok(())
+}

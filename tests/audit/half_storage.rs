@@ -1,0 +1,187 @@
+//! The clamp on the stored bits of a bf16 parameter (issue 26), on the real PTX of
+//! `adamw_bf16`'s four entries: the audit proves them as built, and each edit below is a way a
+//! 16-bit store could pass the bound or write beside its element, which it must refuse with the
+//! reason (the case where the device code departs from the contract, in bf16 bits).
+#[path = "../support/mod.rs"]
+mod support;
+
+use adamant_build::audit::{audit, ClampFailure, Violation};
+use adamant_device::abi::{self, KernelDescriptor, KernelParam, Storage};
+
+use ptx_edit::*;
+use support::ptx_edit;
+
+const ENTRIES: [&str; 4] = [
+    "adamw_bf16",
+    "adamw_bf16_stepped",
+    "adamw_bf16_multi",
+    "adamw_bf16_multi_stepped",
+];
+
+/// `ptx` with every line of entry `name` passed through `edit` (the line, its index).
+fn edit_lines(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> (String, usize) {
+    let mut edits = 0;
+    let out = edit_entry(ptx, name, |lines| {
+        for line in lines.iter_mut() {
+            if let Some(new) = edit(line) {
+                *line = new;
+                edits += 1;
+            }
+        }
+    });
+    (out, edits)
+}
+
+#[test]
+fn every_bf16_entry_is_proven_on_its_stored_bits() {
+    let report = run(real());
+    assert!(report.is_ok(), "{report}");
+    for name in ENTRIES {
+        let entry = report
+            .optimizer_entries()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("{name} audited"));
+        assert_eq!(entry.clamp_verified, Some(true), "{name}");
+    }
+}
+
+/// The hold within the bound is the last step before the store: the rounded value minus 0 or 1
+/// (`add.s16 %rsD, %rsRounded, %rsStep`). Without it, a bound that is no bf16 value is crossed
+/// by rounding to nearest: refused, at a case next to the bound.
+#[test]
+fn a_store_without_the_hold_within_the_bound_is_refused() {
+    for name in ENTRIES {
+        let (ptx, edits) = edit_lines(real(), name, |line| {
+            let t = line.trim();
+            let rest = t.strip_prefix("add.s16")?;
+            let regs = registers(rest);
+            (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
+        });
+        assert!(edits >= 2, "{name}: {edits} hold steps found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        let wrong = report.violations.iter().any(|v| {
+            matches!(v, Violation::ClampBypassed {
+                failure: ClampFailure::Wrong { storage: Storage::Bf16, got, expected, .. }, ..
+            } if got == &(expected + 1))
+        });
+        assert!(
+            wrong,
+            "{name}: no case one bf16 step past the bound\n{report}"
+        );
+        // The report shows bf16 bits and their values, not f32 readings of them.
+        assert!(report.to_string().contains("bf16 0x"), "{report}");
+    }
+}
+
+/// Rounding half up instead of to even (`+ 0x8000` for `+ 0x7fff + parity`) stores a value the
+/// contract does not, at a tie: refused.
+#[test]
+fn rounding_ties_away_from_even_is_refused() {
+    for name in ENTRIES {
+        let (ptx, edits) = edit_lines(real(), name, |line| {
+            line.contains(", 32767;")
+                .then(|| line.replace(", 32767;", ", 32768;"))
+        });
+        assert!(edits >= 2, "{name}: {edits} roundings found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        assert!(
+            report.violations.iter().all(|v| matches!(
+                v,
+                Violation::ClampBypassed {
+                    failure: ClampFailure::Wrong { .. },
+                    ..
+                }
+            )),
+            "{report}"
+        );
+    }
+}
+
+/// A 32-bit store into bf16 weights writes the next weight too, whatever its value: refused
+/// by width before any value is looked at.
+#[test]
+fn a_store_wider_than_the_declared_storage_is_refused() {
+    for name in ENTRIES {
+        let (ptx, edits) = edit_lines(real(), name, |line| {
+            let t = line.trim_start();
+            (t.starts_with("st.") && t.contains(".b16")).then(|| line.replace(".b16", ".b32"))
+        });
+        assert!(edits >= 2, "{name}: {edits} parameter stores found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        // Each store refused, and so the entry has no proven store left.
+        assert!(
+            report.violations.iter().all(|v| matches!(
+                v,
+                Violation::StoreWidth {
+                    storage: Storage::Bf16,
+                    bits: Some(32),
+                    ..
+                } | Violation::NoParamStore { .. }
+            )),
+            "{report}"
+        );
+        let refused = report
+            .violations
+            .iter()
+            .filter(|v| matches!(v, Violation::StoreWidth { .. }))
+            .count();
+        assert_eq!(refused, edits, "{report}");
+        assert!(report.to_string().contains("declared `bf16`"), "{report}");
+    }
+}
+
+/// The descriptors are the one source of the storage: a list that says the bf16 weights are
+/// f32, or an f32 kernel's weights bf16, does not match the PTX's stores, and is refused.
+#[test]
+fn a_descriptor_that_misstates_the_storage_is_refused() {
+    let swap = |target: &str, to: Storage| -> Vec<&'static KernelDescriptor> {
+        abi::kernels()
+            .into_iter()
+            .map(|d| {
+                if d.name != target {
+                    return d;
+                }
+                let params: Vec<KernelParam> = d
+                    .params
+                    .iter()
+                    .map(|p| KernelParam {
+                        storage: if p.role.is_param() { to } else { p.storage },
+                        ..*p
+                    })
+                    .collect();
+                &*Box::leak(Box::new(KernelDescriptor {
+                    params: Box::leak(params.into_boxed_slice()),
+                    ..*d
+                }))
+            })
+            .collect()
+    };
+    for (target, to, stored_bits) in [
+        ("adamw_bf16", Storage::F32, 16),
+        ("adamw_bf16_multi_stepped", Storage::F32, 16),
+        ("attn_adam_kernel", Storage::Bf16, 32),
+    ] {
+        let report = audit(real(), &swap(target, to));
+        only_about(&report, target);
+        assert!(
+            report.violations.iter().all(|v| match v {
+                Violation::StoreWidth { storage, bits, .. } => {
+                    *storage == to && *bits == Some(stored_bits)
+                }
+                Violation::NoParamStore { .. } => true,
+                _ => false,
+            }),
+            "{target}: {report}"
+        );
+        assert!(
+            report
+                .violations
+                .iter()
+                .any(|v| matches!(v, Violation::StoreWidth { .. })),
+            "{target}: {report}"
+        );
+    }
+}
