@@ -1,7 +1,8 @@
-//! The clamp on the stored bits of a bf16 parameter (issue 26), on the real PTX of
-//! `adamw_bf16`'s four entries: the audit proves them as built, and each edit below is a way a
-//! 16-bit store could pass the bound or write beside its element, which it must refuse with the
-//! reason (the case where the device code departs from the contract, in bf16 bits).
+//! The clamp on the stored bits of a 16-bit parameter (issue 26), on the real PTX of
+//! `adamw_bf16`'s and `adamw_f16`'s four entries each: the audit proves them as built, and each
+//! edit below is a way a 16-bit store could pass the bound or write beside its element, which it
+//! must refuse with the reason (the case where the device code departs from the contract, in the
+//! storage type's bits).
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -11,12 +12,25 @@ use adamant_device::abi::{self, KernelDescriptor, KernelParam, Storage};
 use ptx_edit::*;
 use support::ptx_edit;
 
-const ENTRIES: [&str; 4] = [
-    "adamw_bf16",
-    "adamw_bf16_stepped",
-    "adamw_bf16_multi",
-    "adamw_bf16_multi_stepped",
+/// Every entry of the two 16-bit kernels, with its parameter's storage.
+const ENTRIES: [(&str, Storage); 8] = [
+    ("adamw_bf16", Storage::Bf16),
+    ("adamw_bf16_stepped", Storage::Bf16),
+    ("adamw_bf16_multi", Storage::Bf16),
+    ("adamw_bf16_multi_stepped", Storage::Bf16),
+    ("adamw_f16", Storage::F16),
+    ("adamw_f16_stepped", Storage::F16),
+    ("adamw_f16_multi", Storage::F16),
+    ("adamw_f16_multi_stepped", Storage::F16),
 ];
+
+/// The entries the edits below are tried on: each kernel's stepped single-buffer and stepped
+/// multi-tensor entry (the plain ones share their sweeps; every one is proven above).
+fn edited() -> impl Iterator<Item = (&'static str, Storage)> {
+    ENTRIES
+        .into_iter()
+        .filter(|(name, _)| name.ends_with("_stepped"))
+}
 
 /// `ptx` with every line of entry `name` passed through `edit` (the line, its index).
 fn edit_lines(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> (String, usize) {
@@ -33,10 +47,10 @@ fn edit_lines(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> (
 }
 
 #[test]
-fn every_bf16_entry_is_proven_on_its_stored_bits() {
+fn every_16_bit_entry_is_proven_on_its_stored_bits() {
     let report = run(real());
     assert!(report.is_ok(), "{report}");
-    for name in ENTRIES {
+    for (name, _) in ENTRIES {
         let entry = report
             .optimizer_entries()
             .find(|e| e.name == name)
@@ -47,10 +61,11 @@ fn every_bf16_entry_is_proven_on_its_stored_bits() {
 
 /// The hold within the bound is the last step before the store: the rounded value minus 0 or 1
 /// (`add.s16 %rsD, %rsRounded, %rsStep`). Without it, a bound that is no bf16 value is crossed
-/// by rounding to nearest: refused, at a case next to the bound.
+/// by rounding to nearest (and in f16 a value past 65,504 is stored as infinity): refused, at a
+/// case next to the bound.
 #[test]
 fn a_store_without_the_hold_within_the_bound_is_refused() {
-    for name in ENTRIES {
+    for (name, storage) in edited() {
         let (ptx, edits) = edit_lines(real(), name, |line| {
             let t = line.trim();
             let rest = t.strip_prefix("add.s16")?;
@@ -62,26 +77,28 @@ fn a_store_without_the_hold_within_the_bound_is_refused() {
         only_about(&report, name);
         let wrong = report.violations.iter().any(|v| {
             matches!(v, Violation::ClampBypassed {
-                failure: ClampFailure::Wrong { storage: Storage::Bf16, got, expected, .. }, ..
-            } if got == &(expected + 1))
+                failure: ClampFailure::Wrong { storage: s, got, expected, .. }, ..
+            } if *s == storage && got == &(expected + 1))
         });
-        assert!(
-            wrong,
-            "{name}: no case one bf16 step past the bound\n{report}"
-        );
-        // The report shows bf16 bits and their values, not f32 readings of them.
-        assert!(report.to_string().contains("bf16 0x"), "{report}");
+        assert!(wrong, "{name}: no case one step past the bound\n{report}");
+        // The report shows the storage type's bits, not f32 readings of them.
+        let shown = format!("{} 0x", storage.name());
+        assert!(report.to_string().contains(&shown), "{report}");
     }
 }
 
-/// Rounding half up instead of to even (`+ 0x8000` for `+ 0x7fff + parity`) stores a value the
+/// Rounding half up instead of to even (one more in the constant added before the dropped bits
+/// are cut: bf16's `0x7fff`, f16's `0xfff` folded with its exponent's rebias) stores a value the
 /// contract does not, at a tie: refused.
 #[test]
 fn rounding_ties_away_from_even_is_refused() {
-    for name in ENTRIES {
+    for (name, storage) in edited() {
+        let (from, to) = match storage {
+            Storage::Bf16 => (", 32767;", ", 32768;"),
+            _ => (", 134221823;", ", 134221824;"),
+        };
         let (ptx, edits) = edit_lines(real(), name, |line| {
-            line.contains(", 32767;")
-                .then(|| line.replace(", 32767;", ", 32768;"))
+            line.contains(from).then(|| line.replace(from, to))
         });
         assert!(edits >= 2, "{name}: {edits} roundings found");
         let report = run(&ptx);
@@ -103,7 +120,7 @@ fn rounding_ties_away_from_even_is_refused() {
 /// by width before any value is looked at.
 #[test]
 fn a_store_wider_than_the_declared_storage_is_refused() {
-    for name in ENTRIES {
+    for (name, storage) in edited() {
         let (ptx, edits) = edit_lines(real(), name, |line| {
             let t = line.trim_start();
             (t.starts_with("st.") && t.contains(".b16")).then(|| line.replace(".b16", ".b32"))
@@ -113,14 +130,15 @@ fn a_store_wider_than_the_declared_storage_is_refused() {
         only_about(&report, name);
         // Each store refused, and so the entry has no proven store left.
         assert!(
-            report.violations.iter().all(|v| matches!(
-                v,
+            report.violations.iter().all(|v| match v {
                 Violation::StoreWidth {
-                    storage: Storage::Bf16,
-                    bits: Some(32),
-                    ..
-                } | Violation::NoParamStore { .. }
-            )),
+                    storage: s, bits, ..
+                } => {
+                    *s == storage && *bits == Some(32)
+                }
+                Violation::NoParamStore { .. } => true,
+                _ => false,
+            }),
             "{report}"
         );
         let refused = report
@@ -129,7 +147,8 @@ fn a_store_wider_than_the_declared_storage_is_refused() {
             .filter(|v| matches!(v, Violation::StoreWidth { .. }))
             .count();
         assert_eq!(refused, edits, "{report}");
-        assert!(report.to_string().contains("declared `bf16`"), "{report}");
+        let declared = format!("declared `{}`", storage.name());
+        assert!(report.to_string().contains(&declared), "{report}");
     }
 }
 
@@ -162,6 +181,7 @@ fn a_descriptor_that_misstates_the_storage_is_refused() {
     for (target, to, stored_bits) in [
         ("adamw_bf16", Storage::F32, 16),
         ("adamw_bf16_multi_stepped", Storage::F32, 16),
+        ("adamw_f16_stepped", Storage::F32, 16),
         ("attn_adam_kernel", Storage::Bf16, 32),
     ] {
         let report = audit(real(), &swap(target, to));

@@ -89,6 +89,31 @@ fn nearest_matches_the_half_crate_for_bf16_and_f16() {
     }
 }
 
+/// Every 4,099th f32 bit pattern (both signs, every binade) and every pattern near the edges
+/// where the rounding changes form: f16's smallest normal (2^-14), the overflow to infinity
+/// (65,520) and 2^16, and bf16's largest finite value.
+#[test]
+fn nearest_matches_the_half_crate_over_the_whole_f32_range() {
+    let edges = [2f32.powi(-14), 2f32.powi(-24), 65520.0, 65536.0, f32::MAX];
+    let near = edges
+        .iter()
+        .flat_map(|e| e.to_bits().saturating_sub(3000)..e.to_bits().saturating_add(3000));
+    let patterns = (0..=u32::MAX).step_by(4099).chain(near);
+    for pattern in patterns {
+        for x in [f32::from_bits(pattern), -f32::from_bits(pattern)] {
+            for ty in [Half::Bf16, Half::F16] {
+                let ours = ty.to_f32(ty.round(x, Rounding::Nearest));
+                let theirs = reference(ty, x);
+                assert!(
+                    same(ours, theirs),
+                    "{ty:?} of {x:e} ({:#x}): {ours:e} against {theirs:e}",
+                    x.to_bits()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn decoding_matches_the_half_crate_for_every_pattern() {
     for bits in 0..=u16::MAX {

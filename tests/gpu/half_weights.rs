@@ -1,9 +1,11 @@
-//! `adamw_bf16` (bf16 weights and gradients, f32 moments) on the GPU against the f64 reference
+//! `adamw_bf16` and `adamw_f16` (16-bit weights and gradients, f32 moments) on the GPU against
+//! the f64 reference
 //! (`adamant::reference`, AdamW), rounded to bf16 by the `half` crate and held within the bound
 //! here, independently of the device code: every stored weight within one bf16 step of the
 //! reference and almost all equal, every stored weight within the bound (also a bound that is no
 //! bf16 value), the moments as the f32 kernels keep them, the records reading the stored weights,
-//! and a launch with f32 buffers for the bf16 ones refused. GPU only (`#[ignore]`).
+//! and a launch with f32 buffers for the bf16 ones refused; in f16, no weight rounded to
+//! infinity while the clamp is on. GPU only (`#[ignore]`).
 use adamant::reference::{self, Elem, Hyper, KernelRef};
 use adamant_kernels::half_weights::adamw_bf16;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
@@ -167,5 +169,125 @@ fn bf16_weights_match_the_f64_reference_and_never_pass_the_bound() {
     println!(
         "max_error adamw_bf16: {exact} of {N} weights equal the f64 reference rounded to bf16, \
          the rest one bf16 step away; {at_bound} held at the bound"
+    );
+}
+
+/// The f16 reference store, as [`reference_store`] for bf16.
+fn reference_store_f16(x: f64, bound: f32) -> half::f16 {
+    let rounded = half::f16::from_f64(x);
+    if bound > 0.0 && rounded.to_f32().abs() > bound {
+        half::f16::from_bits(rounded.to_bits() - 1)
+    } else {
+        rounded
+    }
+}
+
+/// `adamw_f16` with weights at f16's edge: a third start at 65,504 (its largest finite value)
+/// with a gradient that pushes them up by about 38, past the rounding range (lr 200): rounded
+/// to nearest they would become infinity, and within a bound of 1e6 they are stored as 65,504;
+/// the rest are ordinary weights, within one f16 step of the f64 reference rounded by the
+/// `half` crate and almost all equal to it. No stored weight is infinite.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn f16_weights_never_overflow_to_infinity_while_the_clamp_is_on() {
+    use adamant_kernels::half_weights::adamw_f16;
+    use half::f16;
+    let rt = Adamant::new().expect("a GPU");
+    let bound = 1e6f32;
+    let edge = |i: usize| i.is_multiple_of(3);
+    let p0: Vec<f16> = (0..N)
+        .map(|i| {
+            f16::from_f32(if edge(i) {
+                65504.0
+            } else {
+                pseudo(i, 1) * 100.0
+            })
+        })
+        .collect();
+    let g0: Vec<f16> = (0..N)
+        .map(|i| f16::from_f32(if edge(i) { -1.0 } else { pseudo(i, 2) }))
+        .collect();
+    let m0: Vec<f32> = (0..N)
+        .map(|i| if edge(i) { -0.5 } else { pseudo(i, 3) * 0.1 })
+        .collect();
+    let v0: Vec<f32> = (0..N)
+        .map(|i| {
+            if edge(i) {
+                0.25
+            } else {
+                pseudo(i, 4).abs() * 0.01
+            }
+        })
+        .collect();
+    let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
+    let p = DeviceBuffer::from_slice(&bits(&p0)).unwrap();
+    let g = DeviceBuffer::from_slice(&bits(&g0)).unwrap();
+    let m = DeviceBuffer::from_slice(&m0).unwrap();
+    let v = DeviceBuffer::from_slice(&v0).unwrap();
+    let region = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
+    let buffers = adamw_f16::Buffers {
+        p: region(p.as_device_ptr().as_raw(), Storage::F16),
+        g: region(g.as_device_ptr().as_raw(), Storage::F16),
+        m: region(m.as_device_ptr().as_raw(), Storage::F32),
+        v: region(v.as_device_ptr().as_raw(), Storage::F32),
+    };
+    let (lr, wd, step) = (200.0f32, 0.0f32, 5u64);
+    let hyper = AdamHyper::new(lr, 0.9, 0.999, 1e-8, wd, step).unwrap();
+    let scalars = adam_scalars!(adamw_f16, hyper, weight_decay: wd).unwrap();
+    let records = Records::single::<adamw_f16::Entry>().unwrap();
+    // SAFETY: every region is live device memory until the synchronisation below.
+    unsafe {
+        rt.launch::<adamw_f16::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::Fixed { bound })
+            .raw_buffers(&buffers, &records)
+    }
+    .unwrap();
+    rt.synchronize().unwrap();
+    let p1 = download(&p);
+    let hp = Hyper::new(lr, 0.9, 0.999, 1e-8, wd, step);
+    let (mut exact, mut held, mut max_stored) = (0usize, 0usize, 0f32);
+    for i in 0..N {
+        let e = reference::step(
+            KernelRef::Attn,
+            Elem::new(p0[i].to_f64(), m0[i] as f64, v0[i] as f64, 0.0),
+            g0[i].to_f64(),
+            &hp,
+            bound as f64,
+        );
+        let want = reference_store_f16(e.p, bound);
+        let got = f16::from_bits(p1[i]);
+        assert!(
+            got.is_finite(),
+            "element {i}: stored {got} (reference {})",
+            e.p
+        );
+        let steps = (got.to_bits() as i32 - want.to_bits() as i32).abs();
+        assert!(
+            steps <= 1,
+            "element {i}: stored {got}, reference {want} from {}",
+            e.p
+        );
+        exact += (steps == 0) as usize;
+        if edge(i) {
+            assert!(e.p > 65520.0, "element {i}: the update reaches {}", e.p);
+            assert_eq!(got.to_f32(), 65504.0, "element {i}");
+            held += 1;
+        }
+        max_stored = max_stored.max(got.to_f32().abs());
+    }
+    assert!(
+        exact * 1000 >= N * 995,
+        "{exact} of {N} equal the reference's f16"
+    );
+    let record = records.read().tensors[0];
+    assert_eq!(f32::from_bits(record.max_stored_bits), max_stored);
+    assert_eq!(max_stored, 65504.0);
+    assert_eq!(
+        record.clamped, 0,
+        "1e6 catches nothing: the hold is no clamp catch"
+    );
+    println!(
+        "max_error adamw_f16: {exact} of {N} weights equal the f64 reference rounded to f16; \
+         {held} that would round to infinity stored as 65504"
     );
 }

@@ -105,15 +105,6 @@ pub fn parse(attr: &Attribute, role: &str) -> syn::Result<Storage> {
             match ident.to_string().as_str() {
                 "f32" => Ok(Storage::F32),
                 "bf16" => Ok(Storage::Bf16),
-                // The f16 rounding the device has is not yet in the form the PTX audit can
-                // run (it takes 64-bit arithmetic and branches), so an f16 parameter store could
-                // not be proven; an f16 input is only loaded (widened exactly).
-                "f16" if role == "param" => Err(syn::Error::new_spanned(
-                    ident,
-                    "#[param(f16)] is not supported yet: an f16 parameter store cannot be proven \
-                     by the PTX audit; store the parameter in bf16 or f32 (an #[input(f16)] or \
-                     #[grad(f16)] works)",
-                )),
                 "f16" => Ok(Storage::F16),
                 _ => Err(syn::Error::new_spanned(ident, help())),
             }

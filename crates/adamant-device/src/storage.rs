@@ -116,9 +116,55 @@ pub fn bf16_round(x: f32, rounding: Rounding) -> u16 {
     sign | magnitude
 }
 
-/// `x` rounded to f16.
+/// `x` rounded to f16: to nearest even in branch-free 32-bit arithmetic (the PTX audit runs it
+/// on a kernel's stores), stochastically with the 64-bit model below.
 #[inline(always)]
 pub fn f16_round(x: f32, rounding: Rounding) -> u16 {
+    match rounding {
+        Rounding::Nearest => f16_nearest(x),
+        Rounding::Stochastic(r) => f16_stochastic(x, r),
+    }
+}
+
+/// `x` rounded to the nearest f16, ties to even. Every case is computed and the result selected,
+/// so no branch splits the value's definition:
+/// - normal (`|x| >= 2^-14`): the exponent rebased from f32's bias (127) to f16's (15) by
+///   subtracting `112 << 23`, then the 13 dropped mantissa bits rounded off; a carry moves to the
+///   next binade, and past 65,504 to infinity's pattern, as IEEE rounds (`|x| >= 65,520`);
+/// - subnormal (`|x| < 2^-14`): the significand with its implicit bit, shifted down by
+///   `126 - e` (at least 14; at most 31, past which it rounds to 0 anyway: below 2^-25);
+/// - `|x| >= 2^16` (infinity included): infinity; NaN: the quiet NaN, sign kept.
+#[inline(always)]
+fn f16_nearest(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) as u16) & SIGN_16;
+    let a = bits & 0x7FFF_FFFF;
+    let rebased = a.wrapping_sub(112 << 23);
+    // Wraps (unselected) for a value below the normal range.
+    let normal = rebased.wrapping_add(0x0FFF + ((rebased >> 13) & 1)) >> 13;
+    let e = a >> 23;
+    let shift = 126u32.saturating_sub(e).clamp(14, 31);
+    let m = (a & 0x7F_FFFF) | 0x80_0000;
+    let kept = m >> shift;
+    let rem = m & ((1u32 << shift) - 1);
+    let half = 1u32 << (shift - 1);
+    let up = (rem > half) | ((rem == half) & (kept & 1 == 1));
+    let subnormal = kept + up as u32;
+    let magnitude = if a > 0x7F80_0000 {
+        0x7E00
+    } else if a >= 0x4780_0000 {
+        0x7C00
+    } else if a >= 0x3880_0000 {
+        normal
+    } else {
+        subnormal
+    };
+    sign | magnitude as u16
+}
+
+/// `x` rounded to f16 stochastically with the random word `r`.
+#[inline(always)]
+fn f16_stochastic(x: f32, r: u32) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) as u16) & SIGN_16;
     let a = bits & 0x7FFF_FFFF;
@@ -149,29 +195,17 @@ pub fn f16_round(x: f32, rounding: Rounding) -> u16 {
     };
     // What is rounded away, as a fraction `rem / 2^shift` of one step (shift <= 125).
     let rem = m as u64 & mask64(shift);
-    let up = match rounding {
-        Rounding::Nearest => {
-            // Beyond 25 bits `m < 2^24` is less than half a step: rounds to zero.
-            shift <= 25 && {
-                let half = 1u64 << (shift - 1);
-                rem > half || (rem == half && kept & 1 == 1)
-            }
-        }
-        Rounding::Stochastic(r) => {
-            // Up with probability rem / 2^shift: compare with a uniform draw of `shift` bits,
-            // the word's 32 bits at the top when the step has more (a resolution of 2^-32, the
-            // word's own).
-            let draw = if shift <= 32 {
-                r as u64 & mask64(shift)
-            } else if shift <= 56 {
-                (r as u64) << (shift - 32)
-            } else {
-                // rem / 2^shift < 2^-32: below the word's resolution.
-                return sign | kept as u16;
-            };
-            rem + draw >= 1u64 << shift
-        }
+    // Up with probability rem / 2^shift: compare with a uniform draw of `shift` bits, the word's
+    // 32 bits at the top when the step has more (a resolution of 2^-32, the word's own).
+    let draw = if shift <= 32 {
+        r as u64 & mask64(shift)
+    } else if shift <= 56 {
+        (r as u64) << (shift - 32)
+    } else {
+        // rem / 2^shift < 2^-32: below the word's resolution.
+        return sign | kept as u16;
     };
+    let up = rem + draw >= 1u64 << shift;
     sign | (kept + up as u32) as u16
 }
 
@@ -193,14 +227,24 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
 /// The value of f16 `bits` (exact).
 #[inline(always)]
 pub fn f16_to_f32(bits: u16) -> f32 {
+    // Branch-free, in integer arithmetic and one exact f32 subtraction (the PTX audit runs it in
+    // an f16 store's hold within the bound): a subnormal `m · 2^-24` is the normal value of
+    // exponent 1 with the same mantissa, `(1 + m/1024) · 2^-14`, less `2^-14`, exact in f32.
     let sign = ((bits & SIGN_16) as u32) << 16;
     let exponent = ((bits >> 10) & 0x1F) as u32;
     let mantissa = (bits & 0x3FF) as u32;
-    let magnitude = match exponent {
-        // Zero and subnormals: mantissa · 2^-24, exact in f32.
-        0 => (mantissa as f32 * f32::from_bits(0x3380_0000)).to_bits(),
-        0x1F => 0x7F80_0000 | (mantissa << 13),
-        _ => ((exponent + 112) << 23) | (mantissa << 13),
+    let subnormal = exponent == 0;
+    let as_normal = ((exponent + subnormal as u32 + 112) << 23) | (mantissa << 13);
+    let offset = if subnormal {
+        f32::from_bits(0x3880_0000)
+    } else {
+        0.0
+    }; // 2^-14
+    let finite = (f32::from_bits(as_normal) - offset).to_bits();
+    let magnitude = if exponent == 0x1F {
+        0x7F80_0000 | (mantissa << 13)
+    } else {
+        finite
     };
     f32::from_bits(sign | magnitude)
 }

@@ -1,8 +1,9 @@
-//! AdamW on 16-bit weights (issue 26): the parameters and the gradients stored in bf16, the
-//! moments in f32. The update computes in f32; `#[param(bf16)]` makes the macro store the
+//! AdamW on 16-bit weights (issue 26): the parameters and the gradients stored in bf16 or f16,
+//! the moments in f32. The update computes in f32; `#[param(bf16)]` makes the macro store the
 //! new weight clamped, rounded to nearest even and held within the bound in bf16 itself, so
 //! `|stored| <= bound` holds of the stored bits (the PTX audit proves it), also where the bound
-//! lies between two bf16 values.
+//! lies between two bf16 values and, in f16, past 65,504 (where rounding to nearest would store
+//! infinity).
 //!
 //! 12 bytes per element read and 10 written (a 2-byte weight read and written, a 2-byte
 //! gradient, two 4-byte moments read and written): 22 B, against 28 for the f32 kernels.
@@ -15,6 +16,28 @@ use adamant_device::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 pub fn adamw_bf16(
     #[param(bf16)] p: f32,
     #[grad(bf16)] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
+) -> f32 {
+    adam_step(
+        p * (1.0 - adam.lr * decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
+}
+
+/// AdamW on f16 weights and gradients: an update past 65,504 is clamped like any other value and
+/// never stored as infinity while the clamp is on (the hold takes a rounding to infinity back to
+/// 65,504).
+#[optimizer_kernel]
+pub fn adamw_f16(
+    #[param(f16)] p: f32,
+    #[grad(f16)] g: f32,
     #[state] m: &mut f32,
     #[state] v: &mut f32,
     #[group] adam: Adam,

@@ -2,7 +2,7 @@
 //!
 //! - [`optimizers`]: the five Adam kernels of the seed's training step, and [`soft_update`], the
 //!   soft update of a target network (it writes parameters, so it is an optimizer kernel too);
-//! - [`half_weights`]: AdamW on bf16 weights and gradients (f32 moments);
+//! - [`half_weights`]: AdamW on bf16 and f16 weights and gradients (f32 moments);
 //! - [`fused`]: all of them as the rules of one fused entry, `adamant_fused_step`;
 //! - [`step`]: the advance of the step records, [`guard`]: the step guard's pass over the
 //!   gradients, [`nan_check`]: the fused NaN / max-abs checker.

@@ -4,6 +4,13 @@
 use adamant_device::abi::Storage;
 use adamant_device::optimizer_kernel;
 
+/// Plain SGD on f16 weights: past 65,504 rounding to nearest gives infinity, which the hold
+/// takes back to 65,504 while the clamp is on.
+#[optimizer_kernel]
+pub fn sgd_f16(#[param(f16)] p: f32, #[grad(f16)] g: f32, #[hyper] lr: f32) -> f32 {
+    p - lr * g
+}
+
 /// Plain SGD on bf16 weights, f16 gradients.
 #[optimizer_kernel]
 pub fn sgd_bf16(#[param(bf16)] p: f32, #[grad(f16)] g: f32, #[hyper] lr: f32) -> f32 {
@@ -36,4 +43,13 @@ fn main() {
     assert!(sgd_bf16::element(f32::NAN, 0.0, 0.0, 0.08).is_nan());
     // No bound: plain rounding, infinity kept.
     assert_eq!(sgd_bf16::element(f32::INFINITY, 0.0, 0.0, 0.0), f32::INFINITY);
+
+    // f16: 65,530 rounds to infinity; within a bound of 1e6 it is stored as 65,504.
+    assert_eq!(sgd_f16::DESCRIPTOR.params[0].storage, Storage::F16);
+    assert_eq!(sgd_f16::element(65530.0, 0.0, 0.0, 1e6), 65504.0);
+    assert_eq!(sgd_f16::element(-1e30, 0.0, 0.0, 1e6), -65504.0);
+    assert_eq!(sgd_f16::element(65530.0, 0.0, 0.0, 0.0), f32::INFINITY, "clamp off");
+    // 0.08 is no f16 value either: the largest f16 within it.
+    let stored = sgd_f16::element(1.0, 0.0, 0.0, 0.08);
+    assert!(stored <= 0.08 && stored > 0.0799);
 }

@@ -31,6 +31,43 @@ fn bf16_value(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 
+/// The f16 rounding to nearest, ties to even, in f64 from the definition: the value's binade
+/// `e` (at least -14, where the subnormals' fixed step begins), its step `2^(e-10)`, the quotient
+/// by the step rounded half to even; the pattern is `(e + 15) << 10` plus the quotient's part
+/// past the implicit bit, which also carries into the next binade and, past 65,504, to
+/// infinity's pattern. A NaN becomes the quiet NaN `sign | 0x7e00`.
+fn f16_nearest(x: f32) -> u16 {
+    let sign = ((x.to_bits() >> 31) as u16) << 15;
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let v = (x as f64).abs();
+    if v >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    let binade = if v == 0.0 {
+        -14
+    } else {
+        (((v.to_bits() >> 52) & 0x7ff) as i64 - 1023).max(-14)
+    };
+    let q = v / 2f64.powi(binade as i32 - 10);
+    let n = q.round_ties_even() as i64;
+    sign | ((((binade + 15) << 10) + n - 1024) as u16)
+}
+
+/// The value of f16 bits (exact), from the definition.
+fn f16_value(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = ((bits >> 10) & 0x1f, (bits & 0x3ff) as f64);
+    let v = match e {
+        0 => m * 2f64.powi(-24),
+        0x1f if m == 0.0 => f64::INFINITY,
+        0x1f => f64::NAN,
+        _ => (1.0 + m / 1024.0) * 2f64.powi(e as i32 - 15),
+    };
+    (sign * v) as f32
+}
+
 /// What a parameter buffer of `storage` must hold after a store of the clamped `clamped`
 /// (already `contract(x, bound)`) with `bound`, as the bits of the storage type (in the low bits
 /// of the word).
@@ -44,34 +81,51 @@ pub fn stored_contract(storage: Storage, clamped: f32, bound: f32) -> u32 {
             // magnitude's pattern minus one.
             (if past { rounded - 1 } else { rounded }) as u32
         }
-        // The codegen refuses an f16 parameter; a descriptor that claims one is held to nothing
-        // the audit can prove.
-        Storage::F16 => u32::MAX,
+        Storage::F16 => {
+            let rounded = f16_nearest(clamped);
+            let past = bound > 0.0 && f16_value(rounded).abs() > bound;
+            (if past { rounded - 1 } else { rounded }) as u32
+        }
     }
 }
+
+/// A rounding to a 16-bit type, and its widening back.
+type Round = fn(f32) -> u16;
+type Widen = fn(u16) -> f32;
 
 /// Cases around every bound of `bounds` in `storage`: the storage type's values just below, at
 /// and just above it, and the f32 values halfway between them (the ties rounding decides), both
 /// signs, each paired with the bound. None for f32 (the f32 table has `bound ± 1 ulp`).
 pub fn storage_cases(storage: Storage, bounds: &[u32]) -> Vec<(u32, u32)> {
-    if storage != Storage::Bf16 {
-        return Vec::new();
-    }
+    // The storage type's patterns and values, for its neighbours of a bound.
+    let (to_bits, value, top): (Round, Widen, i64) = match storage {
+        Storage::F32 => return Vec::new(),
+        Storage::Bf16 => (bf16_nearest, bf16_value, 0x7f80),
+        Storage::F16 => (f16_nearest, f16_value, 0x7c00),
+    };
     let mut out = Vec::new();
-    for &b in bounds {
+    // f16's overflow to infinity and its largest finite value, whatever the bounds.
+    let extra = if storage == Storage::F16 {
+        vec![65504f32.to_bits(), 65519f32.to_bits(), 65520f32.to_bits()]
+    } else {
+        Vec::new()
+    };
+    for &b in bounds.iter().chain(&extra) {
         let bound = f32::from_bits(b);
         if !bound.is_finite() {
             continue;
         }
-        let below = (bound.abs().to_bits() >> 16) as i64;
+        let near = to_bits(bound.abs()) as i64;
         for k in -2i64..=3 {
-            let pattern = below + k;
-            if !(0..=0x7f80).contains(&pattern) {
+            let pattern = near + k;
+            if !(0..=top).contains(&pattern) {
                 continue;
             }
-            let v = bf16_value(pattern as u16);
-            let next = bf16_value((pattern + 1).min(0x7f80) as u16);
-            let tie = f32::from_bits(v.to_bits() + 0x8000);
+            let v = value(pattern as u16);
+            let next = value((pattern + 1).min(top) as u16);
+            // Halfway to the next value: the tie rounding decides (exact in f64, then its f32
+            // neighbours).
+            let tie = ((v as f64 + next as f64) / 2.0) as f32;
             for x in [v, tie, tie.next_up(), tie.next_down(), next] {
                 for x in [x, -x] {
                     out.push((x.to_bits(), b));
@@ -107,6 +161,54 @@ mod tests {
         assert_eq!(stored, bf16_nearest(bound) - 1);
         let stored = stored_contract(Storage::Bf16, -bound, bound) as u16;
         assert!(bf16_value(stored) >= -bound);
+    }
+
+    #[test]
+    fn f16_rounding_to_nearest_even_at_ties_overflow_and_subnormals() {
+        assert_eq!(f16_nearest(1.0), 0x3c00);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: even (1.0) wins.
+        assert_eq!(f16_nearest(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f16_nearest(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        assert_eq!(f16_nearest(65504.0), 0x7bff);
+        assert_eq!(f16_nearest(65519.0), 0x7bff);
+        assert_eq!(
+            f16_nearest(65520.0),
+            0x7c00,
+            "the tie past the largest rounds to infinity"
+        );
+        assert_eq!(f16_nearest(-1e10), 0xfc00);
+        assert_eq!(
+            f16_nearest(2f32.powi(-24)),
+            0x0001,
+            "the smallest subnormal"
+        );
+        assert_eq!(
+            f16_nearest(2f32.powi(-25)),
+            0x0000,
+            "its half, a tie, to even (zero)"
+        );
+        assert_eq!(f16_nearest(2f32.powi(-14)), 0x0400, "the smallest normal");
+        assert_eq!(f16_nearest(f32::NAN) & 0x7fff, 0x7e00);
+        for bits in [0x0001u16, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0x8001, 0xfbff] {
+            assert_eq!(
+                f16_nearest(f16_value(bits)),
+                bits,
+                "{bits:#06x} round-trips"
+            );
+        }
+    }
+
+    #[test]
+    fn an_f16_store_never_passes_the_bound_nor_overflows() {
+        // With the bound at f16's largest finite value, an update past it is stored as 65504,
+        // never as infinity; with a bound past 65,520 the clamp lets 65,520 through and the hold
+        // takes infinity back to 65504.
+        for bound in [65504f32, 65519.0, 1e6] {
+            let stored = stored_contract(Storage::F16, 65520f32.min(bound), bound) as u16;
+            assert_eq!(stored, 0x7bff, "bound {bound}");
+        }
+        let stored = stored_contract(Storage::F16, 0.08, 0.08) as u16;
+        assert!(f16_value(stored) <= 0.08 && f16_value(stored + 1) > 0.08);
     }
 
     #[test]
