@@ -1,11 +1,12 @@
-//! The bf16 weights of issue 26 at 2^28, cold: `adamw_bf16` (bf16 weights and gradients, f32
-//! moments: 22 B an element, read + written), against the copy bandwidth in the same run.
-use adamant::kernels::half_weights::adamw_bf16;
+//! The 16-bit weights of issue 26 at 2^28, cold: `adamw_bf16` and `adamw_f16` (16-bit weights
+//! and gradients, f32 moments: 22 B an element, read + written), against the copy bandwidth in
+//! the same run.
+use adamant::kernels::half_weights::{adamw_bf16, adamw_f16};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Records, Storage,
 };
 use anyhow::Result;
-use cust::memory::DeviceBuffer;
+use cust::memory::{CopyDestination, DeviceBuffer};
 use serde_json::{json, Value};
 
 use super::Timer;
@@ -16,8 +17,8 @@ const BYTES: usize = 22;
 
 pub(crate) fn half(rt: &Adamant, timer: &mut Timer, out: &mut Value, copy_gbps: f64) -> Result<()> {
     let n = 1usize << 28;
-    let p = DeviceBuffer::from_slice(&vec![0x3e80u16; n])?; // 0.25 in bf16
-    let g = DeviceBuffer::from_slice(&vec![0x3c24u16; n])?; // 0.01 in bf16
+    let mut p = DeviceBuffer::from_slice(&vec![0x3e80u16; n])?; // 0.25 in bf16
+    let mut g = DeviceBuffer::from_slice(&vec![0x3c24u16; n])?; // 0.01 in bf16
     let m = DeviceBuffer::from_slice(&vec![0.001f32; n])?;
     let v = DeviceBuffer::from_slice(&vec![0.0001f32; n])?;
     let region = |ptr: u64, storage| DeviceRegion::of(ptr, n, storage);
@@ -44,10 +45,32 @@ pub(crate) fn half(rt: &Adamant, timer: &mut Timer, out: &mut Value, copy_gbps: 
         "adamw_bf16 2^28 cold: {cold_us:.1} µs, {gbps:.0} GB/s at {BYTES} B/element, {:.3}× copy",
         gbps / copy_gbps
     );
+    // The same buffers as f16 (0.25 and 0.01 in f16 bits).
+    p.copy_from(&vec![0x3400u16; n][..])?;
+    g.copy_from(&vec![0x211fu16; n][..])?;
+    let f16_buffers = adamw_f16::Buffers {
+        p: region(p.as_device_ptr().as_raw(), Storage::F16)?,
+        g: region(g.as_device_ptr().as_raw(), Storage::F16)?,
+        m: buffers.m,
+        v: buffers.v,
+    };
+    let f16_scalars = adam_scalars!(adamw_f16, hyper, weight_decay: 0.01)?;
+    let f16_records = Records::single::<adamw_f16::Entry>()?;
+    let f16_us = timer.median_us(true, |s| {
+        // SAFETY: as above.
+        unsafe {
+            rt.launch::<adamw_f16::Entry>(s)
+                .plain(&f16_scalars, ClampPolicy::from_isv(1.0))
+                .raw_buffers(&f16_buffers, &f16_records)?
+        };
+        Ok(())
+    })?;
+    println!("adamw_f16 2^28 cold: {f16_us:.1} µs");
     out["half"] = json!({
         "elements": n,
         "bytes_per_element": BYTES,
         "adamw_bf16_cold_us": cold_us,
+        "adamw_f16_cold_us": f16_us,
         "gbps": gbps,
         "vs_copy": gbps / copy_gbps,
     });
