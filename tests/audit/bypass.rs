@@ -431,10 +431,10 @@ fn the_clamp_table_covers_the_edge_cases() {
     assert_eq!(clamp_contract(-0.0, 1.0).to_bits(), (-0.0f32).to_bits());
 }
 
-#[test]
-fn a_clamp_with_a_backdoor_at_one_value_fails() {
-    // `x == 12345.678 ? 1e30 : clamp(x)`: right on every value of the fixed table; the cases
-    // drawn from the clamp's own constants find it.
+/// `iqn_adam_kernel` with a backdoor in its clamp: `compare(x)` (a PTX line setting `%p9250`
+/// from the clamped value `x`) selects 1e30 instead of the clamp's result. Refused at the
+/// backdoor's value, 12345.678 (`0x4640E6B6`).
+fn backdoor_is_found(compare: impl Fn(&str) -> String) {
     let kernel = "iqn_adam_kernel";
     let ptx = edit_entry(real(), kernel, |e| {
         let pre = pre_clamp_values(e);
@@ -448,7 +448,7 @@ fn a_clamp_with_a_backdoor_at_one_value_fails() {
         let r = registers(&e[at]);
         let (out, x) = (r[0].clone(), r[2].clone());
         e[at] = e[at].replacen(&out, "%r9250", 1);
-        e.insert(at + 1, format!("\tsetp.eq.f32 \t%p9250, {x}, 0f4640E6B6;"));
+        e.insert(at + 1, compare(&x));
         e.insert(
             at + 2,
             format!("\tselp.f32 \t{out}, 0f7149F2CA, %r9250, %p9250;"),
@@ -457,8 +457,22 @@ fn a_clamp_with_a_backdoor_at_one_value_fails() {
     let report = run(&ptx);
     only(&report, kernel, |v| {
         matches!(v, Violation::ClampBypassed { failure: ClampFailure::Wrong { x, .. }, .. }
-            if f32::from_bits(*x) == f32::from_bits(0x4640E6B6))
+            if *x == 0x4640_E6B6)
     });
+}
+
+#[test]
+fn a_clamp_with_a_backdoor_at_one_value_fails() {
+    // `x == 12345.678 ? 1e30 : clamp(x)`: right on every value of the fixed table; the cases
+    // drawn from the clamp's own constants find it.
+    backdoor_is_found(|x| format!("\tsetp.eq.f32 \t%p9250, {x}, 0f4640E6B6;"));
+}
+
+#[test]
+fn a_backdoor_on_the_bits_of_one_value_fails() {
+    // The same backdoor through an integer compare of the value's bits (`setp.eq.b32` against
+    // 12345.678's pattern): integer constants are tried as values too.
+    backdoor_is_found(|x| format!("\tsetp.eq.b32 \t%p9250, {x}, 1178658486;"));
 }
 
 #[test]

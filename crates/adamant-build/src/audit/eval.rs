@@ -267,21 +267,71 @@ pub(super) fn setp(
     } as u32)
 }
 
+/// Up to [`Mods::CAP`] items of an opcode's modifiers, on the stack: the interpreter runs every
+/// instruction of a clamp on tens of thousands of cases, and a heap list per instruction and
+/// case was most of its time.
+pub(super) struct Mods<'a> {
+    items: [&'a str; Mods::CAP],
+    len: usize,
+}
+
+impl<'a> Mods<'a> {
+    const CAP: usize = 8;
+
+    /// The modifiers of `opcode` (everything after its first `.`) for which `keep` holds. More
+    /// than [`Mods::CAP`] is no opcode the interpreter knows: the extra ones are kept as one
+    /// `"?"`, which no rule accepts.
+    pub(super) fn of(opcode: &'a str, keep: impl Fn(&str) -> bool) -> Self {
+        let mut m = Mods {
+            items: [""; Mods::CAP],
+            len: 0,
+        };
+        for item in opcode.split('.').skip(1).filter(|x| keep(x)) {
+            if m.len == Mods::CAP {
+                m.items[Mods::CAP - 1] = "?";
+                break;
+            }
+            m.items[m.len] = item;
+            m.len += 1;
+        }
+        m
+    }
+
+    /// The items of `mods` (at most [`Mods::CAP`], as [`Mods::of`] makes them) for which
+    /// `keep` holds.
+    pub(super) fn of_slice(mods: &[&'a str], keep: impl Fn(&str) -> bool) -> Self {
+        let mut m = Mods {
+            items: [""; Mods::CAP],
+            len: 0,
+        };
+        for &item in mods.iter().filter(|x| keep(x)).take(Mods::CAP) {
+            m.items[m.len] = item;
+            m.len += 1;
+        }
+        m
+    }
+
+    pub(super) fn as_slice(&self) -> &[&'a str] {
+        &self.items[..self.len]
+    }
+}
+
 /// Evaluates one instruction given its source operands' values (registers already looked up,
 /// immediates parsed). Returns the destination's value.
 pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> {
     let op = inst.op();
-    let mods: Vec<&str> = inst.opcode.split('.').skip(1).collect();
+    let mods = Mods::of(&inst.opcode, |_| true);
+    let mods = mods.as_slice();
     let has = |m: &str| mods.contains(&m);
     let t = ty(inst)?;
     if matches!(inst.operands.first(), Some(Operand::Vector(_))) {
         return Err(EvalError::VectorDestination);
     }
     if op == "cvt" {
-        return eval16::cvt(&mods, args);
+        return eval16::cvt(mods, args);
     }
     match t {
-        Ty::B16 | Ty::U16 | Ty::S16 => return eval16::apply(op, t, &mods, args),
+        Ty::B16 | Ty::U16 | Ty::S16 => return eval16::apply(op, t, mods, args),
         Ty::HalfFloat => return Err(EvalError::HalfFloat),
         _ => {}
     }
@@ -448,7 +498,7 @@ pub(super) fn apply(inst: &Instruction, args: &[u32]) -> Result<u32, EvalError> 
             })
         }
         ("setp", Ty::Pred) => Err(EvalError::PredicateComparison),
-        ("setp", _) => setp(&mods, args, |cmp, a, b| match t {
+        ("setp", _) => setp(mods, args, |cmp, a, b| match t {
             Ty::F32 => compare_f32(cmp, f(ftz(a, ftz_on)), f(ftz(b, ftz_on))),
             Ty::S32 => compare_int(cmp, a, b, true),
             _ => compare_int(cmp, a, b, false),

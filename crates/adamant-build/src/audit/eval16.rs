@@ -8,7 +8,7 @@
 //!
 //! The float conversions are written from the IEEE 754 definitions in integer arithmetic, so
 //! they depend on neither the host's float unit nor a library's choice of NaN.
-use super::eval::{compare_int, need, setp, EvalError, Ty};
+use super::eval::{compare_int, need, setp, EvalError, Mods, Ty};
 
 /// The bits of a 16-bit value in its slot.
 const MASK: u32 = 0xffff;
@@ -39,7 +39,7 @@ pub(super) fn apply(op: &str, t: Ty, mods: &[&str], args: &[u32]) -> Result<u32,
     }
     // Beyond its type, only `mul` takes a modifier here (`.lo`, `.hi`, `.wide`): any other one
     // (`.sat`, `.relu`, `.cc`...) could change the value, so it is refused, not ignored.
-    let extra: Vec<&str> = mods.iter().copied().filter(|m| !is_type(m)).collect();
+    let extra = Mods::of_slice(mods, |m| !is_type(m));
     let mul_mode = match (op, extra.as_slice()) {
         ("mul", [mode @ ("lo" | "hi" | "wide")]) => Some(*mode),
         (_, []) => None,
@@ -315,8 +315,8 @@ fn int_cvt(x: u32, from: (u32, bool), to: (u32, bool), sat: bool) -> u32 {
 /// modifier whose exact meaning is not implemented (`.ftz`, `.relu`, `.satfinite`, other
 /// roundings, `.sat` on a float), is refused.
 pub(super) fn cvt(mods: &[&str], args: &[u32]) -> Result<u32, EvalError> {
-    let types: Vec<&str> = mods.iter().copied().filter(|m| is_type(m)).collect();
-    let others: Vec<&str> = mods.iter().copied().filter(|m| !is_type(m)).collect();
+    let types = Mods::of_slice(mods, is_type);
+    let others = Mods::of_slice(mods, |m| !is_type(m));
     let [to, from] = types.as_slice() else {
         return Err(EvalError::NotEvaluated);
     };

@@ -7,10 +7,60 @@ use super::{ClampFailure, ClampProver, Unprovable};
 use crate::audit::eval;
 use crate::audit::located::At;
 
+/// What a run of a compiled clamp depends on: the storage type, whether the entry has scales,
+/// where the result is, and each step's opcode, argument sources, lane and destination width.
+type MemoKey = (
+    adamant_abi::Storage,
+    bool,
+    Src,
+    Vec<(String, Vec<Src>, (Option<usize>, usize))>,
+);
+
+/// The programs proven in this process, with their case counts.
+fn proven() -> &'static std::sync::Mutex<std::collections::HashMap<MemoKey, usize>> {
+    static PROVEN: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<MemoKey, usize>>,
+    > = std::sync::OnceLock::new();
+    PROVEN.get_or_init(Default::default)
+}
+
 impl ClampProver<'_> {
     /// Runs `program` (whose value ends up in `result`) on every case; the number of cases, or
     /// the first one where it departs from the contract.
     pub(super) fn evaluate(&self, program: &[Step], result: Src) -> Result<usize, ClampFailure> {
+        // A run is a function of the steps (each instruction's opcode, where its arguments come
+        // from, the lane it defines), where the result is, the storage type and whether there
+        // are scales: nothing else reaches it. A process that audits many modules alike (the
+        // tests, which edit one entry and audit the whole module again) proves each program
+        // once. Only proofs are kept: a failure names its instruction's line, which another
+        // module's identical program would have elsewhere.
+        let key = self.memo_key(program, result);
+        if let Some(&cases) = proven().lock().expect("not poisoned").get(&key) {
+            return Ok(cases);
+        }
+        let cases = self.run_cases(program, result)?;
+        proven().lock().expect("not poisoned").insert(key, cases);
+        Ok(cases)
+    }
+
+    fn memo_key(&self, program: &[Step], result: Src) -> MemoKey {
+        let steps = program
+            .iter()
+            .map(|step| {
+                let inst = &self.instructions[step.inst];
+                // A vector destination's width decides how it is taken apart (`unpack`).
+                let width = match inst.operands.first() {
+                    Some(crate::ptx::Operand::Vector(items)) => items.len(),
+                    _ => 0,
+                };
+                (inst.opcode.clone(), step.args.clone(), (step.lane, width))
+            })
+            .collect();
+        (self.storage, self.scales.is_some(), result, steps)
+    }
+
+    /// [`Self::evaluate`] without the memo.
+    fn run_cases(&self, program: &[Step], result: Src) -> Result<usize, ClampFailure> {
         let one = 1f32.to_bits();
         let mut cases: Vec<(u32, u32, u32)> = if self.scales.is_some() {
             static SCALED: std::sync::OnceLock<Vec<(u32, u32, u32)>> = std::sync::OnceLock::new();
@@ -34,6 +84,8 @@ impl ClampProver<'_> {
             }
         }
         let mut slots = vec![0u32; program.len()];
+        // One argument list, reused by every step of every case (no allocation in the loop).
+        let mut args: Vec<u32> = Vec::with_capacity(8);
         for &(x, bound, scale) in &cases {
             let value_of = |a: Src, slots: &[u32]| match a {
                 Src::X => x,
@@ -43,7 +95,8 @@ impl ClampProver<'_> {
                 Src::Slot(j) => slots[j],
             };
             for (k, step) in program.iter().enumerate() {
-                let args: Vec<u32> = step.args.iter().map(|a| value_of(*a, &slots)).collect();
+                args.clear();
+                args.extend(step.args.iter().map(|a| value_of(*a, &slots)));
                 let inst = &self.instructions[step.inst];
                 let value = match (step.lane, args.as_slice()) {
                     (Some(lane), &[source]) => super::unpack::unpack(inst, source, lane),
@@ -79,18 +132,29 @@ impl ClampProver<'_> {
 
     /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1
     /// ulp, both signs): a clamp that special-cases one value is caught at that value, not only
-    /// if the fixed table happens to contain it.
+    /// if the fixed table happens to contain it. Every constant is paired with the anchors (as
+    /// `x` and as the bound); the constants of float instructions also with each other, for a
+    /// clamp that special-cases a pair of values. Integer constants (a 16-bit rounding's masks,
+    /// shift amounts and exponent offsets: dozens of them) are paired with the anchors only:
+    /// all their pairs were tens of thousands of cases per stored value, most of the audit's
+    /// time, for bounds that are subnormal bit patterns.
     fn constant_cases(&self, program: &[Step]) -> Vec<(u32, u32)> {
-        let mut constants: Vec<f32> = Vec::new();
+        let mut floats: Vec<f32> = Vec::new();
+        let mut integers: Vec<f32> = Vec::new();
         for step in program {
+            let inst = &self.instructions[step.inst];
+            let list = if eval::is_f32(inst) {
+                &mut floats
+            } else {
+                &mut integers
+            };
             for a in &step.args {
                 if let Src::Imm(bits) = *a {
                     let v = f32::from_bits(bits);
-                    // Integer immediates (masks, shifts) read as floats too: harmless cases.
                     for c in [v, v.next_up(), v.next_down()] {
                         for c in [c, -c] {
-                            if !constants.iter().any(|k| k.to_bits() == c.to_bits()) {
-                                constants.push(c);
+                            if !list.iter().any(|k| k.to_bits() == c.to_bits()) {
+                                list.push(c);
                             }
                         }
                     }
@@ -99,12 +163,14 @@ impl ClampProver<'_> {
         }
         let anchors = [1.0f32, 100.0, 0.0, -1.0, f32::NAN, 3.0, 1e-3];
         let mut out = Vec::new();
-        for &c in &constants {
+        for &c in floats.iter().chain(&integers) {
             for &a in &anchors {
                 out.push((c.to_bits(), a.to_bits()));
                 out.push((a.to_bits(), c.to_bits()));
             }
-            for &d in &constants {
+        }
+        for &c in &floats {
+            for &d in &floats {
                 out.push((c.to_bits(), d.to_bits()));
             }
         }

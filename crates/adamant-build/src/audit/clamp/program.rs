@@ -83,7 +83,7 @@ impl<'a> ClampProver<'a> {
 }
 
 /// Where one argument of a compiled step comes from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Src {
     X,
     Bound,
