@@ -72,3 +72,10 @@ pub fn l2_decay(g: f32, p: f32, weight_decay: f32) -> f32 {
         g
     }
 }
+
+/// AdamW's decoupled decay `p · (1 - lr·wd)`, applied to the weight before the Adam step (as
+/// `torch.optim.AdamW` does), one definition for every AdamW kernel.
+#[inline(always)]
+pub fn decoupled_decay(p: f32, lr: f32, weight_decay: f32) -> f32 {
+    p * (1.0 - lr * weight_decay)
+}

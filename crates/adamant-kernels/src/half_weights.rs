@@ -7,7 +7,7 @@
 //!
 //! 12 bytes per element read and 10 written (a 2-byte weight read and written, a 2-byte
 //! gradient, two 4-byte moments read and written): 22 B, against 28 for the f32 kernels.
-use adamant_device::adam::adam_step;
+use adamant_device::adam::{adam_step, decoupled_decay};
 use adamant_device::optimizer_kernel;
 use adamant_device::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 
@@ -23,7 +23,7 @@ pub fn adamw_bf16(
     #[group] bc: BiasCorrections,
 ) -> f32 {
     adam_step(
-        p * (1.0 - adam.lr * decay.weight_decay),
+        decoupled_decay(p, adam.lr, decay.weight_decay),
         g,
         m,
         v,
@@ -45,7 +45,7 @@ pub fn adamw_f16(
     #[group] bc: BiasCorrections,
 ) -> f32 {
     adam_step(
-        p * (1.0 - adam.lr * decay.weight_decay),
+        decoupled_decay(p, adam.lr, decay.weight_decay),
         g,
         m,
         v,

@@ -7,7 +7,7 @@
 //! `lr >= 0`, `0 <= beta < 1`, `eps > 0`, `weight_decay >= 0`, `grad_clip >= 0` (0 = off) and
 //! `0 < bias_correction <= 1` (`1 - beta^step`: a step of 0 would give 0, a division by zero and
 //! NaN weights).
-use adamant_device::adam::{adam_step, amsgrad_step, clip_gradient, l2_decay};
+use adamant_device::adam::{adam_step, amsgrad_step, clip_gradient, decoupled_decay, l2_decay};
 use adamant_device::optimizer_kernel;
 use adamant_device::scalar_groups::{Adam, BiasCorrections, WeightDecay};
 
@@ -26,7 +26,7 @@ pub fn dqn_adam_update_kernel(
     #[group] bc: BiasCorrections,
 ) -> f32 {
     adam_step(
-        p * (1.0 - adam.lr * decay.weight_decay),
+        decoupled_decay(p, adam.lr, decay.weight_decay),
         g * grad_scale,
         m,
         v,
@@ -79,7 +79,7 @@ pub fn attn_adam_kernel(
     #[group] bc: BiasCorrections,
 ) -> f32 {
     adam_step(
-        p * (1.0 - adam.lr * decay.weight_decay),
+        decoupled_decay(p, adam.lr, decay.weight_decay),
         g,
         m,
         v,
