@@ -19,7 +19,7 @@ use crate::device::Adamant;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchInfo, BLOCK_THREADS};
 use crate::launch_check::{
-    check_lengths, check_overlaps, check_uniforms, views, Args, BufferRange, Signature,
+    check_lengths, check_overlaps, check_uniforms, ranges, views, Args, BufferRange, Signature,
 };
 use crate::memory::{DeviceMemory, Keep};
 use crate::multi::{chunk_count, push_chunks_of};
@@ -131,17 +131,7 @@ impl<'b> FusedTensor<'b> {
                     .ok_or(Error::UnregisteredKernel { kernel: rule.name })?,
             };
         }
-        let ranges = views
-            .iter()
-            .map(|(name, role, b)| BufferRange {
-                name,
-                address: b.address(),
-                len: b.len(),
-                writable: role.is_writable(),
-                // A fused rule's buffers are f32 (`FUSABLE` refuses a 16-bit one).
-                bytes: 4,
-            })
-            .collect();
+        let ranges = ranges(E::DESCRIPTOR, &views)?;
         let mut keeps: Vec<Keep> = views.iter().filter_map(|(_, _, b)| b.keep()).collect();
         keeps.extend(uniform_keeps);
         Ok(FusedTensor {

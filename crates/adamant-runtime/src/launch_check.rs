@@ -375,43 +375,51 @@ pub fn check_tensors<E: OptimizerEntry, K: LaunchKinds>(
 ) -> Result<Signature> {
     let descriptor = E::DESCRIPTOR;
     let multi = tensors.len() != 1;
-    let unregistered = || Error::UnregisteredKernel {
-        kernel: descriptor.name,
-    };
     let signature: Signature = tensors
         .iter()
         .enumerate()
         .map(|(t, tensor)| {
             let views = views::<E, K>(tensor);
             check_lengths(descriptor, &views).map_err(|e| e.in_tensor(t, tensors.len()))?;
-            views
-                .into_iter()
-                .map(|(name, typed, b)| {
-                    let param = descriptor
-                        .params
-                        .iter()
-                        .find(|p| p.name == name)
-                        .ok_or_else(unregistered)?;
-                    // The generated types give each buffer its declared role; only a
-                    // hand-written (unsafe) entry could disagree, and it is refused.
-                    if param.role != typed {
-                        return Err(unregistered());
-                    }
-                    check_storage(descriptor.name, name, param.storage, b.storage())
-                        .map_err(|e| e.in_tensor(t, tensors.len()))?;
-                    Ok(BufferRange {
-                        name,
-                        address: b.address(),
-                        len: b.len(),
-                        writable: param.role.is_writable(),
-                        bytes: param.storage.bytes() as u8,
-                    })
-                })
-                .collect::<Result<SmallVec<_>>>()
+            ranges(descriptor, &views).map_err(|e| e.in_tensor(t, tensors.len()))
         })
         .collect::<Result<_>>()?;
     check_overlaps(descriptor.name, &signature, multi)?;
     Ok(signature)
+}
+
+/// One tensor's buffers as ranges, each checked against its declaration in `descriptor`: its
+/// role (the generated types give each buffer its declared role; only a hand-written, unsafe
+/// entry could disagree, and it is refused) and its storage type, whose element size the range
+/// is counted in. Every launch path that binds buffers builds its ranges here.
+pub(crate) fn ranges(
+    descriptor: &'static KernelDescriptor,
+    views: &Views<'_>,
+) -> Result<SmallVec<[BufferRange; MAX_BUFFERS]>> {
+    let unregistered = || Error::UnregisteredKernel {
+        kernel: descriptor.name,
+    };
+    views
+        .iter()
+        .map(|&(name, typed, b)| {
+            let param = descriptor
+                .params
+                .iter()
+                .find(|p| p.name == name)
+                .ok_or_else(unregistered)?;
+            if param.role != typed {
+                return Err(unregistered());
+            }
+            check_storage(descriptor.name, name, param.storage, b.storage())?;
+            Ok(BufferRange {
+                name,
+                address: b.address(),
+                len: b.len(),
+                writable: param.role.is_writable(),
+                bytes: param.storage.bytes() as u8,
+            })
+        })
+        .collect()
 }
 
 /// A buffer's storage type against the one its kernel declares for it: an f32 buffer bound to a

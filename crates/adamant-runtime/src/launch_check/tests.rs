@@ -483,6 +483,22 @@ mod storage {
     }
 
     #[test]
+    fn a_fused_tensor_checks_storage_as_a_launch_does() {
+        // The fused path builds its ranges through the same check: f32 memory for a bf16
+        // parameter is refused there too, before any set is built.
+        let t = buffers(
+            region(0x1000, 100, Storage::F32),
+            region(0x9000, 100, Storage::Bf16),
+        );
+        let scalars = adamw_bf16::StepScalars {};
+        match crate::fused::FusedTensor::from_views::<adamw_bf16::Entry, Raw>(&t, &scalars, 0) {
+            Err(Error::StorageMismatch { buffer: "p", .. }) => {}
+            Err(other) => panic!("expected StorageMismatch, got {other:?}"),
+            Ok(_) => panic!("expected StorageMismatch, got a tensor"),
+        }
+    }
+
+    #[test]
     fn extents_are_counted_in_the_declared_element_size() {
         // 100 bf16 weights end 200 bytes in: a gradient right after them does not overlap (it
         // would at 4 bytes an element).
