@@ -31,6 +31,40 @@ fn reference_store(x: f64, bound: f32) -> bf16 {
     }
 }
 
+/// The weights and gradients (16-bit patterns) and the f32 moments, on the device.
+fn upload(
+    p: &[u16],
+    g: &[u16],
+    m: &[f32],
+    v: &[f32],
+) -> (
+    DeviceBuffer<u16>,
+    DeviceBuffer<u16>,
+    DeviceBuffer<f32>,
+    DeviceBuffer<f32>,
+) {
+    let up16 = |x: &[u16]| DeviceBuffer::from_slice(x).unwrap();
+    let up32 = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
+    (up16(p), up16(g), up32(m), up32(v))
+}
+
+/// The four buffers as regions: weights and gradients of the storage type `half`, f32 moments.
+fn regions(
+    p: &DeviceBuffer<u16>,
+    g: &DeviceBuffer<u16>,
+    m: &DeviceBuffer<f32>,
+    v: &DeviceBuffer<f32>,
+    half: Storage,
+) -> [DeviceRegion; 4] {
+    let region = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
+    [
+        region(p.as_device_ptr().as_raw(), half),
+        region(g.as_device_ptr().as_raw(), half),
+        region(m.as_device_ptr().as_raw(), Storage::F32),
+        region(v.as_device_ptr().as_raw(), Storage::F32),
+    ]
+}
+
 fn download<T: Copy + Default + adamant_runtime::cust::memory::DeviceCopy>(
     b: &DeviceBuffer<T>,
 ) -> Vec<T> {
@@ -51,16 +85,13 @@ fn bf16_weights_match_the_f64_reference_and_never_pass_the_bound() {
     let m0: Vec<f32> = (0..N).map(|i| pseudo(i, 3) * 0.1).collect();
     let v0: Vec<f32> = (0..N).map(|i| pseudo(i, 4).abs() * 0.01).collect();
     let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
-    let p = DeviceBuffer::from_slice(&bits(&p0)).unwrap();
-    let g = DeviceBuffer::from_slice(&bits(&g0)).unwrap();
-    let m = DeviceBuffer::from_slice(&m0).unwrap();
-    let v = DeviceBuffer::from_slice(&v0).unwrap();
-    let region = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
+    let (p, g, m, v) = upload(&bits(&p0), &bits(&g0), &m0, &v0);
+    let [rp, rg, rm, rv] = regions(&p, &g, &m, &v, Storage::Bf16);
     let buffers = adamw_bf16::Buffers {
-        p: region(p.as_device_ptr().as_raw(), Storage::Bf16),
-        g: region(g.as_device_ptr().as_raw(), Storage::Bf16),
-        m: region(m.as_device_ptr().as_raw(), Storage::F32),
-        v: region(v.as_device_ptr().as_raw(), Storage::F32),
+        p: rp,
+        g: rg,
+        m: rm,
+        v: rv,
     };
     let (lr, wd, step) = (3e-3f32, 0.01f32, 5u64);
     let hyper = AdamHyper::new(lr, 0.9, 0.999, 1e-8, wd, step).unwrap();
@@ -220,16 +251,13 @@ fn f16_weights_never_overflow_to_infinity_while_the_clamp_is_on() {
         })
         .collect();
     let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
-    let p = DeviceBuffer::from_slice(&bits(&p0)).unwrap();
-    let g = DeviceBuffer::from_slice(&bits(&g0)).unwrap();
-    let m = DeviceBuffer::from_slice(&m0).unwrap();
-    let v = DeviceBuffer::from_slice(&v0).unwrap();
-    let region = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
+    let (p, g, m, v) = upload(&bits(&p0), &bits(&g0), &m0, &v0);
+    let [rp, rg, rm, rv] = regions(&p, &g, &m, &v, Storage::F16);
     let buffers = adamw_f16::Buffers {
-        p: region(p.as_device_ptr().as_raw(), Storage::F16),
-        g: region(g.as_device_ptr().as_raw(), Storage::F16),
-        m: region(m.as_device_ptr().as_raw(), Storage::F32),
-        v: region(v.as_device_ptr().as_raw(), Storage::F32),
+        p: rp,
+        g: rg,
+        m: rm,
+        v: rv,
     };
     let (lr, wd, step) = (200.0f32, 0.0f32, 5u64);
     let hyper = AdamHyper::new(lr, 0.9, 0.999, 1e-8, wd, step).unwrap();
