@@ -11,7 +11,7 @@
 //!   stored value lies within the bound, and a value at or past the bound stores the largest
 //!   value of the type within it, for both roundings.
 use adamant_device::storage::{
-    bf16_round, bf16_to_f32, f16_to_f32, stochastic_word, Half, Rounding,
+    bf16_round, bf16_to_f32, f16_to_f32, rounding_key, stochastic_word, Half, Rounding,
 };
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
@@ -221,7 +221,7 @@ fn stochastic_rounding_is_unbiased() {
         let n = 1_000_000u64;
         let mut sum = 0.0f64;
         for i in 0..n {
-            let r = stochastic_word(2026, 7, 3, i);
+            let r = stochastic_word(rounding_key(2026, 7, 3), i);
             let got = ty.to_f32(ty.store(x, 0.0, Rounding::Stochastic(r))) as f64;
             sum += got - x as f64;
         }
@@ -235,19 +235,85 @@ fn stochastic_rounding_is_unbiased() {
     }
 }
 
+/// The word of element `e` of tensor `t` at step `s` of a run with seed `seed`.
+fn word(seed: u32, s: u32, t: u32, e: u64) -> u32 {
+    stochastic_word(rounding_key(seed, s, t), e)
+}
+
+/// The counter hash written again from its definition, apart from the device's source: the key
+/// is MurmurHash3's 64-bit finalizer applied to `seed·2^32 + step` (offset by the golden-ratio
+/// constant), then again with the tensor's multiple of its second constant mixed in; the word
+/// is two rounds of `lowbias32` over the element's low half with the key's, then its high half
+/// (times 0x9e3779b9) with the key's. Each round is written as the table of its steps.
+fn reference_word(seed: u32, step: u32, tensor: u32, element: u64) -> u32 {
+    fn finalize64(k: u64) -> u64 {
+        let steps: [(u32, u64); 2] = [(33, 0xff51afd7ed558ccd), (33, 0xc4ceb9fe1a85ec53)];
+        let mut k = k;
+        for (shift, multiplier) in steps {
+            k = (k ^ (k >> shift)).wrapping_mul(multiplier);
+        }
+        k ^ (k >> 33)
+    }
+    fn lowbias32(x: u32) -> u32 {
+        let steps: [(u32, u32); 2] = [(16, 0x7feb352d), (15, 0x846ca68b)];
+        let mut x = x;
+        for (shift, multiplier) in steps {
+            x = (x ^ (x >> shift)).wrapping_mul(multiplier);
+        }
+        x ^ (x >> 16)
+    }
+    let counter = u64::from(seed) * (1u64 << 32) + u64::from(step);
+    let first = finalize64(counter ^ 0x9e3779b97f4a7c15);
+    let key = finalize64(first ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f));
+    let (key_low, key_high) = ((key & 0xffff_ffff) as u32, (key >> 32) as u32);
+    let (e_low, e_high) = ((element & 0xffff_ffff) as u32, (element >> 32) as u32);
+    lowbias32(lowbias32(e_low ^ key_low) ^ e_high.wrapping_mul(0x9e3779b9) ^ key_high)
+}
+
+#[test]
+fn the_random_word_is_the_counter_hash_bit_for_bit() {
+    let mut rng = SmallRng::seed_from_u64(29);
+    let mut counters: Vec<(u32, u32, u32, u64)> = vec![
+        (0, 0, 0, 0),
+        (u32::MAX, u32::MAX, u32::MAX, u64::MAX),
+        (1, 1, 0, 1 << 32),
+        (2026, 1500, 7, (1 << 30) - 1),
+    ];
+    for _ in 0..100_000 {
+        counters.push((rng.gen(), rng.gen(), rng.gen_range(0..256), rng.gen()));
+    }
+    for (seed, step, tensor, element) in counters {
+        assert_eq!(
+            word(seed, step, tensor, element),
+            reference_word(seed, step, tensor, element),
+            "seed {seed} step {step} tensor {tensor} element {element}"
+        );
+    }
+}
+
+#[test]
+fn one_tensor_and_step_give_every_element_its_own_word() {
+    // Each round is a bijection of the element's low half: 2^20 elements, 2^20 words.
+    let key = rounding_key(3, 9, 1);
+    let mut words: Vec<u32> = (0..1u64 << 20).map(|e| stochastic_word(key, e)).collect();
+    words.sort_unstable();
+    words.dedup();
+    assert_eq!(words.len(), 1 << 20);
+}
+
 #[test]
 fn the_random_word_is_a_function_of_its_counters_and_changes_with_each() {
-    let base = stochastic_word(1, 10, 2, 3);
+    let base = word(1, 10, 2, 3);
     assert_eq!(
         base,
-        stochastic_word(1, 10, 2, 3),
+        word(1, 10, 2, 3),
         "the same counters, the same word"
     );
     for other in [
-        stochastic_word(2, 10, 2, 3),
-        stochastic_word(1, 11, 2, 3),
-        stochastic_word(1, 10, 3, 3),
-        stochastic_word(1, 10, 2, 4),
+        word(2, 10, 2, 3),
+        word(1, 11, 2, 3),
+        word(1, 10, 3, 3),
+        word(1, 10, 2, 4),
     ] {
         assert_ne!(base, other);
     }
@@ -256,7 +322,7 @@ fn the_random_word_is_a_function_of_its_counters_and_changes_with_each() {
     let x = 1.0 + 0.5 / 128.0; // halfway between two bf16 values
     let ups = (0..10_000u64)
         .filter(|&t| {
-            let r = stochastic_word(5, t, 0, 42);
+            let r = stochastic_word(rounding_key(5, t as u32, 0), 42);
             bf16_to_f32(bf16_round(x, Rounding::Stochastic(r))) > x
         })
         .count();

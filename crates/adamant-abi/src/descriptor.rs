@@ -504,6 +504,38 @@ pub struct KernelParam {
     /// binds from it, and the PTX audit holds a 16-bit parameter store to the clamp of the value
     /// as that type stores it.
     pub storage: Storage,
+    /// How a value stored to this buffer is rounded to its storage type: [`Rounding::Nearest`]
+    /// for every parameter but a 16-bit one the kernel declares stochastic
+    /// (`#[param(bf16, stochastic)]`). The PTX audit holds the store to this rounding.
+    pub rounding: Rounding,
+}
+
+/// How a kernel rounds the values it stores to a 16-bit buffer (exact for f32, where both are
+/// the identity).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Rounding {
+    /// To the nearest value, ties to even.
+    #[default]
+    Nearest,
+    /// Stochastically (bf16 only): with the element's random word `w`
+    /// (`adamant_device::storage::stochastic_word`, a hash of the record's `rounding_seed`, the
+    /// step, the tensor and the element), a value is rounded up in magnitude when the 16 bits
+    /// that bf16 drops, plus the low 16 bits of `w`, reach `2^16`: up with probability equal to
+    /// its distance from the value below, in steps. Then held within the bound like a rounding
+    /// to nearest.
+    Stochastic,
+}
+
+impl Rounding {
+    /// As a kernel declares it (`stochastic`), or `nearest`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rounding::Nearest => "nearest",
+            Rounding::Stochastic => "stochastic",
+        }
+    }
 }
 
 /// The storage type of a per-element buffer. The kernel computes in `f32` whatever the storage:

@@ -31,7 +31,7 @@ pub use host::*;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
-    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Storage};
+    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Rounding, Storage};
 
     /// A fused entry's tables point at f32 buffers only: a kernel with a 16-bit buffer has no
     /// fused rule (`fused_optimizer!` refuses it).
@@ -41,6 +41,7 @@ mod host {
             ty,
             role,
             storage: Storage::F32,
+            rounding: Rounding::Nearest,
         }
     }
 
@@ -155,7 +156,7 @@ mod host {
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod tests {
     use super::*;
-    use crate::{KernelDescriptor, KernelParam, ParamRole, ParamType, Storage};
+    use crate::{KernelDescriptor, KernelParam, ParamRole, ParamType, Rounding, Storage};
 
     /// Every slot of every role lands on a parameter of that role, each on its own, and the
     /// slots are exactly the first `FUSED_SLOTS` parameters.
@@ -195,6 +196,7 @@ mod tests {
             ty: ParamType::Ptr,
             role,
             storage: Storage::F32,
+            rounding: Rounding::Nearest,
         }
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     KernelDescriptor, KernelKind, KernelParam, Lifetime, ParamRole, ParamType, RecordScalar,
-    Storage,
+    Rounding, Storage,
 };
 
 // The descriptor's string-free parts (kind, type, role with its domain) are the abi's own types,
@@ -69,6 +69,9 @@ pub struct ListedParam {
     pub role: ParamRole,
     /// The storage type of a buffer's elements (`f32` for every other parameter).
     pub storage: Storage,
+    /// How a value stored to it is rounded (`nearest` unless the kernel declares otherwise).
+    #[serde(default)]
+    pub rounding: Rounding,
 }
 
 impl ListedKernel {
@@ -86,6 +89,7 @@ impl ListedKernel {
                     ty: p.ty,
                     role: p.role,
                     storage: p.storage,
+                    rounding: p.rounding,
                 })
                 .collect(),
             record: kernel
@@ -111,6 +115,7 @@ impl ListedKernel {
                 ty: p.ty,
                 role: p.role,
                 storage: p.storage,
+                rounding: p.rounding,
             })
             .collect();
         let record: Vec<RecordScalar> = self

@@ -91,6 +91,7 @@ fn param_literal(
     role: TokenStream,
     storage: Storage,
 ) -> TokenStream {
+    let rounding = storage.rounding_abi(kernels);
     let storage = storage.abi(kernels);
     quote! {
         #kernels::abi::KernelParam {
@@ -98,6 +99,7 @@ fn param_literal(
             ty: #kernels::abi::ParamType::#ty,
             role: #kernels::abi::ParamRole::#role,
             storage: #storage,
+            rounding: #rounding,
         }
     }
 }

@@ -275,6 +275,7 @@ fn param_descriptor(arg: &FnArg, kernels: &DeviceCratePath) -> syn::Result<Token
             ty: #kernels::abi::ParamType::#ty,
             role: #kernels::abi::ParamRole::#role,
             storage: #kernels::abi::Storage::F32,
+            rounding: #kernels::abi::Rounding::Nearest,
         }
     })
 }

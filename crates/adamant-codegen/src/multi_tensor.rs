@@ -55,6 +55,8 @@ pub(crate) fn device_entry(
     let uniform_params = uniform_params(k, flavor);
     let uniform_loads = uniform_loads(k);
     let uniforms = uniform_idents(k);
+    let rounding =
+        crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_chunk.tensor as u32));
     let last = flavor.last_arg(kernels);
     let state_loads = flavor.state_loads(k, kernels, true);
     let guard = flavor.guard();
@@ -122,6 +124,7 @@ pub(crate) fn device_entry(
                     #kernels::builtins::thread_index() as usize,
                     #kernels::builtins::block_dim() as usize,
                     #(#uniforms,)*
+                    #rounding
                     __adamant_start as u64,
                     __adamant_shared,
                     &mut __adamant_facts,

@@ -145,7 +145,14 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         kernels,
         quote! { self::update(#(#idents),*) },
         quote!(#bound),
+        quote!(rounding_word),
     );
+    // A stochastic store's element takes its random word too
+    // (`storage::stochastic_word(storage::rounding_key(seed, step, tensor), index)`).
+    let word_param = match param_storage.is_stochastic() {
+        true => quote! { rounding_word: u32, },
+        false => quote!(),
+    };
     let stored_value = param_storage.widen(kernels, stored);
     let host = host_items(k, kernels);
     let multi_host = crate::multi_tensor::host_items(k, kernels);
@@ -175,7 +182,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             /// clamp epilogue stamped by `#[optimizer_kernel]`.
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            pub fn element(#(#forwarded,)* #bound: f32) -> f32 {
+            pub fn element(#(#forwarded,)* #bound: f32, #word_param) -> f32 {
                 #stored_value
             }
 
@@ -455,6 +462,7 @@ pub(crate) fn sweep_fn(
         }
     });
     let body = sweep_body(k, kernels);
+    let rounding = rounding_param(k);
     quote! {
         /// One thread's share of `len` elements (called by the kernel's entries only: it cannot be
         /// named outside the block it is defined in).
@@ -466,6 +474,7 @@ pub(crate) fn sweep_fn(
             __adamant_first: usize,
             __adamant_stride: usize,
             #(#uniform_values,)*
+            #rounding
             __adamant_base: u64,
             __adamant_shared: *mut u32,
             __adamant_facts: &mut #kernels::diagnostics::ThreadFacts<#facts>,
@@ -512,6 +521,39 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
     }
 }
 
+/// The sweep's `__adamant_rounding: u64` parameter, for a kernel whose parameter is stored
+/// stochastically: the key of its tensor's random words this step ([`rounding_arg`]).
+fn rounding_param(k: &OptimizerFn) -> TokenStream {
+    match param_arg(k).storage.is_stochastic() {
+        true => quote! { __adamant_rounding: u64, },
+        false => quote!(),
+    }
+}
+
+/// The sweep's rounding key argument for tensor `tensor` (a `u32` expression), from the
+/// kernel's step number and seed (in scope under their names in every entry), or nothing for a
+/// kernel whose stores are not stochastic.
+pub(crate) fn rounding_arg(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    tensor: TokenStream,
+) -> TokenStream {
+    if !param_arg(k).storage.is_stochastic() {
+        return quote!();
+    }
+    let scalar = |name: &str| {
+        let arg = k
+            .args
+            .iter()
+            .find(|a| a.ident.unraw() == name && matches!(a.role, Role::Scalar(_)))
+            .expect("signature::check_rounding_scalars");
+        &arg.ident
+    };
+    let [step, seed] = crate::storage::ROUNDING_SCALARS;
+    let (step, seed) = (scalar(step), scalar(seed));
+    quote! { #kernels::storage::rounding_key(#seed, #step, #tensor), }
+}
+
 /// The buffers as raw pointer parameters to their storage type (`*const` for inputs, `*mut`
 /// otherwise).
 pub(crate) fn pointer_params(k: &OptimizerFn) -> Vec<TokenStream> {
@@ -546,6 +588,7 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
     let n = buffer_count(k);
     let diagnostics = quote! { #kernels::diagnostics };
     let facts = param_arg(k).storage.facts(kernels, quote!(#n));
+    let rounding = rounding_arg(k, kernels, quote!(0u32));
     quote! {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
@@ -569,6 +612,7 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
                 #kernels::builtins::global_thread_index(),
                 #kernels::builtins::grid_threads(),
                 #(#uniforms,)*
+                #rounding
                 0,
                 __adamant_shared,
                 &mut __adamant_facts,
@@ -611,9 +655,13 @@ fn update_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
 fn clamp_call(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let raw = at_lane(quote!(__adamant_raw), lane);
+    let offset = lane.unwrap_or(0) as u64;
+    let word = quote! {
+        #kernels::storage::stochastic_word(__adamant_rounding, __adamant_index + #offset)
+    };
     param_arg(k)
         .storage
-        .store_param(kernels, raw, quote!(#bound))
+        .store_param(kernels, raw, quote!(#bound), word)
 }
 
 /// The kernel's `#[param]` argument (validated: exactly one).
@@ -649,13 +697,19 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
     // parameter the f32 clamp (its rounding changes nearly every value, and is no clamp catch).
     let clamped = match param_arg(k).storage {
         Storage::F32 => new.clone(),
-        Storage::Bf16 | Storage::F16 => {
+        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
             let bound = format_ident!("{}", BOUND);
             quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
         }
     };
+    // A stochastic store is not monotone, so its largest stored `|p|` is kept, not derived.
+    let kept = match param_arg(k).storage.is_stochastic() {
+        true => quote! { __adamant_facts.keep_stored(#new); },
+        false => quote!(),
+    };
     quote! {
         __adamant_facts.observe(&mut __adamant_rare, #lane_number, #raw, #clamped, [#(#values),*]);
+        #kept
     }
 }
 
@@ -692,7 +746,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                     ])
                 };
             },
-            Storage::Bf16 | Storage::F16 => {
+            Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
                 let lanes = (0..4usize).map(|l| {
                     let lane = a.storage.widen(kernels, quote!(__adamant_loaded.0[#l]));
                     quote! { #lane #coef }
@@ -725,7 +779,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
             },
             quote!(),
         ),
-        Storage::Bf16 | Storage::F16 => {
+        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
             let group = param.storage.group(kernels);
             let widened =
                 (0..4usize).map(|l| param.storage.widen(kernels, quote!(__adamant_stored.0[#l])));
@@ -749,12 +803,12 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
     };
     let observed = (0..4).map(|l| observe(k, kernels, Some(l)));
     quote! {
+        let __adamant_index: u64 =
+            __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
         #(#loads)*
         let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
         #store
         #new
-        let __adamant_index: u64 =
-            __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
         let mut __adamant_rare: u64 = 0;
         #(#observed)*
         __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);
@@ -792,7 +846,7 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
             #(#state_stores)*
             *#param_ident.add(__adamant_i) = __adamant_new;
         },
-        Storage::Bf16 | Storage::F16 => {
+        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
             let widened = param.storage.widen(kernels, quote!(__adamant_stored));
             quote! {
                 let __adamant_stored: u16 = #call;
@@ -804,10 +858,10 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
     };
     let observed = observe(k, kernels, None);
     quote! {
+        let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
         #(#loads)*
         let __adamant_raw: f32 = #raw;
         #store
-        let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
         let mut __adamant_rare: u64 = 0;
         #observed
         __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);

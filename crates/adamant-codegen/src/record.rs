@@ -83,7 +83,7 @@ pub(crate) fn loads(k: &OptimizerFn, state: &Ident) -> TokenStream {
         match a.lifetime {
             Some(Lifetime::Step) => {
                 let field = format_ident!("{}", a.ident.unraw().to_string());
-                quote! { let #ident: f32 = (*#state).state.#field; }
+                quote! { let #ident: #ty = (*#state).state.#field; }
             }
             _ => {
                 let slot = words

@@ -45,13 +45,18 @@ pub const RESERVED_PREFIX: &str = "__adamant";
 /// The fields of `adamant_device::step::StepState` a `#[step]` scalar may name: the values that
 /// change from step to step (the learning rate, the bias corrections) and the betas that the
 /// record's advance uses (so the entry and the advance cannot disagree on them).
-pub const STEP_FIELDS: [&str; 5] = [
+pub const STEP_FIELDS: [&str; 6] = [
     "lr",
     "beta1",
     "beta2",
     "bias_correction1",
     "bias_correction2",
+    "step",
 ];
+
+/// The one `#[step]` field that is a `u32`: the step number `t` (a stochastic store hashes it
+/// into its random words, so every step rounds its own way).
+pub const STEP_NUMBER: &str = "step";
 
 /// What one argument of the author's function is.
 #[derive(Clone, Debug, PartialEq)]
@@ -557,13 +562,22 @@ fn parse_init(attr: &Attribute, role: &Role) -> syn::Result<Lit> {
 /// value. Only the record's fields can be named.
 fn check_step(attr: &Attribute, ident: &Ident, role: &Role) -> syn::Result<()> {
     require_no_args(attr, "step")?;
+    let name = ident.unraw().to_string();
+    if name == STEP_NUMBER {
+        if !matches!(role, Role::Scalar(ScalarType::U32)) {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "#[step] `step` is the record's step number, a `u32`",
+            ));
+        }
+        return Ok(());
+    }
     if !matches!(role, Role::Scalar(ScalarType::F32(_))) {
         return Err(syn::Error::new_spanned(
             attr,
-            "#[step] applies to a plain f32 scalar: the stepped entries read it from the step-state record instead of taking it as an argument",
+            "#[step] applies to a plain f32 scalar (or the u32 `step`): the stepped entries read it from the step-state record instead of taking it as an argument",
         ));
     }
-    let name = ident.unraw().to_string();
     if !STEP_FIELDS.contains(&name.as_str()) {
         return Err(syn::Error::new_spanned(
             ident,
@@ -794,7 +808,39 @@ fn check_roles(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
              and that store is the one the clamp guards",
         ));
     }
-    Ok(())
+    check_rounding_scalars(func, args)
+}
+
+/// A stochastic store takes its random words from the step number and the run's seed: a kernel
+/// that declares one must take both, as `StochasticRounding`'s fields (`#[step] step: u32` and
+/// `#[hyper] rounding_seed: u32`), so its stepped entries read them from the record (a launch
+/// argument would be replayed frozen: every step of a graph would round alike).
+fn check_rounding_scalars(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
+    let param = args.iter().find(|a| a.role == Role::Param).expect("checked");
+    if !param.storage.is_stochastic() {
+        return Ok(());
+    }
+    let has = |name: &str, lifetime: Lifetime| {
+        args.iter().any(|a| {
+            a.ident.unraw() == name
+                && a.role == Role::Scalar(ScalarType::U32)
+                && a.lifetime.as_ref() == Some(&lifetime)
+        })
+    };
+    let [step, seed] = crate::storage::ROUNDING_SCALARS;
+    if has(step, Lifetime::Step) && has(seed, Lifetime::Hyper) {
+        return Ok(());
+    }
+    Err(syn::Error::new(
+        func.sig.paren_token.span.join(),
+        format!(
+            "#[param(bf16, stochastic)] `{}` rounds with a random word per element, hashed from \
+             the step number and the run's seed: add `#[group] rounding: StochasticRounding` \
+             (the `#[step] step: u32` and `#[hyper] rounding_seed: u32` the store reads from \
+             the step record)",
+            param.ident.unraw()
+        ),
+    ))
 }
 
 /// `ty` is exactly the single-segment path `name` (for example `f32`).

@@ -340,6 +340,10 @@ pub struct ThreadFacts<const N: usize> {
     clamped: u32,
     /// How the parameter is stored (`None`: f32), for the stored maximum ([`stored_max_in`]).
     storage: Option<crate::storage::Half>,
+    /// A stochastically stored parameter's largest stored `|p|` (bits), kept element by element
+    /// ([`Self::keep_stored`]): a stochastic store is not monotone, so it cannot be derived from
+    /// the largest raw value. `None` for every other parameter.
+    max_stored: Option<u32>,
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -359,6 +363,25 @@ mod device {
                 max_raw: 0,
                 clamped: 0,
                 storage: None,
+                max_stored: None,
+            }
+        }
+
+        /// Nothing seen, of a parameter whose stores are stochastic: its largest stored `|p|`
+        /// is kept from what [`Self::keep_stored`] is given.
+        #[inline(always)]
+        pub fn keeping_stored() -> Self {
+            ThreadFacts {
+                max_stored: Some(0),
+                ..Self::new()
+            }
+        }
+
+        /// One stored value (widened to f32) of a [`Self::keeping_stored`] parameter.
+        #[inline(always)]
+        pub fn keep_stored(&mut self, stored: f32) {
+            if let Some(max) = &mut self.max_stored {
+                *max = core::cmp::max(*max, abs_bits(stored));
             }
         }
 
@@ -444,6 +467,8 @@ mod device {
         unsafe fn fold(&mut self, shared: *mut u32, bound: f32) {
             let clamped = warp_sum_u32(self.clamped);
             let max_raw = warp_max_u32(self.max_raw);
+            // SAFETY: as `warp_max_u32` above (every lane of the warp calls `fold`).
+            let kept = self.max_stored.map(|max| unsafe { warp_max_u32(max) });
             if lane_index() == 0 {
                 if clamped != 0 {
                     atomic_add_u32(shared.add(CLAMPED), clamped);
@@ -451,13 +476,19 @@ mod device {
                 if max_raw != 0 {
                     atomic_max_u32(shared.add(MAX_RAW), max_raw);
                 }
-                let max_stored = stored_max_in(max_raw, bound, self.storage);
+                let max_stored = match kept {
+                    Some(kept) => kept,
+                    None => stored_max_in(max_raw, bound, self.storage),
+                };
                 if max_stored != 0 {
                     atomic_max_u32(shared.add(MAX_STORED), max_stored);
                 }
             }
             self.max_raw = 0;
             self.clamped = 0;
+            if let Some(max) = &mut self.max_stored {
+                *max = 0;
+            }
         }
     }
 

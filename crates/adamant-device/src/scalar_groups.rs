@@ -57,6 +57,21 @@ pub struct WeightDecay {
     weight_decay: f32,
 }
 
+/// What a stochastic store (`#[param(bf16, stochastic)]`) hashes into each element's random
+/// word (`storage::rounding_key`): the step number, which the record's advance increments, and
+/// the run's seed, set by the host (`set_scalar(.., "rounding_seed", ..)`) and saved with the
+/// run, so a replayed graph rounds each step its own way and a resumed run as the uninterrupted
+/// one. A kernel that stores stochastically takes this group (a compile error otherwise); its
+/// body need not read it (`#[group] _rounding: StochasticRounding`).
+#[scalar_group]
+#[derive(Clone, Copy, Debug)]
+pub struct StochasticRounding {
+    #[step]
+    step: u32,
+    #[hyper]
+    rounding_seed: u32,
+}
+
 impl Adam {
     /// The scalars of one Adam step ([`crate::adam::adam_step`]), with the step's bias
     /// corrections.

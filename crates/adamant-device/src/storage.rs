@@ -10,7 +10,7 @@
 //! NaN (kept visible, as [`weight_clamp`] keeps it).
 //!
 //! Stochastic rounding is counter-based ([`stochastic_word`]): the random word is a hash of the
-//! seed, the step, the tensor and the element, so an eager step and its replay round alike, a
+//! seed, the step, the tensor ([`rounding_key`]) and the element, so an eager step and its replay round alike, a
 //! resumed run rounds as the uninterrupted one, and no generator state lives on the device.
 //!
 //! Everything is integer arithmetic on the bit patterns, the same source on the host (where the
@@ -249,17 +249,38 @@ pub fn f16_to_f32(bits: u16) -> f32 {
     f32::from_bits(sign | magnitude)
 }
 
-/// The random word of stochastic rounding for `element` of `tensor` at `step` of a run with
-/// `seed`: a keyed hash (three rounds of the 64-bit finalizer of MurmurHash3 over the four
-/// counters), so the same counters give the same word on any launch, and two steps, tensors or
-/// elements give independent ones. The seed goes in apart from the step, so a seed that does not
-/// change still gives every step its own words.
+/// The key of one tensor's random words at one step of a run: a hash of the run's `seed`, the
+/// step number `step` and the tensor's index `tensor` in its set (0 for a single-tensor
+/// launch). Computed once per tensor by an entry; [`stochastic_word`] derives each element's word
+/// from it. `seed` and `step` go in as one 64-bit counter, so two different pairs never share a
+/// key before the tensor is mixed in; a seed that never changes still gives every step its own
+/// words, and a resumed run (same seed, same step) its uninterrupted words.
 #[inline(always)]
-pub fn stochastic_word(seed: u64, step: u64, tensor: u32, element: u64) -> u32 {
-    let h = fmix64(seed ^ 0x9E37_79B9_7F4A_7C15);
-    let h = fmix64(h ^ step.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
-    let h = fmix64(h ^ (tensor as u64).rotate_right(24) ^ element);
-    (h >> 32) as u32
+pub fn rounding_key(seed: u32, step: u32, tensor: u32) -> u64 {
+    let h = fmix64((((seed as u64) << 32) | step as u64) ^ 0x9E37_79B9_7F4A_7C15);
+    fmix64(h ^ (tensor as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+}
+
+/// The random word of stochastic rounding for element `element` of the tensor and step whose
+/// key is `key` ([`rounding_key`]): two rounds of a 32-bit integer mixer (`lowbias32`, from Chris
+/// Wellons' hash prospector), 32-bit multiplies only, since it runs once per element. For one key,
+/// elements below 2^32 get pairwise different words (each round is a bijection).
+#[inline(always)]
+pub fn stochastic_word(key: u64, element: u64) -> u32 {
+    let low = mix32((element as u32) ^ key as u32);
+    let high = ((element >> 32) as u32).wrapping_mul(0x9E37_79B9) ^ (key >> 32) as u32;
+    mix32(low ^ high)
+}
+
+/// `lowbias32`: each input bit flips each output bit with probability close to one half.
+#[inline(always)]
+fn mix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7FEB_352D);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846C_A68B);
+    x ^= x >> 16;
+    x
 }
 
 /// MurmurHash3's 64-bit finalizer: every input bit changes each output bit with probability

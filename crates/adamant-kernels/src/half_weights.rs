@@ -9,7 +9,7 @@
 //! gradient, two 4-byte moments read and written): 22 B, against 28 for the f32 kernels.
 use adamant_device::adam::{adam_step, decoupled_decay};
 use adamant_device::optimizer_kernel;
-use adamant_device::scalar_groups::{Adam, BiasCorrections, WeightDecay};
+use adamant_device::scalar_groups::{Adam, BiasCorrections, StochasticRounding, WeightDecay};
 
 /// AdamW (decoupled decay `p *= 1 - lr·wd` before the step) on bf16 weights and gradients.
 #[optimizer_kernel]
@@ -43,6 +43,33 @@ pub fn adamw_f16(
     #[group] adam: Adam,
     #[group] decay: WeightDecay,
     #[group] bc: BiasCorrections,
+) -> f32 {
+    adam_step(
+        decoupled_decay(p, adam.lr, decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
+}
+
+/// AdamW on bf16 weights and gradients, the weights rounded stochastically (issue 26's 22 B
+/// path with stochastic rounding): a small update survives in expectation instead of being
+/// rounded away every step. Each element's random word is a hash of the record's
+/// `rounding_seed`, the step number, the tensor and the element
+/// (`adamant_device::storage::stochastic_word`), so an eager step and its replay round alike and
+/// a resumed run as the uninterrupted one. The clamp holds of the stored bits whatever the word:
+/// a rounding past the bound is taken back to the largest bf16 value within it.
+#[optimizer_kernel]
+pub fn adamw_bf16_sr(
+    #[param(bf16, stochastic)] p: f32,
+    #[grad(bf16)] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
+    #[group] _rounding: StochasticRounding,
 ) -> f32 {
     adam_step(
         decoupled_decay(p, adam.lr, decay.weight_decay),

@@ -62,11 +62,12 @@ pub(super) fn audit_writes(
     let flow = Provenance::new(entry, descriptor, &instructions, sources);
     // The parameter buffer's storage type (f32 for an entry without one, which the prover never
     // meets: it has no parameter stores).
-    let storage = descriptor
+    let (storage, rounding) = descriptor
         .param_buffer_index()
-        .map(|i| descriptor.params[i].storage)
+        .map(|i| (descriptor.params[i].storage, descriptor.params[i].rounding))
         .unwrap_or_default();
-    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage));
+    let prover =
+        bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage, rounding));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();

@@ -47,8 +47,8 @@ impl StepStates {
     /// # Errors
     ///
     /// Before anything is written: [`Error::StepIndex`]; [`Error::UnknownScalar`] for a name the
-    /// record does not hold; [`Error::ComputedScalar`] for a bias correction or a `#[derived]`
-    /// scalar; [`Error::ScalarKind`] for a value of the other type; [`Error::InvalidHyper`] or
+    /// record does not hold; [`Error::ComputedScalar`] for a bias correction, the step number
+    /// or a `#[derived]` scalar; [`Error::ScalarKind`] for a value of the other type; [`Error::InvalidHyper`] or
     /// [`Error::InvalidScalar`] for a value outside the domain of the record's kernel or of an
     /// entry that has launched with the record; [`Error::Capture`] during a capture.
     /// [`Error::Cuda`] if the driver refuses the write.
@@ -265,6 +265,9 @@ fn find(record: &Mirror, index: usize, name: &str) -> Result<RecordScalar> {
     if name == "bias_correction1" || name == "bias_correction2" {
         return Err(computed("every advance (1 - beta^t)".into()));
     }
+    if name == "step" {
+        return Err(computed("every advance (the step number t)".into()));
+    }
     match layout.iter().find(|r| r.name == name) {
         Some(r) if matches!(r.lifetime, Lifetime::Hyper { .. }) => Ok(*r),
         Some(r) if matches!(r.lifetime, Lifetime::Derived { .. }) => {
@@ -454,9 +457,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // What the device computes.
+        // What the device computes: the bias corrections and the step number.
         assert!(matches!(
             plan(&record, 0, "bias_correction1", ArgValue::F32(0.5)),
+            Err(Error::ComputedScalar { .. })
+        ));
+        assert!(matches!(
+            plan(&record, 0, "step", ArgValue::U32(7)),
             Err(Error::ComputedScalar { .. })
         ));
         // The wrong type.

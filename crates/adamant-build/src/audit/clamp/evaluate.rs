@@ -11,6 +11,7 @@ use crate::audit::located::At;
 /// where the result is, and each step's opcode, argument sources, lane and destination width.
 type MemoKey = (
     adamant_abi::Storage,
+    Option<Vec<u32>>,
     bool,
     Src,
     Vec<(String, Vec<Src>, (Option<usize>, usize))>,
@@ -27,23 +28,30 @@ fn proven() -> &'static std::sync::Mutex<std::collections::HashMap<MemoKey, usiz
 impl ClampProver<'_> {
     /// Runs `program` (whose value ends up in `result`) on every case; the number of cases, or
     /// the first one where it departs from the contract.
-    pub(super) fn evaluate(&self, program: &[Step], result: Src) -> Result<usize, ClampFailure> {
+    ///
+    /// `words`: a stochastic store's random words; every case runs with each.
+    pub(super) fn evaluate(
+        &self,
+        program: &[Step],
+        result: Src,
+        words: Option<Vec<u32>>,
+    ) -> Result<usize, ClampFailure> {
         // A run is a function of the steps (each instruction's opcode, where its arguments come
         // from, the lane it defines), where the result is, the storage type and whether there
         // are scales: nothing else reaches it. A process that audits many modules alike (the
         // tests, which edit one entry and audit the whole module again) proves each program
         // once. Only proofs are kept: a failure names its instruction's line, which another
         // module's identical program would have elsewhere.
-        let key = self.memo_key(program, result);
+        let key = self.memo_key(program, result, words.clone());
         if let Some(&cases) = proven().lock().expect("not poisoned").get(&key) {
             return Ok(cases);
         }
-        let cases = self.run_cases(program, result)?;
+        let cases = self.run_cases(program, result, words.as_deref())?;
         proven().lock().expect("not poisoned").insert(key, cases);
         Ok(cases)
     }
 
-    fn memo_key(&self, program: &[Step], result: Src) -> MemoKey {
+    fn memo_key(&self, program: &[Step], result: Src, words: Option<Vec<u32>>) -> MemoKey {
         let steps = program
             .iter()
             .map(|step| {
@@ -56,11 +64,16 @@ impl ClampProver<'_> {
                 (inst.opcode.clone(), step.args.clone(), (step.lane, width))
             })
             .collect();
-        (self.storage, self.scales.is_some(), result, steps)
+        (self.storage, words, self.scales.is_some(), result, steps)
     }
 
     /// [`Self::evaluate`] without the memo.
-    fn run_cases(&self, program: &[Step], result: Src) -> Result<usize, ClampFailure> {
+    fn run_cases(
+        &self,
+        program: &[Step],
+        result: Src,
+        words: Option<&[u32]>,
+    ) -> Result<usize, ClampFailure> {
         let one = 1f32.to_bits();
         let mut cases: Vec<(u32, u32, u32)> = if self.scales.is_some() {
             static SCALED: std::sync::OnceLock<Vec<(u32, u32, u32)>> = std::sync::OnceLock::new();
@@ -86,11 +99,19 @@ impl ClampProver<'_> {
         let mut slots = vec![0u32; program.len()];
         // One argument list, reused by every step of every case (no allocation in the loop).
         let mut args: Vec<u32> = Vec::with_capacity(8);
-        for &(x, bound, scale) in &cases {
+        // A store rounded to nearest runs each case once (its word, unused, is 0).
+        let words = words.unwrap_or(&[0]);
+        let runs = cases
+            .iter()
+            .flat_map(|&(x, b, s)| words.iter().map(move |&w| (x, b, s, w)));
+        let mut count = 0;
+        for (x, bound, scale, word) in runs {
+            count += 1;
             let value_of = |a: Src, slots: &[u32]| match a {
                 Src::X => x,
                 Src::Bound => bound,
                 Src::Scale => scale,
+                Src::Word => word,
                 Src::Imm(v) => v,
                 Src::Slot(j) => slots[j],
             };
@@ -115,7 +136,9 @@ impl ClampProver<'_> {
                 None => b,
             };
             let clamped = contract(f32::from_bits(x), effective);
-            let expected = stored_contract(self.storage, clamped, effective);
+            let stochastic = self.rounding == adamant_abi::Rounding::Stochastic;
+            let rounding = stochastic.then_some(word);
+            let expected = stored_contract(self.storage, rounding, clamped, effective);
             if got != expected {
                 return Err(ClampFailure::Wrong {
                     x,
@@ -124,10 +147,11 @@ impl ClampProver<'_> {
                     got,
                     expected,
                     storage: self.storage,
+                    word: rounding,
                 });
             }
         }
-        Ok(cases.len())
+        Ok(count)
     }
 
     /// Cases around every constant the clamp's instructions use (as `x` and as the bound, ± 1

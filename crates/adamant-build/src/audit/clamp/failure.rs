@@ -20,6 +20,8 @@ pub enum ClampFailure {
         expected: u32,
         /// The parameter buffer's storage type (`got` and `expected` are its bits).
         storage: Storage,
+        /// A stochastic store's random word in this case.
+        word: Option<u32>,
     },
     /// A multi-tensor entry's stored value is not clamped with a per-tensor scale.
     NoTensorScale,
@@ -57,14 +59,18 @@ fn show_stored(bits: u32, storage: Storage) -> String {
     }
 }
 
-/// What the contract adds for a 16-bit storage type.
-fn storage_clause(storage: Storage) -> &'static str {
-    match storage {
-        Storage::F32 => "",
-        Storage::Bf16 | Storage::F16 => {
-            ", rounded to nearest even in the storage type and, past the bound, its neighbour \
-             toward zero,"
-        }
+/// What the contract adds for a 16-bit storage type (and a stochastic store's word).
+fn storage_clause(storage: Storage, word: Option<u32>) -> String {
+    match (storage, word) {
+        (Storage::F32, _) => String::new(),
+        (_, None) => ", rounded to nearest even in the storage type and, past the bound, its \
+                      neighbour toward zero,"
+            .to_string(),
+        (_, Some(w)) => format!(
+            ", rounded stochastically with the random word 0x{w:08x} (up when the dropped bits \
+             plus the word's low 16 bits reach 2^16) and, past the bound, its neighbour toward \
+             zero,"
+        ),
     }
 }
 
@@ -84,6 +90,7 @@ impl std::fmt::Display for ClampFailure {
                 got,
                 expected,
                 storage,
+                word,
             } => write!(
                 f,
                 "the clamp computes the wrong value: for x = {} and bound = {} the device code \
@@ -92,7 +99,7 @@ impl std::fmt::Display for ClampFailure {
                 show(*x),
                 show(*bound),
                 show_stored(*got, *storage),
-                storage_clause(*storage),
+                storage_clause(*storage, *word),
                 show_stored(*expected, *storage)
             ),
             ClampFailure::Wrong {
@@ -102,6 +109,7 @@ impl std::fmt::Display for ClampFailure {
                 got,
                 expected,
                 storage,
+                word,
             } => write!(
                 f,
                 "the clamp computes the wrong value: for x = {}, bound = {} and tensor scale = {} \
@@ -111,7 +119,7 @@ impl std::fmt::Display for ClampFailure {
                 show(*bound),
                 show(*scale),
                 show_stored(*got, *storage),
-                storage_clause(*storage),
+                storage_clause(*storage, *word),
                 show_stored(*expected, *storage)
             ),
             ClampFailure::NoTensorScale => f.write_str(

@@ -46,6 +46,7 @@ mod stored;
 mod tensor;
 mod unpack;
 mod unprovable;
+mod word;
 
 pub use chain::{Link, LinkRole};
 pub use contract::{cases, contract, scaled_cases, tensor_contract};

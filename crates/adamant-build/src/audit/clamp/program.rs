@@ -36,6 +36,9 @@ impl<'a> ClampProver<'a> {
         if slice.bound_regs.contains(reg) {
             return Ok(Src::Bound);
         }
+        if slice.word == Some(reg) {
+            return Ok(Src::Word);
+        }
         if slice.scale_regs.contains_key(reg) {
             return Ok(Src::Scale);
         }
@@ -89,6 +92,8 @@ pub(super) enum Src {
     Bound,
     /// A multi-tensor entry's scale of the stored tensor.
     Scale,
+    /// A stochastic store's random word.
+    Word,
     Imm(u32),
     Slot(usize),
 }

@@ -1,6 +1,6 @@
 //! One entry's clamp prover: the proof of one stored value, on the register lattice's facts.
 
-use adamant_abi::Storage;
+use adamant_abi::{Rounding, Storage};
 
 use super::ClampFailure;
 use crate::audit::provenance::Provenance;
@@ -15,6 +15,9 @@ pub(in crate::audit) struct ClampProver<'a> {
     /// How the parameter buffer stores its elements (the descriptor's): the contract is held
     /// on the stored bits of this type.
     pub(super) storage: Storage,
+    /// How the stores round to `storage` (the descriptor's): a stochastic store's value also
+    /// depends on a random word, which the proof takes as a free input (`word.rs`).
+    pub(super) rounding: Rounding,
 }
 
 impl<'a> ClampProver<'a> {
@@ -23,12 +26,14 @@ impl<'a> ClampProver<'a> {
         instructions: &'a [Instruction],
         scales: Option<usize>,
         storage: Storage,
+        rounding: Rounding,
     ) -> Self {
         ClampProver {
             flow,
             instructions,
             scales,
             storage,
+            rounding,
         }
     }
 
@@ -56,6 +61,7 @@ impl<'a> ClampProver<'a> {
         let (program, result) = self
             .compile(value, &slice)
             .map_err(|reason| ClampFailure::Unprovable { reason })?;
-        self.evaluate(&program, result)
+        let words = slice.word.map(|_| super::word::words(slice.word_bits));
+        self.evaluate(&program, result, words)
     }
 }

@@ -17,6 +17,11 @@ pub(super) struct Slice<'a> {
     /// The registers holding a tensor's scale, with the instruction that loads each.
     pub(super) scale_regs: HashMap<&'a str, usize>,
     pub(super) x: Option<&'a str>,
+    /// A stochastic store's random word: the one input besides `x` and the bound, taken as
+    /// free (every value of its width, `word_bits`), whatever computed it.
+    pub(super) word: Option<&'a str>,
+    /// How many low bits of the word can be set (`word.rs`).
+    pub(super) word_bits: u32,
 }
 
 impl<'a> ClampProver<'a> {
@@ -50,6 +55,8 @@ impl<'a> ClampProver<'a> {
             bound_regs: HashSet::new(),
             scale_regs: HashMap::new(),
             x: None,
+            word: None,
+            word_bits: 0,
         };
         let mut frontier: Vec<&'a str> = Vec::new();
         let mut stack = vec![value];
@@ -88,20 +95,20 @@ impl<'a> ClampProver<'a> {
         if frontier.is_empty() {
             return Err(unprovable(Unprovable::BoundOnly));
         }
-        // The clamped value: one frontier register from which every other one is computed.
+        // The clamped value: one frontier register from which every other one is computed; for a
+        // stochastic store, every other but those computed from one more, the random word.
         let mut memo = HashMap::new();
-        let x = frontier
-            .iter()
-            .copied()
-            .find(|&x| frontier.iter().all(|&f| self.pure_from(f, x, &mut memo, 0)));
-        let Some(x) = x else {
+        let inputs = self.inputs(&frontier, &mut memo);
+        let Some((x, word)) = inputs else {
             let registers = frontier.iter().map(|r| r.to_string()).collect();
             return Err(unprovable(Unprovable::SeveralInputs { registers }));
         };
         slice.x = Some(x);
+        slice.word = word;
+        slice.word_bits = word.map_or(0, |w| self.word_bits(w));
         let mut stack = frontier;
         while let Some(reg) = stack.pop() {
-            if reg == x || slice.defs.contains_key(reg) {
+            if reg == x || Some(reg) == word || slice.defs.contains_key(reg) {
                 continue;
             }
             let i = self.flow.single_def(reg).map_err(undefined)?;
@@ -109,6 +116,37 @@ impl<'a> ClampProver<'a> {
             stack.extend(self.operands_of(i).map_err(unprovable)?);
         }
         Ok(slice)
+    }
+
+    /// The clamped value `x` among the frontier registers, and a stochastic store's random word:
+    /// every frontier register is computed from `x`, or (stochastic stores only) from the word.
+    fn inputs(
+        &self,
+        frontier: &[&'a str],
+        memo: &mut HashMap<(&'a str, &'a str), bool>,
+    ) -> Option<(&'a str, Option<&'a str>)> {
+        let stochastic = self.rounding == adamant_abi::Rounding::Stochastic;
+        for &x in frontier {
+            let rest: Vec<&'a str> = frontier
+                .iter()
+                .copied()
+                .filter(|&f| !self.pure_from(f, x, memo, 0))
+                .collect();
+            if rest.is_empty() {
+                return Some((x, None));
+            }
+            if !stochastic {
+                continue;
+            }
+            let word = rest
+                .iter()
+                .copied()
+                .find(|&w| rest.iter().all(|&f| self.pure_from(f, w, memo, 0)));
+            if let Some(word) = word {
+                return Some((x, Some(word)));
+            }
+        }
+        None
     }
 
     /// Whether `reg` is `x` or computed from `x` and immediates alone, by unguarded single

@@ -68,14 +68,32 @@ fn f16_value(bits: u16) -> f32 {
     (sign * v) as f32
 }
 
+/// bf16 stochastic rounding with the random word `word`, as `adamant_abi::Rounding::Stochastic`
+/// defines it: up in magnitude when the 16 dropped bits plus the word's low 16 bits reach
+/// `2^16` (so with probability `dropped / 2^16` over uniform words); a NaN becomes the quiet NaN.
+fn bf16_stochastic(x: f32, word: u32) -> u16 {
+    let bits = x.to_bits();
+    let sign = (bits >> 31) as u16;
+    let magnitude = bits & 0x7fff_ffff;
+    if x.is_nan() {
+        return (sign << 15) | 0x7fc0;
+    }
+    let (kept, dropped) = (magnitude >> 16, magnitude & 0xffff);
+    let up = dropped + (word & 0xffff) >= 0x1_0000;
+    ((sign << 15) as u32 | (kept + up as u32)) as u16
+}
+
 /// What a parameter buffer of `storage` must hold after a store of the clamped `clamped`
 /// (already `contract(x, bound)`) with `bound`, as the bits of the storage type (in the low bits
-/// of the word).
-pub fn stored_contract(storage: Storage, clamped: f32, bound: f32) -> u32 {
+/// of the word). `word`: the random word of a stochastic store (`None`: to nearest).
+pub fn stored_contract(storage: Storage, word: Option<u32>, clamped: f32, bound: f32) -> u32 {
     match storage {
         Storage::F32 => clamped.to_bits(),
         Storage::Bf16 => {
-            let rounded = bf16_nearest(clamped);
+            let rounded = match word {
+                Some(w) => bf16_stochastic(clamped, w),
+                None => bf16_nearest(clamped),
+            };
             let past = bound > 0.0 && bf16_value(rounded).abs() > bound;
             // Past the bound only by rounding, so never zero: one step toward zero is the
             // magnitude's pattern minus one.
@@ -156,10 +174,10 @@ mod tests {
         // 0.08 is not a bf16 value; its nearest is above it.
         let bound = 0.08f32;
         assert!(bf16_value(bf16_nearest(bound)) > bound);
-        let stored = stored_contract(Storage::Bf16, bound, bound) as u16;
+        let stored = stored_contract(Storage::Bf16, None, bound, bound) as u16;
         assert!(bf16_value(stored) <= bound);
         assert_eq!(stored, bf16_nearest(bound) - 1);
-        let stored = stored_contract(Storage::Bf16, -bound, bound) as u16;
+        let stored = stored_contract(Storage::Bf16, None, -bound, bound) as u16;
         assert!(bf16_value(stored) >= -bound);
     }
 
@@ -204,10 +222,10 @@ mod tests {
         // never as infinity; with a bound past 65,520 the clamp lets 65,520 through and the hold
         // takes infinity back to 65504.
         for bound in [65504f32, 65519.0, 1e6] {
-            let stored = stored_contract(Storage::F16, 65520f32.min(bound), bound) as u16;
+            let stored = stored_contract(Storage::F16, None, 65520f32.min(bound), bound) as u16;
             assert_eq!(stored, 0x7bff, "bound {bound}");
         }
-        let stored = stored_contract(Storage::F16, 0.08, 0.08) as u16;
+        let stored = stored_contract(Storage::F16, None, 0.08, 0.08) as u16;
         assert!(f16_value(stored) <= 0.08 && f16_value(stored + 1) > 0.08);
     }
 
