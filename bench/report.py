@@ -305,13 +305,13 @@ def half_goals(g, rust, torch, copy_bw, copy_note):
     r, t = get(rust, "half"), get(torch, "half")
     ours = num(r, "adamw_bf16_cold_us")
     n = num(r, "elements")
-    for ty in ("bf16", "f16"):
+    for ty, rounding in (("bf16", "to nearest"), ("bf16_sr", "stochastic"), ("f16", "to nearest")):
         us = num(r, f"adamw_{ty}_cold_us")
         bw = 22 * n / us / 1e3 if us and n else None
-        g.at_least(f"{ty} weights (22 B path, to nearest), 2^28 cold: bandwidth vs copy",
+        g.at_least(f"{ty} weights (22 B path, {rounding}), 2^28 cold: bandwidth vs copy",
                    f"{fus(us)} = {fbw(bw)}" if us else fus(us), fbw(copy_bw),
                    bw / copy_bw if bw and copy_bw else None, HALF_COPY_MIN,
-                   f"{ty} weights and gradients, f32 moments: 22 B/element; {copy_note}",
+                   f"{ty[:4]} weights and gradients, f32 moments: 22 B/element; {copy_note}",
                    why_missing(rust, "half", f"adamw_{ty}_cold_us") or "not measured")
     peers = {k: num(t, k) for k in ("fused_bf16_cold_us", "master_cold_us")}
     peers = {k: v for k, v in peers.items() if v}

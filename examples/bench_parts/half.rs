@@ -1,7 +1,7 @@
-//! The 16-bit weights of issue 26 at 2^28, cold: `adamw_bf16` and `adamw_f16` (16-bit weights
-//! and gradients, f32 moments: 22 B an element, read + written), against the copy bandwidth in
-//! the same run.
-use adamant::kernels::half_weights::{adamw_bf16, adamw_f16};
+//! The 16-bit weights of issue 26 at 2^28, cold: `adamw_bf16`, `adamw_bf16_sr` (rounded
+//! stochastically) and `adamw_f16` (16-bit weights and gradients, f32 moments: 22 B an element,
+//! read + written), against the copy bandwidth in the same run.
+use adamant::kernels::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_f16};
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Records, Storage,
 };
@@ -45,6 +45,30 @@ pub(crate) fn half(rt: &Adamant, timer: &mut Timer, out: &mut Value, copy_gbps: 
         "adamw_bf16 2^28 cold: {cold_us:.1} µs, {gbps:.0} GB/s at {BYTES} B/element, {:.3}× copy",
         gbps / copy_gbps
     );
+    // The same buffers, rounded stochastically (a word per element hashed on the device).
+    let sr_buffers = adamw_bf16_sr::Buffers {
+        p: buffers.p,
+        g: buffers.g,
+        m: buffers.m,
+        v: buffers.v,
+    };
+    let sr_scalars =
+        adam_scalars!(adamw_bf16_sr, hyper, weight_decay: 0.01, step: 3, rounding_seed: 2026)?;
+    let sr_records = Records::single::<adamw_bf16_sr::Entry>()?;
+    let sr_us = timer.median_us(true, |s| {
+        // SAFETY: as above.
+        unsafe {
+            rt.launch::<adamw_bf16_sr::Entry>(s)
+                .plain(&sr_scalars, ClampPolicy::from_isv(1.0))
+                .raw_buffers(&sr_buffers, &sr_records)?
+        };
+        Ok(())
+    })?;
+    let sr_gbps = (BYTES * n) as f64 / sr_us / 1e3;
+    println!(
+        "adamw_bf16_sr 2^28 cold: {sr_us:.1} µs, {sr_gbps:.0} GB/s, {:.3}× copy",
+        sr_gbps / copy_gbps
+    );
     // The same buffers as f16 (0.25 and 0.01 in f16 bits).
     p.copy_from(&vec![0x3400u16; n][..])?;
     g.copy_from(&vec![0x211fu16; n][..])?;
@@ -71,6 +95,7 @@ pub(crate) fn half(rt: &Adamant, timer: &mut Timer, out: &mut Value, copy_gbps: 
         "bytes_per_element": BYTES,
         "adamw_bf16_cold_us": cold_us,
         "adamw_f16_cold_us": f16_us,
+        "adamw_bf16_sr_cold_us": sr_us,
         "gbps": gbps,
         "vs_copy": gbps / copy_gbps,
     });

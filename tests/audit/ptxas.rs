@@ -76,8 +76,8 @@ fn optimizer_entries_fit_their_registers_without_spilling() {
         .collect();
     assert_eq!(
         optimizers.len(),
-        33,
-        "eight kernels (five Adam, the soft update, AdamW on bf16 and on f16), each single-buffer and multi-tensor, plain \
+        37,
+        "nine kernels (five Adam, the soft update, AdamW on bf16 to nearest and stochastically, and on f16), each single-buffer and multi-tensor, plain \
          and stepped, and the fused entry over all six"
     );
     let entries = ptx::entries(adamant_runtime::PTX);

@@ -5,7 +5,7 @@
 //! NaN as a huge number; `copysign d, a, b` takes b's magnitude and a's sign).
 use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
 use adamant_device::abi::{
-    KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType, Storage,
+    KernelDescriptor, KernelKind, KernelParam, ParamRole, ParamType, Rounding, Storage,
 };
 
 static PARAMS: [KernelParam; 4] = [
@@ -14,24 +14,28 @@ static PARAMS: [KernelParam; 4] = [
         ty: ParamType::Ptr,
         role: ParamRole::ParamBuffer,
         storage: Storage::F32,
+        rounding: Rounding::Nearest,
     },
     KernelParam {
         name: "len",
         ty: ParamType::Usize,
         role: ParamRole::Len,
         storage: Storage::F32,
+        rounding: Rounding::Nearest,
     },
     KernelParam {
         name: "records",
         ty: ParamType::Ptr,
         role: ParamRole::Records,
         storage: Storage::F32,
+        rounding: Rounding::Nearest,
     },
     KernelParam {
         name: "weight_clamp_max_abs",
         ty: ParamType::F32,
         role: ParamRole::ClampBound,
         storage: Storage::F32,
+        rounding: Rounding::Nearest,
     },
 ];
 

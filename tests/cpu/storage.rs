@@ -304,11 +304,7 @@ fn one_tensor_and_step_give_every_element_its_own_word() {
 #[test]
 fn the_random_word_is_a_function_of_its_counters_and_changes_with_each() {
     let base = word(1, 10, 2, 3);
-    assert_eq!(
-        base,
-        word(1, 10, 2, 3),
-        "the same counters, the same word"
-    );
+    assert_eq!(base, word(1, 10, 2, 3), "the same counters, the same word");
     for other in [
         word(2, 10, 2, 3),
         word(1, 11, 2, 3),

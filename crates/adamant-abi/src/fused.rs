@@ -31,7 +31,9 @@ pub use host::*;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
-    use crate::{GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Rounding, Storage};
+    use crate::{
+        GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Rounding, Storage,
+    };
 
     /// A fused entry's tables point at f32 buffers only: a kernel with a 16-bit buffer has no
     /// fused rule (`fused_optimizer!` refuses it).

@@ -101,8 +101,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let sweep = crate::optimizer::sweep_fn(k, kernels, quote!(<const M: usize>), quote!(M));
     let buffers = k.buffers().map(|a| &a.ident);
     let uniforms = crate::entry_parts::uniform_idents(k);
-    let rounding =
-        crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_tensor as u32));
+    let rounding = crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_tensor as u32));
     quote! {
         /// One chunk of tensor `tensor` in a fused entry (see `adamant_abi::fused`): its
         /// pointers from the tables at the tensor's index, its scalars from the tensor's step

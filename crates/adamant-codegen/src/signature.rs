@@ -816,7 +816,10 @@ fn check_roles(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
 /// `#[hyper] rounding_seed: u32`), so its stepped entries read them from the record (a launch
 /// argument would be replayed frozen: every step of a graph would round alike).
 fn check_rounding_scalars(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
-    let param = args.iter().find(|a| a.role == Role::Param).expect("checked");
+    let param = args
+        .iter()
+        .find(|a| a.role == Role::Param)
+        .expect("checked");
     if !param.storage.is_stochastic() {
         return Ok(());
     }

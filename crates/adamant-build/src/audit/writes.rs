@@ -66,8 +66,7 @@ pub(super) fn audit_writes(
         .param_buffer_index()
         .map(|i| (descriptor.params[i].storage, descriptor.params[i].rounding))
         .unwrap_or_default();
-    let prover =
-        bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage, rounding));
+    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage, rounding));
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();

@@ -61,7 +61,16 @@ impl<'a> ClampProver<'a> {
         let (program, result) = self
             .compile(value, &slice)
             .map_err(|reason| ClampFailure::Unprovable { reason })?;
-        let words = slice.word.map(|_| super::word::words(slice.word_bits));
+        // A stochastic store runs every case with each word of the table, also one whose value
+        // reads no word (which then must still round as the word says: a store that never
+        // rounds up is no stochastic rounding).
+        let words = match (self.rounding, slice.word) {
+            (adamant_abi::Rounding::Stochastic, Some(_)) => {
+                Some(super::word::words(slice.word_bits))
+            }
+            (adamant_abi::Rounding::Stochastic, None) => Some(super::word::words(32)),
+            (adamant_abi::Rounding::Nearest, _) => None,
+        };
         self.evaluate(&program, result, words)
     }
 }

@@ -1,0 +1,202 @@
+//! The clamp on stochastically rounded bf16 weights (issue 26), on the real PTX of
+//! `adamw_bf16_sr`'s four entries: the audit proves each store for every value its random word
+//! can take (a free input: the proof does not rest on the hash), against the stochastic contract
+//! (up when the dropped bits plus the word's low 16 reach 2^16, then held within the bound). Each
+//! edit below is a way such a store could pass the bound or stop being a rounding, and the audit
+//! must refuse it; so must descriptors that misstate the rounding either way.
+#[path = "../support/mod.rs"]
+mod support;
+
+use adamant_build::audit::{audit, ClampFailure, Violation};
+use adamant_device::abi::{self, KernelDescriptor, KernelParam, Rounding};
+
+use ptx_edit::*;
+use support::ptx_edit;
+
+const ENTRIES: [&str; 4] = [
+    "adamw_bf16_sr",
+    "adamw_bf16_sr_stepped",
+    "adamw_bf16_sr_multi",
+    "adamw_bf16_sr_multi_stepped",
+];
+
+/// The stepped entries (single-buffer and multi-tensor), which the edits are tried on.
+fn edited() -> impl Iterator<Item = &'static str> {
+    ENTRIES.into_iter().filter(|n| n.ends_with("_stepped"))
+}
+
+/// `ptx` with entry `name`'s lines passed through `edit` (all of them at once), and the number
+/// of lines it changed.
+fn edit_lines(
+    ptx: &str,
+    name: &str,
+    edit: impl Fn(&[String], usize) -> Option<String>,
+) -> (String, usize) {
+    let mut edits = 0;
+    let out = edit_entry(ptx, name, |lines| {
+        let changed: Vec<(usize, String)> = (0..lines.len())
+            .filter_map(|i| edit(lines, i).map(|new| (i, new)))
+            .collect();
+        edits = changed.len();
+        for (i, new) in changed {
+            lines[i] = new;
+        }
+    });
+    (out, edits)
+}
+
+/// The additions of a random word to a weight's magnitude: `add.s32 %d, %a, %b` whose sum is
+/// taken apart for its high half on the next line (`mov.b32 {_, %rs}, %d`).
+fn word_addition(lines: &[String], i: usize) -> Option<Vec<String>> {
+    let regs = registers(lines[i].trim().strip_prefix("add.s32")?);
+    let next = lines.get(i + 1)?.trim();
+    (regs.len() == 3 && next.starts_with("mov.b32") && next.contains(&format!("}}, {};", regs[0])))
+        .then_some(regs)
+}
+
+fn stochastic_failures(report: &adamant_build::audit::AuditReport) -> Vec<&ClampFailure> {
+    report
+        .violations
+        .iter()
+        .filter_map(|v| match v {
+            Violation::ClampBypassed { failure, .. } => Some(failure),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_stochastic_entry_is_proven_for_every_word() {
+    let report = run(real());
+    assert!(report.is_ok(), "{report}");
+    for name in ENTRIES {
+        let entry = report
+            .optimizer_entries()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("{name} audited"));
+        assert_eq!(entry.clamp_verified, Some(true), "{name}");
+    }
+}
+
+/// Without the hold, a value within the bound that the word rounds up past it (0.08 is no bf16
+/// value) is stored: refused, at a case one bf16 step past the contract, with its word.
+#[test]
+fn a_stochastic_store_without_the_hold_is_refused() {
+    for name in edited() {
+        let (ptx, edits) = edit_lines(real(), name, |lines, i| {
+            let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
+            (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
+        });
+        assert!(edits >= 2, "{name}: {edits} hold steps found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        let caught = stochastic_failures(&report).iter().any(|f| {
+            matches!(f, ClampFailure::Wrong { word: Some(_), got, expected, .. } if *got == expected + 1)
+        });
+        assert!(caught, "{name}: no case one step past the bound\n{report}");
+        assert!(report.to_string().contains("random word"), "{report}");
+    }
+}
+
+/// A store that drops the word (always down: a truncation, biased toward zero) is no stochastic
+/// rounding: refused at a word that rounds up.
+#[test]
+fn a_store_that_ignores_its_word_is_refused() {
+    for name in edited() {
+        let (ptx, edits) = edit_lines(real(), name, |lines, i| {
+            let regs = word_addition(lines, i)?;
+            // The magnitude is the operand masked by 0x7fffffff; the other one is the word.
+            let magnitude = regs[1..].iter().find(|r| {
+                lines[..i].iter().any(|l| {
+                    l.trim().starts_with("and.b32")
+                        && l.contains(&format!("{r},"))
+                        && l.contains("2147483647")
+                })
+            })?;
+            Some(format!("\tmov.b32 \t{}, {magnitude};", regs[0]))
+        });
+        assert!(edits >= 2, "{name}: {edits} word additions found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        let failures = stochastic_failures(&report);
+        assert!(!failures.is_empty(), "{report}");
+        assert!(
+            failures.iter().any(|f| matches!(
+                f,
+                ClampFailure::Wrong { word: Some(w), got, expected, .. } if *w != 0 && *expected == got + 1
+            )),
+            "{name}: no case where the word should have rounded up\n{report}"
+        );
+    }
+}
+
+/// Unmasking the draw (the word's `and` with 0xffff made `and` with all ones) lets words of 32
+/// bits reach the addition, which then wraps: the audit widens the words it tries with the
+/// register's width, and refuses.
+#[test]
+fn a_draw_wider_than_16_bits_is_refused() {
+    for name in edited() {
+        let (ptx, edits) = edit_lines(real(), name, |lines, i| {
+            let line = &lines[i];
+            (line.trim().starts_with("and.b32") && line.contains(", 65535;"))
+                .then(|| line.replace(", 65535;", ", -1;"))
+        });
+        assert!(edits >= 2, "{name}: {edits} masks found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        assert!(!stochastic_failures(&report).is_empty(), "{name}: {report}");
+    }
+}
+
+/// The descriptor is the one source of the rounding: the stochastic kernel described as rounding
+/// to nearest has a second input the proof does not take (refused as unprovable), and a kernel
+/// that rounds to nearest described as stochastic departs from the stochastic contract at a word
+/// (refused).
+#[test]
+fn a_descriptor_that_misstates_the_rounding_is_refused() {
+    let swap = |target: &str, to: Rounding| -> Vec<&'static KernelDescriptor> {
+        abi::kernels()
+            .into_iter()
+            .map(|d| {
+                if d.name != target {
+                    return d;
+                }
+                let params: Vec<KernelParam> = d
+                    .params
+                    .iter()
+                    .map(|p| KernelParam {
+                        rounding: if p.role.is_param() { to } else { p.rounding },
+                        ..*p
+                    })
+                    .collect();
+                &*Box::leak(Box::new(KernelDescriptor {
+                    params: Box::leak(params.into_boxed_slice()),
+                    ..*d
+                }))
+            })
+            .collect()
+    };
+    for target in ["adamw_bf16_sr_stepped", "adamw_bf16_sr_multi"] {
+        let report = audit(real(), &swap(target, Rounding::Nearest));
+        only_about(&report, target);
+        let failures = stochastic_failures(&report);
+        assert!(
+            !failures.is_empty()
+                && failures
+                    .iter()
+                    .all(|f| matches!(f, ClampFailure::Unprovable { .. })),
+            "{target}: {report}"
+        );
+    }
+    for target in ["adamw_bf16_stepped", "adamw_bf16_multi"] {
+        let report = audit(real(), &swap(target, Rounding::Stochastic));
+        only_about(&report, target);
+        let failures = stochastic_failures(&report);
+        assert!(
+            failures
+                .iter()
+                .any(|f| matches!(f, ClampFailure::Wrong { word: Some(_), .. })),
+            "{target}: {report}"
+        );
+    }
+}
