@@ -313,6 +313,19 @@ def half_goals(g, rust, torch, copy_bw, copy_note):
                    bw / copy_bw if bw and copy_bw else None, HALF_COPY_MIN,
                    f"{ty[:4]} weights and gradients, f32 moments: 22 B/element; {copy_note}",
                    why_missing(rust, "half", f"adamw_{ty}_cold_us") or "not measured")
+    lean = num(r, "adamw_bf16_sr_moments_cold_us")
+    lean_bw = 14 * n / lean / 1e3 if lean and n else None
+    g.at_least("bf16 weights and moments (14 B path, stochastic), 2^28 cold: bandwidth vs copy",
+               f"{fus(lean)} = {fbw(lean_bw)}" if lean else fus(lean), fbw(copy_bw),
+               lean_bw / copy_bw if lean_bw and copy_bw else None, HALF_COPY_MIN,
+               f"bf16 weights, gradients and moments: 14 B/element; {copy_note}",
+               why_missing(rust, "half", "adamw_bf16_sr_moments_cold_us") or "not measured")
+    fused = num(t, "fused_bf16_cold_us")
+    g.at_least("14 B path, 2^28 cold: vs PyTorch AdamW(fused) on bf16 (also 14 B, to nearest)",
+               fus(lean), fus(fused), fused / lean if fused and lean else None, HALF_PEER_MIN,
+               "eager, cold, same size and bytes; PyTorch rounds its bf16 moments to nearest",
+               why_missing(rust, "half", "adamw_bf16_sr_moments_cold_us")
+               or why_missing(torch, "half", "fused_bf16_cold_us") or "not measured")
     peers = {k: num(t, k) for k in ("fused_bf16_cold_us", "master_cold_us")}
     peers = {k: v for k, v in peers.items() if v}
     best = min(peers, key=peers.get) if peers else None

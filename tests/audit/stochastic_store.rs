@@ -1,5 +1,5 @@
-//! The clamp on stochastically rounded bf16 weights (issue 26), on the real PTX of
-//! `adamw_bf16_sr`'s four entries: the audit proves each store for every value its random word
+//! The clamp on stochastically rounded bf16 weights (issue 26), on the real PTX of the four
+//! entries of `adamw_bf16_sr` and of `adamw_bf16_sr_moments` (whose moments are stochastic too): the audit proves each store for every value its random word
 //! can take (a free input: the proof does not rest on the hash), against the stochastic contract
 //! (up when the dropped bits plus the word's low 16 reach 2^16, then held within the bound). Each
 //! edit below is a way such a store could pass the bound or stop being a rounding, and the audit
@@ -13,11 +13,15 @@ use adamant_device::abi::{self, KernelDescriptor, KernelParam, Rounding};
 use ptx_edit::*;
 use support::ptx_edit;
 
-const ENTRIES: [&str; 4] = [
+const ENTRIES: [&str; 8] = [
     "adamw_bf16_sr",
     "adamw_bf16_sr_stepped",
     "adamw_bf16_sr_multi",
     "adamw_bf16_sr_multi_stepped",
+    "adamw_bf16_sr_moments",
+    "adamw_bf16_sr_moments_stepped",
+    "adamw_bf16_sr_moments_multi",
+    "adamw_bf16_sr_moments_multi_stepped",
 ];
 
 /// The stepped entries (single-buffer and multi-tensor), which the edits are tried on.

@@ -221,7 +221,7 @@ fn stochastic_rounding_is_unbiased() {
         let n = 1_000_000u64;
         let mut sum = 0.0f64;
         for i in 0..n {
-            let r = stochastic_word(rounding_key(2026, 7, 3), i);
+            let r = stochastic_word(rounding_key(2026, 7, 3), 0, i);
             let got = ty.to_f32(ty.store(x, 0.0, Rounding::Stochastic(r))) as f64;
             sum += got - x as f64;
         }
@@ -237,15 +237,16 @@ fn stochastic_rounding_is_unbiased() {
 
 /// The word of element `e` of tensor `t` at step `s` of a run with seed `seed`.
 fn word(seed: u32, s: u32, t: u32, e: u64) -> u32 {
-    stochastic_word(rounding_key(seed, s, t), e)
+    stochastic_word(rounding_key(seed, s, t), 0, e)
 }
 
 /// The counter hash written again from its definition, apart from the device's source: the key
 /// is MurmurHash3's 64-bit finalizer applied to `seed·2^32 + step` (offset by the golden-ratio
 /// constant), then again with the tensor's multiple of its second constant mixed in; the word
-/// is two rounds of `lowbias32` over the element's low half with the key's, then its high half
-/// (times 0x9e3779b9) with the key's. Each round is written as the table of its steps.
-fn reference_word(seed: u32, step: u32, tensor: u32, element: u64) -> u32 {
+/// is two rounds of `lowbias32`, over the element's low half with the key's, then with the
+/// counter `buffer·2^16 + (element >> 32)` times 0x9e3779b9 and the key's high half. Each round
+/// is written as the table of its steps.
+fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u64) -> u32 {
     fn finalize64(k: u64) -> u64 {
         let steps: [(u32, u64); 2] = [(33, 0xff51afd7ed558ccd), (33, 0xc4ceb9fe1a85ec53)];
         let mut k = k;
@@ -267,35 +268,62 @@ fn reference_word(seed: u32, step: u32, tensor: u32, element: u64) -> u32 {
     let key = finalize64(first ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f));
     let (key_low, key_high) = ((key & 0xffff_ffff) as u32, (key >> 32) as u32);
     let (e_low, e_high) = ((element & 0xffff_ffff) as u32, (element >> 32) as u32);
-    lowbias32(lowbias32(e_low ^ key_low) ^ e_high.wrapping_mul(0x9e3779b9) ^ key_high)
+    let high = (buffer * 65536 + e_high).wrapping_mul(0x9e3779b9);
+    lowbias32(lowbias32(e_low ^ key_low) ^ high ^ key_high)
 }
 
 #[test]
 fn the_random_word_is_the_counter_hash_bit_for_bit() {
     let mut rng = SmallRng::seed_from_u64(29);
-    let mut counters: Vec<(u32, u32, u32, u64)> = vec![
-        (0, 0, 0, 0),
-        (u32::MAX, u32::MAX, u32::MAX, u64::MAX),
-        (1, 1, 0, 1 << 32),
-        (2026, 1500, 7, (1 << 30) - 1),
+    let mut counters: Vec<(u32, u32, u32, u32, u64)> = vec![
+        (0, 0, 0, 0, 0),
+        (u32::MAX, u32::MAX, u32::MAX, 7, (1 << 48) - 1),
+        (1, 1, 0, 1, 1 << 32),
+        (2026, 1500, 7, 2, (1 << 30) - 1),
     ];
     for _ in 0..100_000 {
-        counters.push((rng.gen(), rng.gen(), rng.gen_range(0..256), rng.gen()));
+        counters.push((
+            rng.gen(),
+            rng.gen(),
+            rng.gen_range(0..256),
+            rng.gen_range(0..8),
+            rng.gen_range(0..1u64 << 48),
+        ));
     }
-    for (seed, step, tensor, element) in counters {
+    for (seed, step, tensor, buffer, element) in counters {
         assert_eq!(
-            word(seed, step, tensor, element),
-            reference_word(seed, step, tensor, element),
-            "seed {seed} step {step} tensor {tensor} element {element}"
+            stochastic_word(rounding_key(seed, step, tensor), buffer, element),
+            reference_word(seed, step, tensor, buffer, element),
+            "seed {seed} step {step} tensor {tensor} buffer {buffer} element {element}"
         );
     }
+}
+
+/// The buffers of one element draw apart: over 10^5 elements, the weight's and a moment's
+/// rounding directions agree about half the time (independent), not always.
+#[test]
+fn each_buffer_of_an_element_draws_its_own_word() {
+    let key = rounding_key(11, 4, 2);
+    let n = 100_000u64;
+    let agree = (0..n)
+        .filter(|&e| {
+            let up = |buffer| stochastic_word(key, buffer, e) & 0xffff >= 0x8000;
+            up(0) == up(2)
+        })
+        .count() as u64;
+    assert!(
+        (n * 48 / 100..n * 52 / 100).contains(&agree),
+        "{agree} of {n} agree"
+    );
 }
 
 #[test]
 fn one_tensor_and_step_give_every_element_its_own_word() {
     // Each round is a bijection of the element's low half: 2^20 elements, 2^20 words.
     let key = rounding_key(3, 9, 1);
-    let mut words: Vec<u32> = (0..1u64 << 20).map(|e| stochastic_word(key, e)).collect();
+    let mut words: Vec<u32> = (0..1u64 << 20)
+        .map(|e| stochastic_word(key, 0, e))
+        .collect();
     words.sort_unstable();
     words.dedup();
     assert_eq!(words.len(), 1 << 20);
@@ -318,7 +346,7 @@ fn the_random_word_is_a_function_of_its_counters_and_changes_with_each() {
     let x = 1.0 + 0.5 / 128.0; // halfway between two bf16 values
     let ups = (0..10_000u64)
         .filter(|&t| {
-            let r = stochastic_word(rounding_key(5, t as u32, 0), 42);
+            let r = stochastic_word(rounding_key(5, t as u32, 0), 0, 42);
             bf16_to_f32(bf16_round(x, Rounding::Stochastic(r))) > x
         })
         .count();

@@ -8,13 +8,16 @@
 //! - 200 captured steps (advance + stepped launch, replayed) equal 200 eager steps bit for bit,
 //!   weights and moments: the step number and the seed come from the record, so each replay
 //!   rounds with its own words;
+//! - `adamw_bf16_sr_moments` (the moments in bf16 too, each buffer with its own words): the
+//!   weight and both moments are the reference's rounded with their words, and its replays equal
+//!   its eager steps;
 //! - updates smaller than half a bf16 step: rounded to nearest (`adamw_bf16`) no weight ever
 //!   moves; rounded stochastically the mean movement is the f64 run's within 2 %, and a run with
 //!   another seed rounds differently.
 //!
 //! GPU only (`#[ignore]`).
 use adamant::reference::{self, Elem, Hyper, KernelRef};
-use adamant_kernels::half_weights::{adamw_bf16, adamw_bf16_sr};
+use adamant_kernels::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_bf16_sr_moments};
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::cust::stream::Stream;
 use adamant_runtime::{
@@ -41,9 +44,9 @@ fn sanitized(full: usize, sanitized: usize) -> usize {
 /// The counter hash, from its definition (as `adamant_abi::Rounding::Stochastic` states it):
 /// the key is MurmurHash3's 64-bit finalizer of `seed·2^32 + step` (xor the golden-ratio
 /// constant), then of that xor the tensor times `0xc2b2ae3d27d4eb4f`; the word is `lowbias32`
-/// twice, over the element's low half xor the key's, then xor the element's high half times
-/// `0x9e3779b9` and the key's high half.
-fn reference_word(seed: u32, step: u32, tensor: u32, element: u64) -> u32 {
+/// twice, over the element's low half xor the key's, then xor the counter
+/// `buffer·2^16 + (element >> 32)` times `0x9e3779b9` and the key's high half.
+fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u64) -> u32 {
     fn finalize64(mut k: u64) -> u64 {
         for multiplier in [0xff51afd7ed558ccdu64, 0xc4ceb9fe1a85ec53] {
             k = (k ^ (k >> 33)).wrapping_mul(multiplier);
@@ -62,7 +65,8 @@ fn reference_word(seed: u32, step: u32, tensor: u32, element: u64) -> u32 {
             ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f),
     );
     let low = lowbias32((element as u32) ^ (key as u32));
-    lowbias32(low ^ ((element >> 32) as u32).wrapping_mul(0x9e3779b9) ^ (key >> 32) as u32)
+    let high = ((buffer << 16) | (element >> 32) as u32).wrapping_mul(0x9e3779b9);
+    lowbias32(low ^ high ^ (key >> 32) as u32)
 }
 
 /// The stochastic store of the (already clamped) `x` with word `w`, then the hold within the
@@ -175,7 +179,7 @@ fn each_weight_is_the_reference_rounded_with_its_counter_word() {
             bound as f64,
         );
         let clamped = e.p as f32;
-        let want = reference_store(clamped, reference_word(seed, step, 0, i as u64), bound);
+        let want = reference_store(clamped, reference_word(seed, step, 0, 0, i as u64), bound);
         let got = bf16::from_bits(p1[i]);
         assert!(
             got.to_f32().abs() <= bound,
@@ -366,4 +370,164 @@ fn replays_equal_eager_steps_and_small_updates_survive() {
          movement {mean_moved:e} (f64 {expected:e}); nearest moved none; another seed changes \
          {differ} of {N} weights"
     );
+}
+
+/// Weights, gradients and both moments in bf16 (the 14 B path), on the device.
+struct Lean {
+    b: [DeviceBuffer<u16>; 4],
+}
+
+impl Lean {
+    fn new(values: [&[bf16]; 4]) -> Lean {
+        Lean {
+            b: values.map(|v| {
+                let bits: Vec<u16> = v.iter().map(|x| x.to_bits()).collect();
+                DeviceBuffer::from_slice(&bits).unwrap()
+            }),
+        }
+    }
+
+    fn buffers(&self) -> adamw_bf16_sr_moments::Buffers<adamant_runtime::Raw> {
+        let [p, g, m, v] = [0, 1, 2, 3].map(|i| {
+            let b = &self.b[i];
+            DeviceRegion::of(b.as_device_ptr().as_raw(), b.len(), Storage::Bf16).unwrap()
+        });
+        adamw_bf16_sr_moments::Buffers { p, g, m, v }
+    }
+
+    /// p, m and v, as downloaded.
+    fn bits(&self) -> [Vec<u16>; 3] {
+        [0, 2, 3].map(|i| download(&self.b[i]))
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn bf16_moments_are_the_reference_rounded_with_their_own_words() {
+    let rt = Adamant::new().expect("a GPU");
+    let bound = 0.08f32;
+    let b = |k: u32, scale: f32, abs: bool| -> Vec<bf16> {
+        (0..N)
+            .map(|i| {
+                let x = pseudo(i, k) * scale;
+                bf16::from_f32(if abs { x.abs() } else { x })
+            })
+            .collect()
+    };
+    let (p0, g0, m0, v0) = (
+        b(1, 0.1, false),
+        b(2, 1.0, false),
+        b(3, 0.1, false),
+        b(4, 0.01, true),
+    );
+    let lean = Lean::new([&p0, &g0, &m0, &v0]);
+    let (lr, wd, step, seed) = (3e-3f32, 0.01f32, 9u32, 77u32);
+    let hyper = AdamHyper::new(lr, 0.9, 0.999, 1e-8, wd, step as u64).unwrap();
+    let scalars = adam_scalars!(
+        adamw_bf16_sr_moments, hyper, weight_decay: wd, step: step, rounding_seed: seed
+    )
+    .unwrap();
+    let records = Records::single::<adamw_bf16_sr_moments::Entry>().unwrap();
+    // SAFETY: every region is live device memory until the synchronisation below.
+    unsafe {
+        rt.launch::<adamw_bf16_sr_moments::Entry>(rt.stream())
+            .plain(&scalars, ClampPolicy::Fixed { bound })
+            .raw_buffers(&lean.buffers(), &records)
+    }
+    .unwrap();
+    rt.synchronize().unwrap();
+    let [p1, m1, v1] = lean.bits();
+    let hp = Hyper::new(lr, 0.9, 0.999, 1e-8, wd, step as u64);
+    let mut exact = [0usize; 3];
+    for i in 0..N {
+        let e = reference::step(
+            KernelRef::Attn,
+            Elem::new(p0[i].to_f64(), m0[i].to_f64(), v0[i].to_f64(), 0.0),
+            g0[i].to_f64(),
+            &hp,
+            bound as f64,
+        );
+        // Buffer indices: p 0, g 1, m 2, v 3. Only the weight is clamped.
+        for (k, (got, value, buffer, b)) in [
+            (p1[i], e.p, 0u32, bound),
+            (m1[i], e.m, 2, 0.0),
+            (v1[i], e.v, 3, 0.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let word = reference_word(seed, step, 0, buffer, i as u64);
+            let want = reference_store(value as f32, word, b);
+            let steps = (got as i32 - want as i32).abs();
+            assert!(
+                steps <= 1,
+                "element {i}, buffer {buffer}: stored 0x{got:04x}, reference 0x{want:04x} from {value}"
+            );
+            exact[k] += (steps == 0) as usize;
+        }
+        assert!(
+            bf16::from_bits(p1[i]).to_f32().abs() <= bound,
+            "element {i}"
+        );
+        assert!(
+            bf16::from_bits(v1[i]).to_f32() >= 0.0,
+            "element {i}: v below 0"
+        );
+    }
+    for (name, e) in ["p", "m", "v"].into_iter().zip(exact) {
+        assert!(e * 100 >= N * 99, "{name}: {e} of {N} equal the reference");
+    }
+    println!(
+        "max_error adamw_bf16_sr_moments: p/m/v {exact:?} of {N} equal the reference's \
+         stochastic rounding, the rest one bf16 step away"
+    );
+
+    // Replays of a captured step equal eager steps, bit for bit, in all three buffers.
+    let steps = sanitized(100, 8);
+    let (eager, replayed) = (
+        Lean::new([&p0, &g0, &m0, &v0]),
+        Lean::new([&p0, &g0, &m0, &v0]),
+    );
+    let hyper = adamw_bf16_sr_moments::Hyper {
+        eps: 1e-8,
+        weight_decay: wd,
+        rounding_seed: seed,
+    };
+    let (se, sr) = (
+        states::<adamw_bf16_sr_moments::Entry>(lr, bound, hyper),
+        states::<adamw_bf16_sr_moments::Entry>(lr, bound, hyper),
+    );
+    let records = || Records::single::<adamw_bf16_sr_moments::Entry>().unwrap();
+    let (re, rr) = (records(), records());
+    let lean_step = |s: &Stream, t: &Lean, states: &StepStates, r: &Records| {
+        states.advance(&rt, s)?;
+        // SAFETY: the buffers outlive every launch and replay (synchronised below).
+        unsafe {
+            rt.launch::<adamw_bf16_sr_moments::Entry>(s)
+                .stepped(&adamw_bf16_sr_moments::StepScalars {}, states, 0)
+                .raw_buffers(&t.buffers(), r)
+        }
+        .map(|_| ())
+    };
+    for _ in 0..steps {
+        lean_step(rt.stream(), &eager, &se, &re).unwrap();
+    }
+    let graph = rt
+        .capture(vec![Box::new(|s: &Stream| {
+            lean_step(s, &replayed, &sr, &rr)
+        })])
+        .unwrap();
+    for _ in 0..steps {
+        graph.launch(rt.stream()).unwrap();
+    }
+    rt.synchronize().unwrap();
+    drop(graph);
+    for (name, (a, b)) in ["p", "m", "v"]
+        .into_iter()
+        .zip(eager.bits().iter().zip(replayed.bits().iter()))
+    {
+        let differing = a.iter().zip(b).filter(|(x, y)| x != y).count();
+        assert_eq!(differing, 0, "{name}: {differing} elements differ");
+    }
+    println!("adamw_bf16_sr_moments: {steps} replays equal {steps} eager steps bit for bit");
 }

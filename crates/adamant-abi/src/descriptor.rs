@@ -521,10 +521,10 @@ pub enum Rounding {
     Nearest,
     /// Stochastically (bf16 only): with the element's random word `w`
     /// (`adamant_device::storage::stochastic_word`, a hash of the record's `rounding_seed`, the
-    /// step, the tensor and the element), a value is rounded up in magnitude when the 16 bits
-    /// that bf16 drops, plus the low 16 bits of `w`, reach `2^16`: up with probability equal to
-    /// its distance from the value below, in steps. Then held within the bound like a rounding
-    /// to nearest.
+    /// step, the tensor, the buffer and the element), a value is rounded up in magnitude when
+    /// the 16 bits that bf16 drops, plus the low 16 bits of `w`, reach `2^16`: up with
+    /// probability equal to its distance from the value below, in steps. A parameter is then
+    /// held within the bound like a rounding to nearest.
     Stochastic,
 }
 

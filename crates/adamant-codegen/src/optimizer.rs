@@ -524,7 +524,7 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
 /// The sweep's `__adamant_rounding: u64` parameter, for a kernel whose parameter is stored
 /// stochastically: the key of its tensor's random words this step ([`rounding_arg`]).
 fn rounding_param(k: &OptimizerFn) -> TokenStream {
-    match param_arg(k).storage.is_stochastic() {
+    match k.stochastic() {
         true => quote! { __adamant_rounding: u64, },
         false => quote!(),
     }
@@ -538,7 +538,7 @@ pub(crate) fn rounding_arg(
     kernels: &DeviceCratePath,
     tensor: TokenStream,
 ) -> TokenStream {
-    if !param_arg(k).storage.is_stochastic() {
+    if !k.stochastic() {
         return quote!();
     }
     let scalar = |name: &str| {
@@ -655,13 +655,70 @@ fn update_call(k: &OptimizerFn, lane: Option<usize>) -> TokenStream {
 fn clamp_call(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let bound = format_ident!("{}", BOUND);
     let raw = at_lane(quote!(__adamant_raw), lane);
-    let offset = lane.unwrap_or(0) as u64;
-    let word = quote! {
-        #kernels::storage::stochastic_word(__adamant_rounding, __adamant_index + #offset)
-    };
-    param_arg(k)
+    let param = param_arg(k);
+    let word = word(k, kernels, param, lane);
+    param
         .storage
         .store_param(kernels, raw, quote!(#bound), word)
+}
+
+/// The random word of buffer `a`'s element at lane `lane` (the scalar loop's element: None) for
+/// a stochastic store: the hash of the sweep's key, the buffer and the element's index.
+fn word(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, lane: Option<usize>) -> TokenStream {
+    let offset = lane.unwrap_or(0) as u64;
+    let buffer = k.buffer_index(a);
+    quote! {
+        #kernels::storage::stochastic_word(__adamant_rounding, #buffer, __adamant_index + #offset)
+    }
+}
+
+/// Statements that round a 16-bit state's new values (`local`, a group of four f32 or one) to
+/// its storage and widen them back into `local`, so the store below writes, and the records
+/// read, what the buffer holds.
+fn round_state(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, vector: bool) -> TokenStream {
+    let Some(half) = a.storage.half(kernels) else {
+        return quote!();
+    };
+    let local = local(a);
+    let rounding = |lane: Option<usize>| {
+        let word = word(k, kernels, a, lane);
+        match a.storage.is_stochastic() {
+            true => quote! { #kernels::storage::Rounding::Stochastic(#word) },
+            false => quote! { #kernels::storage::Rounding::Nearest },
+        }
+    };
+    if vector {
+        let lanes = (0..4usize).map(|l| {
+            let rounding = rounding(Some(l));
+            quote! { #half.to_f32(#half.round(#local.0[#l], #rounding)) }
+        });
+        quote! { #local = #kernels::vector::F4([#(#lanes),*]); }
+    } else {
+        let rounding = rounding(None);
+        quote! { #local = #half.to_f32(#half.round(#local, #rounding)); }
+    }
+}
+
+/// The store of state `a`'s group of four (already rounded by [`round_state`]) at group
+/// `__adamant_i`: 16 bytes of f32, or four 16-bit lanes, one register each (`st.v4.b16`).
+fn store_state_group(kernels: &DeviceCratePath, a: &Arg) -> TokenStream {
+    let (ident, local) = (&a.ident, local(a));
+    let f4 = quote! { #kernels::vector::F4 };
+    match a.storage.half(kernels) {
+        None => quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; },
+        Some(half) => {
+            let group = a.storage.group(kernels);
+            let lanes = (0..4usize).map(|l| {
+                quote! { (*__adamant_group).0[#l] = #half.bits_of(#local.0[#l]); }
+            });
+            quote! {
+                {
+                    let __adamant_group: *mut #group = (#ident as *mut #group).add(__adamant_i);
+                    #(#lanes)*
+                }
+            }
+        }
+    }
 }
 
 /// The kernel's `#[param]` argument (validated: exactly one).
@@ -762,10 +819,15 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
     });
     let raws = (0..4).map(|l| update_call(k, Some(l)));
     let lanes = (0..4).map(|l| clamp_call(k, kernels, Some(l)));
-    let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
-        let (ident, local) = (&a.ident, local(a));
-        quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; }
-    });
+    let state_stores: Vec<TokenStream> = buffers
+        .iter()
+        .filter(|a| a.role == Role::State)
+        .map(|a| {
+            let round = round_state(k, kernels, a, true);
+            let store = store_state_group(kernels, a);
+            quote! { #round #store }
+        })
+        .collect();
     let param = param_arg(k);
     let param_ident = &param.ident;
     // The clamped group, stored; then `__adamant_new`, what the buffer now holds as f32 (the
@@ -834,10 +896,19 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
     });
     let raw = update_call(k, None);
     let call = clamp_call(k, kernels, None);
-    let state_stores = buffers.iter().filter(|a| a.role == Role::State).map(|a| {
-        let (ident, local) = (&a.ident, local(a));
-        quote! { *#ident.add(__adamant_i) = #local; }
-    });
+    let state_stores: Vec<TokenStream> = buffers
+        .iter()
+        .filter(|a| a.role == Role::State)
+        .map(|a| {
+            let (ident, local) = (&a.ident, local(a));
+            let round = round_state(k, kernels, a, false);
+            let value = match a.storage.half(kernels) {
+                None => quote!(#local),
+                Some(half) => quote! { #half.bits_of(#local) },
+            };
+            quote! { #round *#ident.add(__adamant_i) = #value; }
+        })
+        .collect();
     let param = param_arg(k);
     let param_ident = &param.ident;
     let store = match param.storage {

@@ -146,6 +146,20 @@ impl OptimizerFn {
         self.args.iter().filter(|a| a.role.is_buffer())
     }
 
+    /// Whether any store of the kernel is stochastic (its parameter's or a state's), and so
+    /// needs the random words of `StochasticRounding`.
+    pub fn stochastic(&self) -> bool {
+        self.buffers().any(|a| a.storage.is_stochastic())
+    }
+
+    /// `a`'s index among the kernel's buffers, in declared order: its stochastic stores draw
+    /// their words with this index (`storage::stochastic_word(key, index, element)`).
+    pub fn buffer_index(&self, a: &Arg) -> u32 {
+        self.buffers()
+            .position(|b| b.ident == a.ident)
+            .expect("a buffer of this kernel") as u32
+    }
+
     pub fn uniforms(&self) -> impl Iterator<Item = &Arg> {
         self.args.iter().filter(|a| !a.role.is_buffer())
     }
@@ -646,19 +660,8 @@ fn role_of(attrs: &[Attribute], ty: &Type) -> syn::Result<(Role, Storage)> {
             storage = crate::storage::parse(attr, "grad")?;
             Role::Input
         } else if attr.path().is_ident("state") {
-            // 16-bit moments need stochastic rounding (rounded to nearest, a small update to a
-            // large moment is lost every step); until it lands a state is f32.
-            if matches!(attr.meta, Meta::NameValue(_)) {
-                require_no_args(attr, "state")?;
-            }
-            if matches!(attr.meta, Meta::List(_)) {
-                return Err(syn::Error::new_spanned(
-                    attr,
-                    "#[state] buffers are f32: 16-bit moments need stochastic rounding (rounded \
-                     to nearest, an update smaller than half a step of the moment is lost every \
-                     step), which no kernel has yet",
-                ));
-            }
+            // f32, or bf16 rounded stochastically (`storage::parse` says why not to nearest).
+            storage = crate::storage::parse(attr, "state")?;
             Role::State
         } else if attr.path().is_ident("uniform_ptr") {
             Role::UniformPtr(parse_default(attr)?)
@@ -816,13 +819,9 @@ fn check_roles(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
 /// `#[hyper] rounding_seed: u32`), so its stepped entries read them from the record (a launch
 /// argument would be replayed frozen: every step of a graph would round alike).
 fn check_rounding_scalars(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
-    let param = args
-        .iter()
-        .find(|a| a.role == Role::Param)
-        .expect("checked");
-    if !param.storage.is_stochastic() {
+    let Some(stochastic) = args.iter().find(|a| a.storage.is_stochastic()) else {
         return Ok(());
-    }
+    };
     let has = |name: &str, lifetime: Lifetime| {
         args.iter().any(|a| {
             a.ident.unraw() == name
@@ -837,11 +836,16 @@ fn check_rounding_scalars(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
     Err(syn::Error::new(
         func.sig.paren_token.span.join(),
         format!(
-            "#[param(bf16, stochastic)] `{}` rounds with a random word per element, hashed from \
-             the step number and the run's seed: add `#[group] rounding: StochasticRounding` \
-             (the `#[step] step: u32` and `#[hyper] rounding_seed: u32` the store reads from \
-             the step record)",
-            param.ident.unraw()
+            "`{}` is stored stochastically (`{}, stochastic`), with a random word per element \
+             hashed from the step number and the run's seed: add `#[group] rounding: \
+             StochasticRounding` (the `#[step] step: u32` and `#[hyper] rounding_seed: u32` the \
+             stores read from the step record)",
+            stochastic.ident.unraw(),
+            if stochastic.role == Role::Param {
+                "#[param(bf16"
+            } else {
+                "#[state(bf16"
+            }
         ),
     ))
 }

@@ -72,7 +72,7 @@ impl Storage {
     }
 
     /// `adamant_device::storage::Half::<variant>` of a 16-bit type.
-    fn half(self, kernels: &DeviceCratePath) -> Option<TokenStream> {
+    pub(crate) fn half(self, kernels: &DeviceCratePath) -> Option<TokenStream> {
         match self {
             Storage::F32 => None,
             Storage::Bf16 | Storage::Bf16Stochastic => {
@@ -132,10 +132,10 @@ pub fn parse(attr: &Attribute, role: &str) -> syn::Result<Storage> {
         format!(
             "#[{role}] takes at most a storage type: #[{role}], #[{role}(f32)], #[{role}(bf16)] \
              or #[{role}(f16)] (the update computes in f32 whatever the storage){}",
-            if role == "param" {
-                ", and a bf16 parameter may add a rounding: #[param(bf16, stochastic)]"
-            } else {
-                ""
+            match role {
+                "param" => ", and a bf16 parameter may add a rounding: #[param(bf16, stochastic)]",
+                "state" => "; a 16-bit state is #[state(bf16, stochastic)]",
+                _ => "",
             }
         )
     };
@@ -158,6 +158,16 @@ pub fn parse(attr: &Attribute, role: &str) -> syn::Result<Storage> {
                 _ => return Err(syn::Error::new_spanned(ident, help())),
             };
             let Some(rounding) = words.next() else {
+                if role == "state" && storage != Storage::F32 {
+                    // Rounded to nearest, an update smaller than half a step of the moment is
+                    // lost every step (Adam's `v` barely moves late in training).
+                    return Err(syn::Error::new_spanned(
+                        &list.tokens,
+                        "16-bit moments need stochastic rounding (rounded to nearest, an update \
+                         smaller than half a step of the moment is lost every step): write \
+                         #[state(bf16, stochastic)], or leave the state f32",
+                    ));
+                }
                 return Ok(storage);
             };
             if let Some(extra) = words.next() {
@@ -171,7 +181,11 @@ pub fn parse(attr: &Attribute, role: &str) -> syn::Result<Storage> {
                 ));
             }
             match (role, storage) {
-                ("param", Storage::Bf16) => Ok(Storage::Bf16Stochastic),
+                ("param" | "state", Storage::Bf16) => Ok(Storage::Bf16Stochastic),
+                ("state", _) => Err(syn::Error::new_spanned(
+                    rounding,
+                    "a state is f32 or bf16 rounded stochastically: #[state(bf16, stochastic)]",
+                )),
                 ("param", _) => Err(syn::Error::new_spanned(
                     rounding,
                     "stochastic rounding stores bf16 parameters only: an f32 store is exact, and \
@@ -182,7 +196,8 @@ pub fn parse(attr: &Attribute, role: &str) -> syn::Result<Storage> {
                     rounding,
                     format!(
                         "#[{role}] buffers are only read, so nothing rounds them: a rounding \
-                         belongs to #[param(bf16, stochastic)]"
+                         belongs to a stored buffer, #[param(bf16, stochastic)] or \
+                         #[state(bf16, stochastic)]"
                     ),
                 )),
             }

@@ -56,6 +56,15 @@ impl Half {
         }
     }
 
+    /// The bits of `x`, a value of this type (one [`Self::to_f32`] gave: exact, NaN included).
+    #[inline(always)]
+    pub fn bits_of(self, x: f32) -> u16 {
+        match self {
+            Half::Bf16 => (x.to_bits() >> 16) as u16,
+            Half::F16 => f16_nearest(x),
+        }
+    }
+
     /// The f32 value of `bits` of this type (exact).
     #[inline(always)]
     pub fn to_f32(self, bits: u16) -> f32 {
@@ -261,15 +270,19 @@ pub fn rounding_key(seed: u32, step: u32, tensor: u32) -> u64 {
     fmix64(h ^ (tensor as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
 }
 
-/// The random word of stochastic rounding for element `element` of the tensor and step whose
-/// key is `key` ([`rounding_key`]): two rounds of a 32-bit integer mixer (`lowbias32`, from Chris
-/// Wellons' hash prospector), 32-bit multiplies only, since it runs once per element. For one key,
-/// elements below 2^32 get pairwise different words (each round is a bijection).
+/// The random word of stochastic rounding for element `element` of buffer `buffer` (its index
+/// among the kernel's buffers, in declared order) of the tensor and step whose key is `key`
+/// ([`rounding_key`]): two rounds of a 32-bit integer mixer (`lowbias32`, from Chris Wellons'
+/// hash prospector), 32-bit multiplies only, since it runs once per element and buffer. The
+/// first round sees the element's low half and the key's; the second adds the element's high
+/// half (below 2^16: a tensor has fewer than 2^48 elements), the buffer above it, and the key's
+/// high half. For one key and buffer, elements below 2^32 get pairwise different words (each
+/// round is a bijection), and the buffers of one element (Adam's weight, `m` and `v`) draw apart.
 #[inline(always)]
-pub fn stochastic_word(key: u64, element: u64) -> u32 {
+pub fn stochastic_word(key: u64, buffer: u32, element: u64) -> u32 {
     let low = mix32((element as u32) ^ key as u32);
-    let high = ((element >> 32) as u32).wrapping_mul(0x9E37_79B9) ^ (key >> 32) as u32;
-    mix32(low ^ high)
+    let counter = ((element >> 32) as u32) | (buffer << 16);
+    mix32(low ^ counter.wrapping_mul(0x9E37_79B9) ^ (key >> 32) as u32)
 }
 
 /// `lowbias32`: each input bit flips each output bit with probability close to one half.

@@ -79,3 +79,28 @@ pub fn adamw_bf16_sr(
         adam.with(bc),
     )
 }
+
+/// AdamW with bf16 weights, gradients and moments, all three stored stochastically (issue 26's
+/// 14 B path: 2 + 2 bytes of weight, 2 of gradient, 4 + 4 of moments, read and written): half
+/// the f32 kernels' traffic. Rounded to nearest, bf16 moments would lose every update smaller
+/// than half their step (late in training, most of `v`'s); stochastically each survives in
+/// expectation. Each buffer of an element draws its own word (`storage::stochastic_word`).
+#[optimizer_kernel]
+pub fn adamw_bf16_sr_moments(
+    #[param(bf16, stochastic)] p: f32,
+    #[grad(bf16)] g: f32,
+    #[state(bf16, stochastic)] m: &mut f32,
+    #[state(bf16, stochastic)] v: &mut f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
+    #[group] _rounding: StochasticRounding,
+) -> f32 {
+    adam_step(
+        decoupled_decay(p, adam.lr, decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
+}

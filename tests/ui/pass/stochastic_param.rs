@@ -17,7 +17,24 @@ pub fn sgd_sr(
     p - lr * g
 }
 
+/// Momentum SGD with bf16 weights and a bf16 momentum, both rounded stochastically.
+#[optimizer_kernel]
+pub fn momentum_sr(
+    #[param(bf16, stochastic)] p: f32,
+    #[grad(bf16)] g: f32,
+    #[state(bf16, stochastic)] buf: &mut f32,
+    #[hyper] lr: f32,
+    #[group] _rounding: StochasticRounding,
+) -> f32 {
+    *buf = 0.9 * *buf + g;
+    p - lr * *buf
+}
+
 fn main() {
+    let buf = momentum_sr::DESCRIPTOR.params[2];
+    assert_eq!((buf.name, buf.storage, buf.rounding), ("buf", Storage::Bf16, Rounding::Stochastic));
+    assert!(!momentum_sr::FUSABLE);
+
     let p = sgd_sr::DESCRIPTOR.params[0];
     assert_eq!((p.storage, p.rounding), (Storage::Bf16, Rounding::Stochastic));
     assert_eq!(sgd_sr::DESCRIPTOR.params[1].rounding, Rounding::Nearest);

@@ -1,4 +1,5 @@
-// Moments stay f32 until 16-bit moments get stochastic rounding.
+// 16-bit moments rounded to nearest lose every update smaller than half their step: bf16 state
+// must be stochastic.
 use adamant_device::optimizer_kernel;
 
 #[optimizer_kernel]
