@@ -178,6 +178,13 @@ pub const MULTI_TENSOR_MAX_REGISTERS: u32 =
         * REGISTER_STEP;
 const _: () = assert!(MULTI_TENSOR_MAX_REGISTERS == 80);
 
+/// The register cap of a single-buffer optimizer entry that has one
+/// ([`KernelDescriptor::max_registers`]): the most that lets a multiprocessor hold four blocks of
+/// [`OPTIMIZER_BLOCK_THREADS`] (1024 threads, what the unconstrained entries reach), 64.
+pub const SINGLE_MAX_REGISTERS: u32 =
+    REGISTERS_PER_SM / (OPTIMIZER_BLOCK_THREADS * 4) / REGISTER_STEP * REGISTER_STEP;
+const _: () = assert!(SINGLE_MAX_REGISTERS == 64);
+
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -611,10 +618,23 @@ impl KernelDescriptor {
     /// multi-tensor optimizer entries' [`MULTI_TENSOR_MAX_REGISTERS`]. The other entries get
     /// none: ptxas takes a cap as a budget and lets an entry under it grow into it (with a cap of
     /// 80 on every entry, the guard pass went from 56 registers to 77, the NaN check from 52 to
-    /// 71, and a guarded RL step took 1.7 µs longer), and they fit in 64 without one.
+    /// 71, and a guarded RL step took 1.7 µs longer), and they fit in 64 without one, except the
+    /// single-buffer entries of a kernel with stochastic stores (three words hashed per element
+    /// of a group of four): those are capped at [`SINGLE_MAX_REGISTERS`], which keeps full
+    /// occupancy (ptxas 13.0 fits them there, `adamw_bf16_sr_moments_stepped` with a 16 B
+    /// spill: `tests/audit/ptxas.rs` bounds it).
     pub fn max_registers(&self) -> Option<u32> {
-        (self.kind == KernelKind::Optimizer && self.is_multi_tensor())
-            .then_some(MULTI_TENSOR_MAX_REGISTERS)
+        if self.kind != KernelKind::Optimizer {
+            return None;
+        }
+        if self.is_multi_tensor() {
+            return Some(MULTI_TENSOR_MAX_REGISTERS);
+        }
+        let stochastic = self
+            .params
+            .iter()
+            .any(|p| p.rounding == Rounding::Stochastic);
+        stochastic.then_some(SINGLE_MAX_REGISTERS)
     }
 
     /// Index of the first parameter with `role`.
