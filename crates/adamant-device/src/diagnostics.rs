@@ -221,7 +221,7 @@ pub fn stored_max(max_raw_bits: u32, bound: f32) -> u32 {
 /// ([`Half::store`](crate::storage::Half::store)); both are monotone in `|x|`, so the largest
 /// stored `|p|` is the store of the largest clamped one, widened back (NaN stays NaN). Rounded
 /// to nearest only: a stochastic store is not monotone (two equal values may round apart), so
-/// its entries keep the largest stored value itself ([`ThreadFacts::keeping_stored`]).
+/// its entries keep the largest stored value itself (`ThreadFacts::keeping_stored`, device only).
 #[inline(always)]
 pub fn stored_max_in(max_raw_bits: u32, bound: f32, storage: Option<crate::storage::Half>) -> u32 {
     let clamped = stored_max(max_raw_bits, bound);
