@@ -134,6 +134,56 @@ fn a_store_that_ignores_its_word_is_refused() {
     }
 }
 
+/// A store that special-cases one word value (here: stores 1.0 when the word is 0x1235, a value
+/// no table would hold) is caught at that value: the audit also runs every constant of the
+/// program as the word.
+#[test]
+fn a_store_that_special_cases_a_word_is_refused() {
+    for name in edited() {
+        // The new text spans three lines, spliced in for the one it replaces.
+        let (ptx, edits) = edit_lines(real(), name, |lines, i| {
+            // The word of the store that follows: the operand of the last word addition before
+            // this hold step that is not the magnitude.
+            let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
+            if regs.len() != 3 {
+                return None;
+            }
+            let word = (0..i).rev().find_map(|j| {
+                let add = word_addition(lines, j)?;
+                add[1..]
+                    .iter()
+                    .find(|r| {
+                        !lines[..j].iter().any(|l| {
+                            l.trim().starts_with("and.b32")
+                                && l.contains(&format!("{r},"))
+                                && l.contains("2147483647")
+                        })
+                    })
+                    .cloned()
+            })?;
+            Some(format!(
+                "\tsetp.eq.s32 \t%p_special{i}, {word}, 4661;\n\tadd.s16 \t%rs_special{i}, {}, \
+                 {};\n\tselp.b16 \t{}, 16256, %rs_special{i}, %p_special{i};",
+                regs[1], regs[2], regs[0]
+            ))
+        });
+        assert!(edits >= 2, "{name}: {edits} hold steps found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        let caught = stochastic_failures(&report).iter().any(|f| {
+            matches!(
+                f,
+                ClampFailure::Wrong {
+                    word: Some(0x1235),
+                    got: 0x3f80,
+                    ..
+                }
+            )
+        });
+        assert!(caught, "{name}: the special word was not tried\n{report}");
+    }
+}
+
 /// Unmasking the draw (the word's `and` with 0xffff made `and` with all ones) lets words of 32
 /// bits reach the addition, which then wraps: the audit widens the words it tries with the
 /// register's width, and refuses.

@@ -3,6 +3,7 @@
 use super::contract::{cases, contract, scaled_cases, tensor_contract};
 use super::program::{Src, Step};
 use super::stored::{storage_cases, stored_contract};
+use super::word::{word_anchors, words};
 use super::{ClampFailure, ClampProver, Unprovable};
 use crate::audit::eval;
 use crate::audit::located::At;
@@ -11,7 +12,7 @@ use crate::audit::located::At;
 /// where the result is, and each step's opcode, argument sources, lane and destination width.
 type MemoKey = (
     adamant_abi::Storage,
-    Option<Vec<u32>>,
+    Option<u32>,
     bool,
     Src,
     Vec<(String, Vec<Src>, (Option<usize>, usize))>,
@@ -29,12 +30,14 @@ impl ClampProver<'_> {
     /// Runs `program` (whose value ends up in `result`) on every case; the number of cases, or
     /// the first one where it departs from the contract.
     ///
-    /// `words`: a stochastic store's random words; every case runs with each.
+    /// `word_bits`: a stochastic store's word width; every case runs with each word of the
+    /// table that fits ([`words`]), and the anchors with every constant of the program that fits
+    /// (a store that special-cases one word value is caught at that value).
     pub(super) fn evaluate(
         &self,
         program: &[Step],
         result: Src,
-        words: Option<Vec<u32>>,
+        word_bits: Option<u32>,
     ) -> Result<usize, ClampFailure> {
         // A run is a function of the steps (each instruction's opcode, where its arguments come
         // from, the lane it defines), where the result is, the storage type and whether there
@@ -42,16 +45,16 @@ impl ClampProver<'_> {
         // tests, which edit one entry and audit the whole module again) proves each program
         // once. Only proofs are kept: a failure names its instruction's line, which another
         // module's identical program would have elsewhere.
-        let key = self.memo_key(program, result, words.clone());
+        let key = self.memo_key(program, result, word_bits);
         if let Some(&cases) = proven().lock().expect("not poisoned").get(&key) {
             return Ok(cases);
         }
-        let cases = self.run_cases(program, result, words.as_deref())?;
+        let cases = self.run_cases(program, result, word_bits)?;
         proven().lock().expect("not poisoned").insert(key, cases);
         Ok(cases)
     }
 
-    fn memo_key(&self, program: &[Step], result: Src, words: Option<Vec<u32>>) -> MemoKey {
+    fn memo_key(&self, program: &[Step], result: Src, word_bits: Option<u32>) -> MemoKey {
         let steps = program
             .iter()
             .map(|step| {
@@ -64,7 +67,13 @@ impl ClampProver<'_> {
                 (inst.opcode.clone(), step.args.clone(), (step.lane, width))
             })
             .collect();
-        (self.storage, words, self.scales.is_some(), result, steps)
+        (
+            self.storage,
+            word_bits,
+            self.scales.is_some(),
+            result,
+            steps,
+        )
     }
 
     /// [`Self::evaluate`] without the memo.
@@ -72,7 +81,7 @@ impl ClampProver<'_> {
         &self,
         program: &[Step],
         result: Src,
-        words: Option<&[u32]>,
+        word_bits: Option<u32>,
     ) -> Result<usize, ClampFailure> {
         let one = 1f32.to_bits();
         let mut cases: Vec<(u32, u32, u32)> = if self.scales.is_some() {
@@ -100,10 +109,12 @@ impl ClampProver<'_> {
         // One argument list, reused by every step of every case (no allocation in the loop).
         let mut args: Vec<u32> = Vec::with_capacity(8);
         // A store rounded to nearest runs each case once (its word, unused, is 0).
-        let words = words.unwrap_or(&[0]);
+        let words = word_bits.map_or(vec![0], words);
+        let special = word_bits.map_or(Vec::new(), |bits| word_constant_cases(self, program, bits));
         let runs = cases
             .iter()
-            .flat_map(|&(x, b, s)| words.iter().map(move |&w| (x, b, s, w)));
+            .flat_map(|&(x, b, s)| words.iter().map(move |&w| (x, b, s, w)))
+            .chain(special);
         let mut count = 0;
         for (x, bound, scale, word) in runs {
             count += 1;
@@ -201,4 +212,34 @@ impl ClampProver<'_> {
         out.truncate(20_000);
         out
     }
+}
+
+/// The runs of a stochastic store beyond its word table: every integer constant of the program
+/// and its neighbours, as the word (where the register's width allows), with each of the word
+/// anchors' `(x, bound)` pairs.
+fn word_constant_cases(
+    prover: &ClampProver<'_>,
+    program: &[Step],
+    bits: u32,
+) -> Vec<(u32, u32, u32, u32)> {
+    let mut constants: Vec<u32> = Vec::new();
+    for step in program {
+        if eval::is_f32(&prover.instructions[step.inst]) {
+            continue;
+        }
+        for a in &step.args {
+            if let Src::Imm(c) = *a {
+                for w in [c, c.wrapping_add(1), c.wrapping_sub(1)] {
+                    if (bits >= 32 || w < 1u32 << bits) && !constants.contains(&w) {
+                        constants.push(w);
+                    }
+                }
+            }
+        }
+    }
+    let one = 1f32.to_bits();
+    constants
+        .iter()
+        .flat_map(|&w| word_anchors().map(move |(x, b)| (x, b, one, w)))
+        .collect()
 }

@@ -64,13 +64,11 @@ impl<'a> ClampProver<'a> {
         // A stochastic store runs every case with each word of the table, also one whose value
         // reads no word (which then must still round as the word says: a store that never
         // rounds up is no stochastic rounding).
-        let words = match (self.rounding, slice.word) {
-            (adamant_abi::Rounding::Stochastic, Some(_)) => {
-                Some(super::word::words(slice.word_bits))
-            }
-            (adamant_abi::Rounding::Stochastic, None) => Some(super::word::words(32)),
+        let word_bits = match (self.rounding, slice.word) {
+            (adamant_abi::Rounding::Stochastic, Some(_)) => Some(slice.word_bits),
+            (adamant_abi::Rounding::Stochastic, None) => Some(32),
             (adamant_abi::Rounding::Nearest, _) => None,
         };
-        self.evaluate(&program, result, words)
+        self.evaluate(&program, result, word_bits)
     }
 }

@@ -10,6 +10,10 @@
 //! register below `2^16`, and running it with a wider value would test a program no input can
 //! reach. Only masks, right shifts, 16-bit sources and the bitwise operations of values so
 //! bounded narrow it; anything else is taken as all 32 bits.
+//!
+//! A program could special-case one word value (a compare with a constant): every integer
+//! constant of the program, and its neighbours, is also run as the word, with a set of anchor
+//! pairs ([`word_anchors`]), as the contract's table adds cases around every constant for `x`.
 use super::ClampProver;
 use crate::audit::eval;
 use crate::audit::opcodes::sources;
@@ -38,6 +42,28 @@ pub(super) fn words(bits: u32) -> Vec<u32> {
         .copied()
         .filter(|&w| bits >= 32 || w < 1u32 << bits)
         .collect()
+}
+
+/// The `(x, bound)` pairs (bits) run with every constant of a stochastic store's program as its
+/// word: values between two bf16 neighbours and at them, within and past bounds that bf16 holds
+/// and does not, both signs, and the clamp off.
+pub(super) fn word_anchors() -> impl Iterator<Item = (u32, u32)> {
+    let xs = [
+        1.0f32,
+        1.0 + 2f32.powi(-8),
+        0.08,
+        0.0799,
+        0.1,
+        3.0e-3,
+        0.0,
+        1.0e30,
+    ];
+    let bounds = [0.08f32, 1.0, 100.0, 0.0];
+    xs.into_iter().flat_map(move |x| {
+        bounds
+            .into_iter()
+            .flat_map(move |b| [(x.to_bits(), b.to_bits()), ((-x).to_bits(), b.to_bits())])
+    })
 }
 
 impl<'a> ClampProver<'a> {
