@@ -179,7 +179,10 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             pub fn update(#(#inputs),*) -> f32 #body
 
             /// What the entry stores to the parameter buffer for one element: [`update`], then the
-            /// clamp epilogue stamped by `#[optimizer_kernel]`.
+            /// clamp epilogue stamped by `#[optimizer_kernel]`. A kernel whose parameter is stored
+            /// stochastically takes the element's random word last (`rounding_word`, as the entry
+            /// draws it: `storage::stochastic_word(storage::rounding_key(seed, step, tensor),
+            /// buffer, element)`).
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
             pub fn element(#(#forwarded,)* #bound: f32, #word_param) -> f32 {
