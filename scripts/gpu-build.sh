@@ -36,3 +36,12 @@ cp target/ptx/adamant_kernels.ptx "$bundle/"
 cp scripts/gpu-run.sh scripts/gpu-bench.sh "$bundle/"
 [ -d bench ] && cp -r bench "$bundle/bench"
 du -sh "$bundle"
+# ADAMANT_PACK=1: strip the binaries and pack the bundle as gpu-bundle/bundle.tar.xz (about 4 MB
+# instead of 70: every test binary then fits a device call's carry limit). Unpack it on the GPU
+# machine with `tar -xJf bundle.tar.xz` (docs/lab/bench-2026-12-06-h/next/session-run.sh does).
+if [ "${ADAMANT_PACK:-}" = 1 ]; then
+  strip "$bundle"/tests/* "$bundle"/examples/* "$bundle"/crosscheck/* "$bundle"/adamant
+  tar -cJf bundle.tar.xz "$bundle"
+  rm -rf "$bundle" && mkdir "$bundle" && mv bundle.tar.xz "$bundle/"
+  du -sh "$bundle"
+fi
