@@ -7,7 +7,7 @@
 mod support;
 
 use adamant_build::audit::{audit, ClampFailure, Violation};
-use adamant_device::abi::{self, KernelDescriptor, KernelParam, Storage};
+use adamant_device::abi::{KernelParam, Storage};
 
 use ptx_edit::*;
 use support::ptx_edit;
@@ -156,28 +156,8 @@ fn a_store_wider_than_the_declared_storage_is_refused() {
 /// f32, or an f32 kernel's weights bf16, does not match the PTX's stores, and is refused.
 #[test]
 fn a_descriptor_that_misstates_the_storage_is_refused() {
-    let swap = |target: &str, to: Storage| -> Vec<&'static KernelDescriptor> {
-        abi::kernels()
-            .into_iter()
-            .map(|d| {
-                if d.name != target {
-                    return d;
-                }
-                let params: Vec<KernelParam> = d
-                    .params
-                    .iter()
-                    .map(|p| KernelParam {
-                        storage: if p.role.is_param() { to } else { p.storage },
-                        ..*p
-                    })
-                    .collect();
-                &*Box::leak(Box::new(KernelDescriptor {
-                    params: Box::leak(params.into_boxed_slice()),
-                    ..*d
-                }))
-            })
-            .collect()
-    };
+    let swap =
+        |target: &str, to: Storage| with_param_edited(target, |p| KernelParam { storage: to, ..p });
     for (target, to, stored_bits) in [
         ("adamw_bf16", Storage::F32, 16),
         ("adamw_bf16_multi_stepped", Storage::F32, 16),

@@ -8,7 +8,7 @@
 mod support;
 
 use adamant_build::audit::{audit, ClampFailure, Violation};
-use adamant_device::abi::{self, KernelDescriptor, KernelParam, Rounding};
+use adamant_device::abi::{KernelParam, Rounding};
 
 use ptx_edit::*;
 use support::ptx_edit;
@@ -208,27 +208,8 @@ fn a_draw_wider_than_16_bits_is_refused() {
 /// (refused).
 #[test]
 fn a_descriptor_that_misstates_the_rounding_is_refused() {
-    let swap = |target: &str, to: Rounding| -> Vec<&'static KernelDescriptor> {
-        abi::kernels()
-            .into_iter()
-            .map(|d| {
-                if d.name != target {
-                    return d;
-                }
-                let params: Vec<KernelParam> = d
-                    .params
-                    .iter()
-                    .map(|p| KernelParam {
-                        rounding: if p.role.is_param() { to } else { p.rounding },
-                        ..*p
-                    })
-                    .collect();
-                &*Box::leak(Box::new(KernelDescriptor {
-                    params: Box::leak(params.into_boxed_slice()),
-                    ..*d
-                }))
-            })
-            .collect()
+    let swap = |target: &str, to: Rounding| {
+        with_param_edited(target, |p| KernelParam { rounding: to, ..p })
     };
     for target in ["adamw_bf16_sr_stepped", "adamw_bf16_sr_multi"] {
         let report = audit(real(), &swap(target, Rounding::Nearest));

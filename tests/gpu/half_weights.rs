@@ -8,17 +8,18 @@
 //! infinity while the clamp is on. GPU only (`#[ignore]`).
 use adamant::reference::{self, Elem, Hyper, KernelRef};
 use adamant_kernels::half_weights::adamw_bf16;
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, Error, Records, Storage,
 };
 use half::bf16;
 
-const N: usize = 40_003; // not a multiple of 4: the scalar tail runs too
+#[path = "../support/mod.rs"]
+mod support;
 
-fn pseudo(i: usize, k: u32) -> f32 {
-    (((i as u32).wrapping_mul(2654435761) ^ k.wrapping_mul(40503)) % 20001) as f32 / 10000.0 - 1.0
-}
+use support::{download_raw as download, pseudo};
+
+const N: usize = 40_003; // not a multiple of 4: the scalar tail runs too
 
 /// The reference's bf16 store: round to nearest even (the `half` crate), then, past the bound,
 /// the bf16 value next to it toward zero (written from the contract, not the device code).
@@ -63,14 +64,6 @@ fn regions(
         region(m.as_device_ptr().as_raw(), Storage::F32),
         region(v.as_device_ptr().as_raw(), Storage::F32),
     ]
-}
-
-fn download<T: Copy + Default + adamant_runtime::cust::memory::DeviceCopy>(
-    b: &DeviceBuffer<T>,
-) -> Vec<T> {
-    let mut h = vec![T::default(); b.len()];
-    b.copy_to(&mut h[..]).unwrap();
-    h
 }
 
 #[test]

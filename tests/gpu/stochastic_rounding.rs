@@ -18,7 +18,7 @@
 //! GPU only (`#[ignore]`).
 use adamant::reference::{self, Elem, Hyper, KernelRef};
 use adamant_kernels::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_bf16_sr_moments};
-use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::cust::stream::Stream;
 use adamant_runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceRegion, QAbsRef, Records, StepBound,
@@ -26,11 +26,12 @@ use adamant_runtime::{
 };
 use half::bf16;
 
-const N: usize = 40_003; // not a multiple of 4: the scalar tail runs too
+#[path = "../support/mod.rs"]
+mod support;
 
-fn pseudo(i: usize, k: u32) -> f32 {
-    (((i as u32).wrapping_mul(2654435761) ^ k.wrapping_mul(40503)) % 20001) as f32 / 10000.0 - 1.0
-}
+use support::{download_raw as download, pseudo};
+
+const N: usize = 40_003; // not a multiple of 4: the scalar tail runs too
 
 /// `full` normally, `sanitized` under compute-sanitizer (`ADAMANT_SANITIZER_RUN`).
 fn sanitized(full: usize, sanitized: usize) -> usize {
@@ -132,14 +133,6 @@ impl Buffers {
             f(download(&self.v)),
         ]
     }
-}
-
-fn download<T: Copy + Default + adamant_runtime::cust::memory::DeviceCopy>(
-    b: &DeviceBuffer<T>,
-) -> Vec<T> {
-    let mut h = vec![T::default(); b.len()];
-    b.copy_to(&mut h[..]).unwrap();
-    h
 }
 
 #[test]

@@ -17,3 +17,21 @@ pub const NEEDS_GPU: &str = "needs a CUDA GPU";
 pub fn runtime() -> Adamant {
     Adamant::new().expect(NEEDS_GPU)
 }
+
+/// A device buffer's contents, copied to the host (raw memory of another library's, for the
+/// tests of the raw launches).
+pub fn download_raw<T>(b: &adamant_runtime::cust::memory::DeviceBuffer<T>) -> Vec<T>
+where
+    T: Copy + Default + adamant_runtime::cust::memory::DeviceCopy,
+{
+    use adamant_runtime::cust::memory::CopyDestination;
+    let mut h = vec![T::default(); b.len()];
+    b.copy_to(&mut h[..]).expect("a device-to-host copy");
+    h
+}
+
+/// A value in [-1, 1] that element `i` of input `k` starts from: a fixed pattern, spread over
+/// 20,001 steps, different for each `k`.
+pub fn pseudo(i: usize, k: u32) -> f32 {
+    (((i as u32).wrapping_mul(2654435761) ^ k.wrapping_mul(40503)) % 20001) as f32 / 10000.0 - 1.0
+}

@@ -165,3 +165,30 @@ pub fn param_register(kernel: &str, index: usize) -> String {
         .to_string();
     registers(&line)[0].clone()
 }
+
+/// The registered descriptors with the parameter buffer (or table) of entry `target` passed
+/// through `edit`: a descriptor that misstates its parameter (its storage, its rounding) for the
+/// audit to refuse.
+pub fn with_param_edited(
+    target: &str,
+    edit: impl Fn(adamant_device::abi::KernelParam) -> adamant_device::abi::KernelParam,
+) -> Vec<&'static adamant_device::abi::KernelDescriptor> {
+    use adamant_device::abi::{self, KernelDescriptor, KernelParam};
+    abi::kernels()
+        .into_iter()
+        .map(|d| {
+            if d.name != target {
+                return d;
+            }
+            let params: Vec<KernelParam> = d
+                .params
+                .iter()
+                .map(|p| if p.role.is_param() { edit(*p) } else { *p })
+                .collect();
+            &*Box::leak(Box::new(KernelDescriptor {
+                params: Box::leak(params.into_boxed_slice()),
+                ..*d
+            }))
+        })
+        .collect()
+}
