@@ -192,3 +192,15 @@ pub fn with_param_edited(
         })
         .collect()
 }
+
+/// Asserts that `report` is clean and proves the clamp of every entry of `names`.
+pub fn assert_clamp_proven<'a>(report: &AuditReport, names: impl IntoIterator<Item = &'a str>) {
+    assert!(report.is_ok(), "{report}");
+    for name in names {
+        let entry = report
+            .optimizer_entries()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("{name} audited"));
+        assert_eq!(entry.clamp_verified, Some(true), "{name}");
+    }
+}
