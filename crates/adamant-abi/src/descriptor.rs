@@ -556,7 +556,8 @@ pub enum Storage {
     /// IEEE binary32.
     #[default]
     F32,
-    /// bfloat16 (f32's sign and exponent, 7 mantissa bits), rounded to nearest even when stored.
+    /// bfloat16 (f32's sign and exponent, 7 mantissa bits), rounded when stored as the
+    /// buffer's [`Rounding`] says (to nearest even, or stochastically).
     Bf16,
     /// IEEE binary16 (largest finite 65,504), rounded to nearest even when stored.
     F16,
