@@ -416,6 +416,41 @@ mod tests {
         assert_eq!((record.lr, record.beta2), (3e-4, 0.99));
     }
 
+    /// A record made for a kernel with stochastic stores: its seed is a `u32` word of its own
+    /// (any value), written where the stepped entry reads it; the step number beside it is the
+    /// advance's, which the host cannot set.
+    #[test]
+    fn a_rounding_seed_is_a_word_and_the_step_number_is_the_advances() {
+        use adamant_kernels::half_weights::adamw_bf16_sr;
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::Policy(ClampPolicy::Fixed { bound: 1.0 }),
+        )
+        .and_then(|s| {
+            s.with_kernel::<adamw_bf16_sr::Entry>(adamw_bf16_sr::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.01,
+                rounding_seed: 2026,
+            })
+        })
+        .unwrap();
+        let mut record = Mirror::of(&spec, spec.words(), 1.0);
+        // eps, weight_decay, rounding_seed: the record's first three words, in declared order.
+        assert_eq!(record.words[2], 2026);
+        let seed = plan(&record, 0, "rounding_seed", ArgValue::U32(u32::MAX)).unwrap();
+        assert_eq!(seed.offset, SCALARS_OFFSET + 8);
+        seed.apply(&mut record);
+        assert_eq!(record.words[2], u32::MAX);
+        assert!(matches!(
+            plan(&record, 0, "rounding_seed", ArgValue::F32(1.0)),
+            Err(Error::ScalarKind { .. })
+        ));
+        assert!(matches!(
+            plan(&record, 0, "step", ArgValue::U32(3)),
+            Err(Error::ComputedScalar { .. })
+        ));
+    }
+
     #[test]
     fn bad_writes_are_refused_naming_the_kernel_and_scalar() {
         let record = iqn_record();
