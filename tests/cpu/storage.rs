@@ -17,6 +17,11 @@ use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+#[path = "../support/mod.rs"]
+mod support;
+
+use support::stochastic::{reference_store, reference_word};
+
 /// f32 values over every binade and the edges: zeros, subnormals, ties of both types, the
 /// largest values, infinities and NaNs.
 fn samples(rng: &mut SmallRng, n: usize) -> Vec<f32> {
@@ -240,38 +245,6 @@ fn word(seed: u32, s: u32, t: u32, e: u64) -> u32 {
     stochastic_word(rounding_key(seed, s, t), 0, e)
 }
 
-/// The counter hash written again from its definition, apart from the device's source: the key
-/// is MurmurHash3's 64-bit finalizer applied to `seed·2^32 + step` (offset by the golden-ratio
-/// constant), then again with the tensor's multiple of its second constant mixed in; the word
-/// is two rounds of `lowbias32`, over the element's low half with the key's, then with the
-/// counter `buffer·2^16 + (element >> 32)` times 0x9e3779b9 and the key's high half. Each round
-/// is written as the table of its steps.
-fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u64) -> u32 {
-    fn finalize64(k: u64) -> u64 {
-        let steps: [(u32, u64); 2] = [(33, 0xff51afd7ed558ccd), (33, 0xc4ceb9fe1a85ec53)];
-        let mut k = k;
-        for (shift, multiplier) in steps {
-            k = (k ^ (k >> shift)).wrapping_mul(multiplier);
-        }
-        k ^ (k >> 33)
-    }
-    fn lowbias32(x: u32) -> u32 {
-        let steps: [(u32, u32); 2] = [(16, 0x7feb352d), (15, 0x846ca68b)];
-        let mut x = x;
-        for (shift, multiplier) in steps {
-            x = (x ^ (x >> shift)).wrapping_mul(multiplier);
-        }
-        x ^ (x >> 16)
-    }
-    let counter = u64::from(seed) * (1u64 << 32) + u64::from(step);
-    let first = finalize64(counter ^ 0x9e3779b97f4a7c15);
-    let key = finalize64(first ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f));
-    let (key_low, key_high) = ((key & 0xffff_ffff) as u32, (key >> 32) as u32);
-    let (e_low, e_high) = ((element & 0xffff_ffff) as u32, (element >> 32) as u32);
-    let high = (buffer * 65536 + e_high).wrapping_mul(0x9e3779b9);
-    lowbias32(lowbias32(e_low ^ key_low) ^ high ^ key_high)
-}
-
 #[test]
 fn the_random_word_is_the_counter_hash_bit_for_bit() {
     let mut rng = SmallRng::seed_from_u64(29);
@@ -439,9 +412,9 @@ fn without_a_bound_the_store_is_the_plain_rounding() {
 }
 
 /// `adamw_bf16_sr`'s per-element store (`element`, the code its entries run) against the f64
-/// AdamW reference (`adamant::reference`), clamped, taken to f32 and rounded stochastically here
-/// from the definition with the hash written above, then held within the bound: within one bf16
-/// step always (the f32 update and the f64 one may fall either side of a draw), equal in at
+/// AdamW reference (`adamant::reference`), clamped, taken to f32 and rounded stochastically from
+/// the definition with the hash of `support::stochastic`, then held within the bound: within one
+/// bf16 step always (the f32 update and the f64 one may fall either side of a draw), equal in at
 /// least 99.9 % of 10^5 random elements, and never past the bound.
 #[test]
 fn the_stochastic_kernel_stores_the_reference_rounded_with_its_word() {
@@ -465,14 +438,7 @@ fn the_stochastic_kernel_stores_the_reference_rounded_with_its_word() {
             bound as f64,
         );
         let word = reference_word(seed, step, 0, 0, i as u64);
-        // The definition: up when the dropped bits plus the word's low 16 reach 2^16; then, past
-        // the bound, one step toward zero.
-        let bits = (e.p as f32).to_bits();
-        let up = (bits & 0xffff) + (word & 0xffff) >= 0x1_0000;
-        let mut want = ((bits >> 16) + up as u32) as u16;
-        if bound > 0.0 && bf16::from_bits(want).to_f32().abs() > bound {
-            want -= 1;
-        }
+        let want = reference_store(e.p as f32, word, bound);
         let (mut m, mut v) = (m0, v0);
         let got = adamw_bf16_sr::element(
             p,

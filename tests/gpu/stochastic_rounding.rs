@@ -1,8 +1,8 @@
 //! `adamw_bf16_sr` (bf16 weights rounded stochastically, issue 26) on the GPU, against
-//! references written here, apart from the device code:
+//! references written apart from the device code:
 //! - one launch: every stored weight is the f64 AdamW reference (`adamant::reference`), clamped,
-//!   taken to f32 and rounded stochastically with the counter hash rewritten in this file and the
-//!   rounding's definition (up when the 16 dropped bits plus the word's low 16 reach 2^16), then
+//!   taken to f32 and rounded stochastically with the counter hash of `support::stochastic` and
+//!   the rounding's definition (up when the 16 dropped bits plus the word's low 16 reach 2^16), then
 //!   held within the bound; all within one bf16 step of it, at least 99 % equal; never past the
 //!   bound, also a bound that is no bf16 value; the records read the stored weights;
 //! - 200 captured steps (advance + stepped launch, replayed) equal 200 eager steps bit for bit,
@@ -29,6 +29,7 @@ use half::bf16;
 #[path = "../support/mod.rs"]
 mod support;
 
+use support::stochastic::{reference_store, reference_word};
 use support::{download_raw as download, pseudo};
 
 const N: usize = 40_003; // not a multiple of 4: the scalar tail runs too
@@ -39,48 +40,6 @@ fn sanitized(full: usize, sanitized: usize) -> usize {
         sanitized
     } else {
         full
-    }
-}
-
-/// The counter hash, from its definition (as `adamant_abi::Rounding::Stochastic` states it):
-/// the key is MurmurHash3's 64-bit finalizer of `seed·2^32 + step` (xor the golden-ratio
-/// constant), then of that xor the tensor times `0xc2b2ae3d27d4eb4f`; the word is `lowbias32`
-/// twice, over the element's low half xor the key's, then xor the counter
-/// `buffer·2^16 + (element >> 32)` times `0x9e3779b9` and the key's high half.
-fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u64) -> u32 {
-    fn finalize64(mut k: u64) -> u64 {
-        for multiplier in [0xff51afd7ed558ccdu64, 0xc4ceb9fe1a85ec53] {
-            k = (k ^ (k >> 33)).wrapping_mul(multiplier);
-        }
-        k ^ (k >> 33)
-    }
-    fn lowbias32(mut x: u32) -> u32 {
-        for (shift, multiplier) in [(16, 0x7feb352du32), (15, 0x846ca68b)] {
-            x = (x ^ (x >> shift)).wrapping_mul(multiplier);
-        }
-        x ^ (x >> 16)
-    }
-    let counter = (u64::from(seed) << 32) + u64::from(step);
-    let key = finalize64(
-        finalize64(counter ^ 0x9e3779b97f4a7c15)
-            ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f),
-    );
-    let low = lowbias32((element as u32) ^ (key as u32));
-    let high = ((buffer << 16) | (element >> 32) as u32).wrapping_mul(0x9e3779b9);
-    lowbias32(low ^ high ^ (key >> 32) as u32)
-}
-
-/// The stochastic store of the (already clamped) `x` with word `w`, then the hold within the
-/// bound, from the definitions.
-fn reference_store(x: f32, w: u32, bound: f32) -> u16 {
-    let bits = x.to_bits();
-    let (sign, magnitude) = ((bits >> 16) as u16 & 0x8000, bits & 0x7fff_ffff);
-    let up = (magnitude & 0xffff) + (w & 0xffff) >= 0x1_0000;
-    let rounded = sign | ((magnitude >> 16) + up as u32) as u16;
-    if bound > 0.0 && bf16::from_bits(rounded).to_f32().abs() > bound {
-        rounded - 1
-    } else {
-        rounded
     }
 }
 
