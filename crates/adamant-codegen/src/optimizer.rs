@@ -683,13 +683,7 @@ fn round_state(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, vector: bool
         return quote!();
     };
     let local = local(a);
-    let rounding = |lane: Option<usize>| {
-        let word = word(k, kernels, a, lane);
-        match a.storage.is_stochastic() {
-            true => quote! { #kernels::storage::Rounding::Stochastic(#word) },
-            false => quote! { #kernels::storage::Rounding::Nearest },
-        }
-    };
+    let rounding = |lane: Option<usize>| a.storage.rounding(kernels, word(k, kernels, a, lane));
     if vector {
         let lanes = (0..4usize).map(|l| {
             let rounding = rounding(Some(l));
@@ -710,16 +704,28 @@ fn store_state_group(kernels: &DeviceCratePath, a: &Arg) -> TokenStream {
     match a.storage.half(kernels) {
         None => quote! { *(#ident as *mut #f4).add(__adamant_i) = #local; },
         Some(half) => {
-            let group = a.storage.group(kernels);
-            let lanes = (0..4usize).map(|l| {
-                quote! { (*__adamant_group).0[#l] = #half.bits_of(#local.0[#l]); }
-            });
-            quote! {
-                {
-                    let __adamant_group: *mut #group = (#ident as *mut #group).add(__adamant_i);
-                    #(#lanes)*
-                }
-            }
+            let lanes = (0..4usize).map(|l| quote! { #half.bits_of(#local.0[#l]) });
+            store_lanes(ident, &a.storage.group(kernels), lanes)
+        }
+    }
+}
+
+/// The four 16-bit `lanes` stored lane by lane into buffer `ident`'s aligned group
+/// `__adamant_i` (of type `group`): one store of the whole group would be one 64-bit store of
+/// the lanes packed, whose bits the audit cannot take apart; the lanes become one `st.v4.b16`,
+/// each lane a register of its own.
+fn store_lanes(
+    ident: &Ident,
+    group: &TokenStream,
+    lanes: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    let stores = lanes
+        .enumerate()
+        .map(|(l, lane)| quote! { (*__adamant_group).0[#l] = #lane; });
+    quote! {
+        {
+            let __adamant_group: *mut #group = (#ident as *mut #group).add(__adamant_i);
+            #(#stores)*
         }
     }
 }
@@ -849,18 +855,15 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
             let widened =
                 (0..4usize).map(|l| param.storage.widen(kernels, quote!(__adamant_stored.0[#l])));
             (
-                // Lane by lane into the aligned group: one store of the whole group would be one
-                // 64-bit store of the four lanes packed, whose bits the audit cannot take apart;
-                // the lanes become one `st.v4.b16`, each lane a register of its own.
-                quote! {
-                    let __adamant_stored: #group = #group([#(#lanes),*]);
-                    #(#state_stores)*
-                    let __adamant_group: *mut #group =
-                        (#param_ident as *mut #group).add(__adamant_i);
-                    (*__adamant_group).0[0] = __adamant_stored.0[0];
-                    (*__adamant_group).0[1] = __adamant_stored.0[1];
-                    (*__adamant_group).0[2] = __adamant_stored.0[2];
-                    (*__adamant_group).0[3] = __adamant_stored.0[3];
+                // Lane by lane (`store_lanes` says why).
+                {
+                    let stored = (0..4usize).map(|l| quote! { __adamant_stored.0[#l] });
+                    let store = store_lanes(param_ident, &group, stored);
+                    quote! {
+                        let __adamant_stored: #group = #group([#(#lanes),*]);
+                        #(#state_stores)*
+                        #store
+                    }
                 },
                 quote! { let __adamant_new: #f4 = #f4([#(#widened),*]); },
             )

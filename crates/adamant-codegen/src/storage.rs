@@ -26,7 +26,7 @@ pub enum Storage {
 /// The scalars a stochastic store takes its random words from (the fields of
 /// `adamant_device::scalar_groups::StochasticRounding`): the step number, from the record's
 /// shared part, and the run's seed, one of the record's own words.
-pub const ROUNDING_SCALARS: [&str; 2] = ["step", "rounding_seed"];
+pub const ROUNDING_SCALARS: [&str; 2] = [crate::signature::STEP_NUMBER, "rounding_seed"];
 
 impl Storage {
     /// `adamant_abi::Storage::<variant>`, for a descriptor.
@@ -113,13 +113,19 @@ impl Storage {
         bound: TokenStream,
         word: TokenStream,
     ) -> TokenStream {
-        let rounding = match self.is_stochastic() {
-            true => quote! { #kernels::storage::Rounding::Stochastic(#word) },
-            false => quote! { #kernels::storage::Rounding::Nearest },
-        };
+        let rounding = self.rounding(kernels, word);
         match self.half(kernels) {
             None => quote! { #kernels::clamp::weight_clamp(#raw, #bound) },
             Some(half) => quote! { #half.store(#raw, #bound, #rounding) },
+        }
+    }
+
+    /// `adamant_device::storage::Rounding` of a store to this buffer: stochastic with `word`
+    /// (a `u32` expression), or to nearest.
+    pub fn rounding(self, kernels: &DeviceCratePath, word: TokenStream) -> TokenStream {
+        match self.is_stochastic() {
+            true => quote! { #kernels::storage::Rounding::Stochastic(#word) },
+            false => quote! { #kernels::storage::Rounding::Nearest },
         }
     }
 }

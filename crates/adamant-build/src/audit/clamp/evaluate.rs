@@ -147,8 +147,8 @@ impl ClampProver<'_> {
                 None => b,
             };
             let clamped = contract(f32::from_bits(x), effective);
-            let stochastic = self.rounding == adamant_abi::Rounding::Stochastic;
-            let rounding = stochastic.then_some(word);
+            // `word_bits` is set exactly for a stochastic store (`prover.rs`).
+            let rounding = word_bits.map(|_| word);
             let expected = stored_contract(self.storage, rounding, clamped, effective);
             if got != expected {
                 return Err(ClampFailure::Wrong {

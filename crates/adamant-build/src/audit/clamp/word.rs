@@ -77,11 +77,14 @@ impl<'a> ClampProver<'a> {
             return 32;
         };
         let inst = &self.instructions[i];
-        if depth > 16 || inst.guard.is_some() || !inst.opcode.ends_with("32") {
-            return match (inst.op(), inst.has_modifier("u16")) {
-                ("cvt", true) if inst.opcode.starts_with("cvt.u32.u16") => 16,
-                _ => 32,
-            };
+        if inst.guard.is_some() {
+            return 32;
+        }
+        if inst.opcode.starts_with("cvt.u32.u16") {
+            return 16;
+        }
+        if depth > 16 || !inst.opcode.ends_with("32") {
+            return 32;
         }
         let operand = |o: &'a Operand| match o {
             Operand::Register(r) => self.bits_of(r, depth + 1),
@@ -99,7 +102,6 @@ impl<'a> ClampProver<'a> {
                 operand(a).saturating_sub(k)
             }
             ("mov", [a]) => operand(a),
-            ("cvt", _) if inst.opcode.starts_with("cvt.u32.u16") => 16,
             _ => 32,
         }
     }
