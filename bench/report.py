@@ -326,6 +326,29 @@ def half_goals(g, rust, torch, copy_bw, copy_note):
                "eager, cold, same size and bytes; PyTorch rounds its bf16 moments to nearest",
                why_missing(rust, "half", "adamw_bf16_sr_moments_cold_us")
                or why_missing(torch, "half", "fused_bf16_cold_us") or "not measured")
+    exact = get(rust, "exact_half")
+    for kernel, path, bytes_, what in (
+            ("master", "28 B path, f32 master + bf16 copy", 28,
+             "f32 master read and written, bf16 copy written, bf16 gradients, f32 moments"),
+            ("remainder", "26 B path, bf16 + 16-bit remainder", 26,
+             "bf16 weight and remainder read and written, bf16 gradients, f32 moments")):
+        key = f"adamw_bf16_{kernel}_cold_us"
+        us, n_exact = num(exact, key), num(exact, "elements")
+        bw = bytes_ * n_exact / us / 1e3 if us and n_exact else None
+        g.at_least(f"bf16 weights ({path}), 2^28 cold: bandwidth vs copy",
+                   f"{fus(us)} = {fbw(bw)}" if us else fus(us), fbw(copy_bw),
+                   bw / copy_bw if bw and copy_bw else None, HALF_COPY_MIN,
+                   f"{what}: {bytes_} B/element; {copy_note}",
+                   why_missing(rust, "exact_half", key) or "not measured")
+    master_us = num(exact, "adamw_bf16_master_cold_us")
+    torch_master = num(t, "master_cold_us")
+    g.at_least("28 B path, 2^28 cold: vs PyTorch's fp32 master + bf16 copy (three launches)",
+               fus(master_us), fus(torch_master),
+               torch_master / master_us if torch_master and master_us else None, HALF_PEER_MIN,
+               "eager, cold, same size; PyTorch widens the gradient, steps the master and writes "
+               "the copy in separate launches",
+               why_missing(rust, "exact_half", "adamw_bf16_master_cold_us")
+               or why_missing(torch, "half", "master_cold_us") or "not measured")
     peers = {k: num(t, k) for k in ("fused_bf16_cold_us", "master_cold_us")}
     peers = {k: v for k, v in peers.items() if v}
     best = min(peers, key=peers.get) if peers else None

@@ -6,6 +6,8 @@
 //! Data is never zeros: buffers are filled with non-zero constants on the device.
 use std::path::PathBuf;
 
+#[path = "bench_parts/exact_half.rs"]
+mod exact_half;
 #[path = "bench_parts/half.rs"]
 mod half;
 
@@ -239,6 +241,10 @@ fn main() -> Result<()> {
         if let Err(e) = half::half(&rt, &mut timer, &mut out, copy_gbps) {
             println!("half: {e:#}");
             out["half"] = json!({"error": format!("{e:#}")});
+        }
+        if let Err(e) = exact_half::exact_half(&rt, &mut timer, &mut out, copy_gbps) {
+            println!("exact half: {e:#}");
+            out["exact_half"] = json!({"error": format!("{e:#}")});
         }
     }
     if args.runs("session") {

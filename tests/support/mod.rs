@@ -7,6 +7,7 @@ pub mod custom_table;
 pub mod multi_step;
 pub mod ptx_edit;
 pub mod small_groups;
+pub mod split;
 pub mod stochastic;
 
 use adamant_runtime::Adamant;

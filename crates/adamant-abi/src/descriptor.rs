@@ -533,6 +533,12 @@ pub enum Rounding {
     /// probability equal to its distance from the value below, in steps. A parameter is then
     /// held within the bound like a rounding to nearest.
     Stochastic,
+    /// To nearest, ties away from zero, as the bf16 high half of an f32 master split with its
+    /// [`Storage::Bf16Remainder`] (`adamant_device::storage::split_store`): the high half is the
+    /// master's top 16 bits, plus one in magnitude when the low half's top bit is set, so the
+    /// remainder is a signed 16-bit offset from it and the pair recovers the master exactly. A
+    /// high half past the bound takes the master back below the midpoint under it.
+    TiesAway,
 }
 
 impl Rounding {
@@ -541,6 +547,7 @@ impl Rounding {
         match self {
             Rounding::Nearest => "nearest",
             Rounding::Stochastic => "stochastic",
+            Rounding::TiesAway => "ties away (split)",
         }
     }
 }
@@ -561,6 +568,11 @@ pub enum Storage {
     Bf16,
     /// IEEE binary16 (largest finite 65,504), rounded to nearest even when stored.
     F16,
+    /// The low 16 bits of an f32 master whose high half is the kernel's bf16 parameter buffer
+    /// (rounded [`Rounding::TiesAway`]): `master = (high << 16) + (low as i16)`, exact
+    /// (`adamant_device::storage::split_join`). Not a number by itself: the records report the
+    /// master it completes.
+    Bf16Remainder,
 }
 
 impl Storage {
@@ -568,7 +580,7 @@ impl Storage {
     pub const fn bytes(self) -> usize {
         match self {
             Storage::F32 => 4,
-            Storage::Bf16 | Storage::F16 => 2,
+            Storage::Bf16 | Storage::F16 | Storage::Bf16Remainder => 2,
         }
     }
 
@@ -578,6 +590,7 @@ impl Storage {
             Storage::F32 => "f32",
             Storage::Bf16 => "bf16",
             Storage::F16 => "f16",
+            Storage::Bf16Remainder => "bf16 remainder",
         }
     }
 }
@@ -623,7 +636,8 @@ impl KernelDescriptor {
     /// single-buffer entries of a kernel with stochastic stores (three words hashed per element
     /// of a group of four): those are capped at [`SINGLE_MAX_REGISTERS`], which keeps full
     /// occupancy (ptxas 13.0 fits them there, `adamw_bf16_sr_moments_stepped` with a 16 B
-    /// spill: `tests/audit/ptxas.rs` bounds it).
+    /// spill: `tests/audit/ptxas.rs` bounds it), and so are those of a kernel whose parameter
+    /// has a companion buffer (two parameter stores an element).
     pub fn max_registers(&self) -> Option<u32> {
         if self.kind != KernelKind::Optimizer {
             return None;
@@ -635,7 +649,15 @@ impl KernelDescriptor {
             .params
             .iter()
             .any(|p| p.rounding == Rounding::Stochastic);
-        stochastic.then_some(SINGLE_MAX_REGISTERS)
+        // A parameter with a companion buffer (`#[param(bf16, remainder)]`, `master`): two
+        // parameter stores per element, and an exact f32 split or joined per lane.
+        let companion = self
+            .params
+            .iter()
+            .filter(|p| p.role == ParamRole::ParamBuffer)
+            .count()
+            > 1;
+        (stochastic || companion).then_some(SINGLE_MAX_REGISTERS)
     }
 
     /// Index of the first parameter with `role`.

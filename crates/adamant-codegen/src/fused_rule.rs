@@ -36,7 +36,12 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let n = buffer_count(k);
     let (inputs, states, uniforms) = slot_counts(k);
     let fused = quote! { #kernels::abi::fused };
-    let chunk = chunk_fn(k, kernels);
+    // A fused entry's tables have one parameter table: a kernel whose parameter has a companion
+    // buffer is no rule of one (`FUSABLE` says so where a set names it), and has no chunk.
+    let chunk = match k.companion {
+        None => chunk_fn(k, kernels),
+        Some(_) => quote!(),
+    };
     // A fused entry's tables and its records' layout are f32 buffers' (FUSED_PARAMS).
     let all_f32 = k
         .buffers()

@@ -28,6 +28,7 @@ use proc_macro::TokenStream;
 use device_crate::DeviceCratePath;
 
 mod body;
+mod companion;
 mod descriptor;
 mod device_crate;
 mod domain;

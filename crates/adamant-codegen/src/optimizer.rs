@@ -714,7 +714,7 @@ fn store_state_group(kernels: &DeviceCratePath, a: &Arg) -> TokenStream {
 /// `__adamant_i` (of type `group`): one store of the whole group would be one 64-bit store of
 /// the lanes packed, whose bits the audit cannot take apart; the lanes become one `st.v4.b16`,
 /// each lane a register of its own.
-fn store_lanes(
+pub(crate) fn store_lanes(
     ident: &Ident,
     group: &TokenStream,
     lanes: impl Iterator<Item = TokenStream>,
@@ -755,21 +755,28 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
     let raw = at_lane(quote!(__adamant_raw), lane);
     let lane_number = lane.unwrap_or(0) as u32;
     let new = at_lane(quote!(__adamant_new), lane);
-    let values = k.buffers().map(|a| match a.role {
-        Role::Param => new.clone(),
-        _ => at_lane(local(a).into_token_stream(), lane),
-    });
     // What the clamp made of the raw value: the stored value itself for f32; for a 16-bit
     // parameter the f32 clamp (its rounding changes nearly every value, and is no clamp catch).
     let clamped = match param_arg(k).storage {
         Storage::F32 => new.clone(),
-        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
+        _ => {
             let bound = format_ident!("{}", BOUND);
             quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
         }
     };
-    // A stochastic store is not monotone, so its largest stored `|p|` is kept, not derived.
-    let kept = match param_arg(k).storage.is_stochastic() {
+    // A companion's record sees the f32 clamp: the master itself (`#[param(bf16, master)]`),
+    // or the value a remainder completes but for the hold, which moves a finite value by less
+    // than a bf16 step and so never changes whether it is finite, all a buffer's record keeps
+    // of its values (computing the exact master here would keep both halves of four lanes live
+    // until the records, which spilled the multi-tensor entry).
+    let values = k.buffers().map(|a| match a.role {
+        Role::Param if k.is_companion(a) => clamped.clone(),
+        Role::Param => new.clone(),
+        _ => at_lane(local(a).into_token_stream(), lane),
+    });
+    // A store that is not monotone (or not `Half`'s) has its largest stored `|p|` kept, not
+    // derived (`Storage::keeps_stored`).
+    let kept = match param_arg(k).storage.keeps_stored() {
         true => quote! { __adamant_facts.keep_stored(#new); },
         false => quote!(),
     };
@@ -786,6 +793,12 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let f4 = quote! { #kernels::vector::F4 };
     let loads = buffers.iter().map(|a| {
+        if k.is_companion(a) {
+            return quote!();
+        }
+        if let Some(load) = crate::companion::param_load(k, kernels, a, true) {
+            return load;
+        }
         let (ident, local) = (&a.ident, local(a));
         let mutability = if a.role == Role::State {
             quote!(mut)
@@ -812,7 +825,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                     ])
                 };
             },
-            Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
+            _ => {
                 let lanes = (0..4usize).map(|l| {
                     let lane = a.storage.widen(kernels, quote!(__adamant_loaded.0[#l]));
                     quote! { #lane #coef }
@@ -850,19 +863,22 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
             },
             quote!(),
         ),
-        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
+        _ => {
             let group = param.storage.group(kernels);
             let widened =
                 (0..4usize).map(|l| param.storage.widen(kernels, quote!(__adamant_stored.0[#l])));
             (
                 // Lane by lane (`store_lanes` says why).
-                {
-                    let stored = (0..4usize).map(|l| quote! { __adamant_stored.0[#l] });
-                    let store = store_lanes(param_ident, &group, stored);
-                    quote! {
-                        let __adamant_stored: #group = #group([#(#lanes),*]);
-                        #(#state_stores)*
-                        #store
+                match crate::companion::param_store(k, kernels, param, true, &state_stores) {
+                    Some(store) => store,
+                    None => {
+                        let stored = (0..4usize).map(|l| quote! { __adamant_stored.0[#l] });
+                        let store = store_lanes(param_ident, &group, stored);
+                        quote! {
+                            let __adamant_stored: #group = #group([#(#lanes),*]);
+                            #(#state_stores)*
+                            #store
+                        }
                     }
                 },
                 quote! { let __adamant_new: #f4 = #f4([#(#widened),*]); },
@@ -885,6 +901,12 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
 
 fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let loads = buffers.iter().map(|a| {
+        if k.is_companion(a) {
+            return quote!();
+        }
+        if let Some(load) = crate::companion::param_load(k, kernels, a, false) {
+            return load;
+        }
         let (ident, local) = (&a.ident, local(a));
         let mutability = if a.role == Role::State {
             quote!(mut)
@@ -923,12 +945,18 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
             #(#state_stores)*
             *#param_ident.add(__adamant_i) = __adamant_new;
         },
-        Storage::Bf16 | Storage::F16 | Storage::Bf16Stochastic => {
+        _ => {
             let widened = param.storage.widen(kernels, quote!(__adamant_stored));
+            let store = crate::companion::param_store(k, kernels, param, false, &state_stores)
+                .unwrap_or_else(|| {
+                    quote! {
+                        let __adamant_stored: u16 = #call;
+                        #(#state_stores)*
+                        *#param_ident.add(__adamant_i) = __adamant_stored;
+                    }
+                });
             quote! {
-                let __adamant_stored: u16 = #call;
-                #(#state_stores)*
-                *#param_ident.add(__adamant_i) = __adamant_stored;
+                #store
                 let __adamant_new: f32 = #widened;
             }
         }

@@ -18,6 +18,7 @@
 //! with `__adamant` are the generated entries' own. The body is checked after the signature, by
 //! [`crate::body`].
 use proc_macro2::TokenStream;
+use quote::format_ident;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
@@ -135,6 +136,11 @@ pub struct OptimizerFn {
     /// `#[optimizer_kernel(schedule = path)]`: the function that computes the `#[derived]`
     /// scalars from `t` on the device after every advance.
     pub schedule: Option<syn::Path>,
+    /// The buffer the parameter's storage adds (`#[param(bf16, master)]`: the f32 master
+    /// `<p>_master`; `#[param(bf16, remainder)]`: `<p>_remainder`): a parameter buffer of its
+    /// own in every entry and descriptor, which the author never names (only the entry reads
+    /// and writes it).
+    pub companion: Option<Arg>,
 }
 
 impl OptimizerFn {
@@ -142,8 +148,17 @@ impl OptimizerFn {
         &self.func.sig.ident
     }
 
+    /// The per-element buffers in entry order: the author's, then the parameter's companion.
     pub fn buffers(&self) -> impl Iterator<Item = &Arg> {
-        self.args.iter().filter(|a| a.role.is_buffer())
+        self.args
+            .iter()
+            .filter(|a| a.role.is_buffer())
+            .chain(self.companion.iter())
+    }
+
+    /// Whether `a` is the parameter's companion buffer ([`Self::companion`]).
+    pub fn is_companion(&self, a: &Arg) -> bool {
+        self.companion.as_ref().is_some_and(|c| c.ident == a.ident)
     }
 
     /// Whether any store of the kernel is stochastic (its parameter's or a state's), and so
@@ -283,12 +298,15 @@ pub fn parse(
     // After the signature's own errors, so a pointer argument is reported at its type before the
     // `unsafe` block that would use it.
     errors.check(crate::body::check_body(&func.block));
+    let args: Vec<Arg> = args.into_iter().flatten().collect();
+    let companion = errors.check(companion(&args)).flatten();
     errors.finish()?;
     Ok(OptimizerFn {
         func,
-        args: args.into_iter().flatten().collect(),
+        args,
         groups: bindings,
         schedule,
+        companion,
     })
 }
 
@@ -853,4 +871,35 @@ fn check_rounding_scalars(func: &ItemFn, args: &[Arg]) -> syn::Result<()> {
 /// `ty` is exactly the single-segment path `name` (for example `f32`).
 pub fn is_ident_type(ty: &Type, name: &str) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident(name))
+}
+
+/// The companion buffer of the parameter's storage (`<p>_master`, `<p>_remainder`), named after
+/// the parameter; an argument of that name already is an error (two buffers of one name).
+fn companion(args: &[Arg]) -> syn::Result<Option<Arg>> {
+    let Some(param) = args.iter().find(|a| a.role == Role::Param) else {
+        return Ok(None);
+    };
+    let Some(companion) = param.storage.companion() else {
+        return Ok(None);
+    };
+    let ident = format_ident!("{}_{}", param.ident.unraw(), companion.suffix);
+    if let Some(clash) = args.iter().find(|a| a.ident.unraw() == ident) {
+        return Err(syn::Error::new_spanned(
+            &clash.ident,
+            format!(
+                "`{ident}` is the name of the buffer that `{}`'s storage adds (its {}): rename \
+                 this argument",
+                param.ident.unraw(),
+                companion.suffix
+            ),
+        ));
+    }
+    Ok(Some(Arg {
+        ident,
+        role: Role::Param,
+        grad: false,
+        lifetime: None,
+        group: None,
+        storage: companion.storage,
+    }))
 }

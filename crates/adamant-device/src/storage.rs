@@ -258,6 +258,47 @@ pub fn f16_to_f32(bits: u16) -> f32 {
     f32::from_bits(sign | magnitude)
 }
 
+/// `x` clamped to `bound` (as [`weight_clamp`]) and split into a bf16 high half and a 16-bit
+/// remainder that together hold the clamped f32 exactly (issue 26's 26 B path: the model reads
+/// bf16 weights, the update an exact f32 master, in 4 bytes per element instead of 6).
+///
+/// The high half is the master rounded to nearest with ties away from zero: its top 16 bits,
+/// plus one in magnitude when bit 15 is set. The remainder is the master's low 16 bits, read
+/// back as a signed offset from the high half ([`split_join`]); rounding to nearest even could
+/// not be undone this way (a tie rounded down leaves an offset of +2^15, which 16 signed bits
+/// cannot hold).
+///
+/// The clamp holds of the high half's bf16 value: when it rounds past the bound, the master
+/// itself is taken back to the largest value whose high half is the bf16 value below (low bits
+/// `0x7FFF`, under the midpoint, which the clamped master was at or above, so the master stays
+/// within the bound too). NaN stays NaN in both halves. Branch-free, like [`Half::store`], so
+/// the PTX audit can run it.
+#[inline(always)]
+pub fn split_store(x: f32, bound: f32) -> (u16, u16) {
+    let bits = weight_clamp(x, bound).to_bits();
+    let sign = ((bits >> 16) as u16) & SIGN_16;
+    let a = bits & 0x7FFF_FFFF;
+    let nan = a > 0x7F80_0000;
+    // Cannot wrap: `a <= 0x7FFF_FFFF`. A NaN's sum is not a value; it is never held.
+    let up = ((a + 0x8000) >> 16) as u16;
+    let past = (bound > 0.0) & (bf16_to_f32(up).abs() > bound) & !nan;
+    let held = if past { (a & 0xFFFF_0000) | 0x7FFF } else { a };
+    let high = if nan {
+        0x7FC0
+    } else {
+        ((held + 0x8000) >> 16) as u16
+    };
+    (sign | high, held as u16)
+}
+
+/// The f32 master that [`split_store`]'s `high` and `low` halves hold: `high`'s bits shifted up,
+/// plus `low` as a signed offset. Exact for every finite or infinite master; a NaN's halves
+/// give a NaN.
+#[inline(always)]
+pub fn split_join(high: u16, low: u16) -> f32 {
+    f32::from_bits(((high as u32) << 16).wrapping_add(low as i16 as i32 as u32))
+}
+
 /// The key of one tensor's random words at one step of a run: a hash of the run's `seed`, the
 /// step number `step` and the tensor's index `tensor` in its set (0 for a single-tensor
 /// launch). Computed once per tensor by an entry; [`stochastic_word`] derives each element's word

@@ -104,3 +104,52 @@ pub fn adamw_bf16_sr_moments(
         adam.with(bc),
     )
 }
+
+/// AdamW on bf16 weights with an f32 master (issue 26's 28 B path: 4 + 4 bytes of master, 2 of
+/// bf16 copy written, 2 of bf16 gradient, 16 of f32 moments). The update reads and writes the
+/// master (`p_master`, a buffer the macro adds) and writes the bf16 copy the model reads in the
+/// same launch, rounded to nearest and held within the bound; the master is clamped like an
+/// f32 parameter. Both stores are proven (the PTX audit), each on its own stored bits.
+#[optimizer_kernel]
+pub fn adamw_bf16_master(
+    #[param(bf16, master)] p: f32,
+    #[grad(bf16)] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
+) -> f32 {
+    adam_step(
+        decoupled_decay(p, adam.lr, decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
+}
+
+/// AdamW on bf16 weights made exact by a 16-bit remainder (issue 26's 26 B path: 2 + 2 bytes
+/// of weight, 2 + 2 of remainder, 2 of gradient, 16 of f32 moments). The update reads the exact
+/// f32 that the weight and its remainder (`p_remainder`, a buffer the macro adds) hold, and
+/// stores the clamped new value split back into the two (`storage::split_store`): the weight
+/// is the value rounded to nearest, ties away, within the bound, so the model reads bf16 weights
+/// no further from the master than half a step.
+#[optimizer_kernel]
+pub fn adamw_bf16_remainder(
+    #[param(bf16, remainder)] p: f32,
+    #[grad(bf16)] g: f32,
+    #[state] m: &mut f32,
+    #[state] v: &mut f32,
+    #[group] adam: Adam,
+    #[group] decay: WeightDecay,
+    #[group] bc: BiasCorrections,
+) -> f32 {
+    adam_step(
+        decoupled_decay(p, adam.lr, decay.weight_decay),
+        g,
+        m,
+        v,
+        adam.with(bc),
+    )
+}

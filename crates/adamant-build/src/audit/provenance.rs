@@ -97,6 +97,11 @@ impl<'a> Provenance<'a> {
         inst.op() == "ld" && inst.has_modifier("param")
     }
 
+    /// Instruction `i` of the entry.
+    pub(super) fn instruction(&self, i: usize) -> &'a Instruction {
+        &self.instructions[i]
+    }
+
     /// The one definition of `reg`, unguarded, or why there is none: what the clamp's slice
     /// and the tensor index follow back, since a register defined twice or under a guard could
     /// hold either value at a use.

@@ -60,13 +60,16 @@ pub(super) fn audit_writes(
     let scales = descriptor.clamp_scales_index();
     let sources = bound.map(|bound| ClampSources { bound, scales });
     let flow = Provenance::new(entry, descriptor, &instructions, sources);
-    // The parameter buffer's storage type (f32 for an entry without one, which the prover never
-    // meets: it has no parameter stores).
-    let (storage, rounding) = descriptor
-        .param_buffer_index()
-        .map(|i| (descriptor.params[i].storage, descriptor.params[i].rounding))
-        .unwrap_or_default();
-    let prover = bound.map(|_| ClampProver::new(&flow, &instructions, scales, storage, rounding));
+    // Each store is proven against the storage of the buffer it writes (`ClampProver::storing`).
+    let prover = bound.map(|_| {
+        ClampProver::new(
+            &flow,
+            &instructions,
+            scales,
+            Default::default(),
+            Default::default(),
+        )
+    });
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
@@ -169,8 +172,20 @@ pub(super) fn audit_writes(
             });
             continue;
         }
+        let (storage, rounding) = (param.storage, param.rounding);
         let bits = element_bits(inst);
-        if bits != Some(storage.bytes() as u32 * 8) {
+        let elements: Vec<&Operand> = written_values(inst)
+            .into_iter()
+            .flat_map(|v| v.elements())
+            .collect();
+        let lanes = match bits == Some(storage.bytes() as u32 * 8) {
+            true => Some(elements),
+            // 16-bit lanes packed in pairs (`packed_halves`), or a width that writes beside the
+            // element.
+            false if storage.bytes() == 2 && bits == Some(32) => packed_halves(&flow, &elements),
+            false => None,
+        };
+        let Some(lanes) = lanes else {
             let (entry, line, instruction) = at(inst);
             violations.push(Violation::StoreWidth {
                 entry,
@@ -180,19 +195,15 @@ pub(super) fn audit_writes(
                 bits,
             });
             continue;
-        }
+        };
         clamp.param_stores += 1;
-        let lanes: Vec<&Operand> = written_values(inst)
-            .into_iter()
-            .flat_map(|v| v.elements())
-            .collect();
         let vector = lanes.len() > 1;
         for (lane, value) in lanes.into_iter().enumerate() {
             if matches!(value, Operand::Symbol(s) if s == "_") {
                 continue;
             }
             clamp.stored_values += 1;
-            let verdict = match &prover {
+            let verdict = match prover.map(|p| p.storing(storage, rounding)) {
                 Some(p) => p.prove(value, address(inst), i),
                 None => Err(super::ClampFailure::Unprovable {
                     reason: super::Unprovable::NoBoundDeclared,
@@ -204,7 +215,7 @@ pub(super) fn audit_writes(
                     _ => None,
                 };
                 let chain = register.map(|r| flow.bound_chain(r)).unwrap_or_default();
-                let (clamped, scales) = match (&prover, register) {
+                let (clamped, scales) = match (prover, register) {
                     (Some(p), Some(r)) => p.slice_inputs(r),
                     _ => (None, Vec::new()),
                 };
@@ -242,6 +253,33 @@ pub(super) fn audit_writes(
         .map(|(i, n)| (descriptor.params[i].name.to_string(), n))
         .collect();
     (writes, clamp, records)
+}
+
+/// The 16-bit lanes of a store of 32-bit `elements` to a 16-bit buffer, in memory order, where
+/// every element is two lanes packed by LLVM: `prmt.b32 %d, %a, %b, 0x5410`, the one unguarded
+/// definition of `%d`, puts the low 16 bits of `%a` in its low half and those of `%b` in its
+/// high half, which a little-endian store writes first and second. Each lane is then proven as
+/// a 16-bit store of `%a` or `%b` (its low bits). Any other element: None (a store width
+/// violation, nothing assumed of its layout).
+fn packed_halves<'a>(flow: &Provenance<'a>, elements: &[&'a Operand]) -> Option<Vec<&'a Operand>> {
+    let mut lanes = Vec::with_capacity(2 * elements.len());
+    for element in elements {
+        let Operand::Register(reg) = element else {
+            return None;
+        };
+        let def = flow.instruction(flow.single_def(reg).ok()?);
+        match def.operands.as_slice() {
+            [_, low @ Operand::Register(_), high @ Operand::Register(_), Operand::Immediate(selector)]
+                if def.opcode == "prmt.b32"
+                    && crate::ptx::parse_integer(selector.trim_end_matches(['U', 'u']))
+                        == Some(0x5410) =>
+            {
+                lanes.extend([low, high]);
+            }
+            _ => return None,
+        }
+    }
+    Some(lanes)
 }
 
 /// Whether the write's address is the table parameter `i` itself (writing into the table),

@@ -12,6 +12,7 @@ use crate::audit::located::At;
 /// where the result is, and each step's opcode, argument sources, lane and destination width.
 type MemoKey = (
     adamant_abi::Storage,
+    adamant_abi::Rounding,
     Option<u32>,
     bool,
     Src,
@@ -69,6 +70,7 @@ impl ClampProver<'_> {
             .collect();
         (
             self.storage,
+            self.rounding,
             word_bits,
             self.scales.is_some(),
             result,
@@ -140,7 +142,9 @@ impl ClampProver<'_> {
                     ClampFailure::Unprovable { reason }
                 })?;
             }
-            let got = value_of(result, &slots);
+            // A store of a type narrower than its register writes the register's low bits
+            // (PTX truncates a wide source operand to the store's type).
+            let got = value_of(result, &slots) & width_mask(self.storage);
             let (b, s) = (f32::from_bits(bound), f32::from_bits(scale));
             let effective = match self.scales {
                 Some(_) => tensor_contract(b, s),
@@ -149,7 +153,8 @@ impl ClampProver<'_> {
             let clamped = contract(f32::from_bits(x), effective);
             // `word_bits` is set exactly for a stochastic store (`prover.rs`).
             let rounding = word_bits.map(|_| word);
-            let expected = stored_contract(self.storage, rounding, clamped, effective);
+            let expected =
+                stored_contract(self.storage, self.rounding, rounding, clamped, effective);
             if got != expected {
                 return Err(ClampFailure::Wrong {
                     x,
@@ -158,6 +163,7 @@ impl ClampProver<'_> {
                     got,
                     expected,
                     storage: self.storage,
+                    rounding: self.rounding,
                     word: rounding,
                 });
             }
@@ -242,4 +248,13 @@ fn word_constant_cases(
         .iter()
         .flat_map(|&w| word_anchors().map(move |(x, b)| (x, b, one, w)))
         .collect()
+}
+
+/// The bits of a register that a store of `storage` writes: all 32 for f32, the low 16 for a
+/// 16-bit type.
+fn width_mask(storage: adamant_abi::Storage) -> u32 {
+    match storage.bytes() {
+        4 => u32::MAX,
+        bytes => (1u32 << (8 * bytes)) - 1,
+    }
 }

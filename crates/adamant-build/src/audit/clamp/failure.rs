@@ -1,5 +1,5 @@
 //! Why a value stored to a parameter buffer is not proven clamped.
-use adamant_abi::Storage;
+use adamant_abi::{Rounding, Storage};
 
 use super::Unprovable;
 
@@ -20,6 +20,8 @@ pub enum ClampFailure {
         expected: u32,
         /// The parameter buffer's storage type (`got` and `expected` are its bits).
         storage: Storage,
+        /// How the store rounds to `storage` (the descriptor's).
+        rounding: Rounding,
         /// A stochastic store's random word in this case.
         word: Option<u32>,
     },
@@ -56,13 +58,23 @@ fn show_stored(bits: u32, storage: Storage) -> String {
         Storage::F32 => show(bits),
         Storage::Bf16 => format!("bf16 0x{bits:04x} ({})", show(bits << 16)),
         Storage::F16 => format!("f16 0x{bits:04x}"),
+        Storage::Bf16Remainder => format!("remainder 0x{bits:04x}"),
     }
 }
 
 /// What the contract adds for a 16-bit storage type (and a stochastic store's word).
-fn storage_clause(storage: Storage, word: Option<u32>) -> String {
+fn storage_clause(storage: Storage, rounding: Rounding, word: Option<u32>) -> String {
     match (storage, word) {
         (Storage::F32, _) => String::new(),
+        (Storage::Bf16Remainder, _) => ", split into a bf16 high half (to nearest, ties away, \
+                                         held within the bound) and the 16-bit remainder the \
+                                         master keeps below it,"
+            .to_string(),
+        (_, None) if rounding == Rounding::TiesAway => ", rounded to nearest with ties away from \
+                                                        zero (the high half of a split master) \
+                                                        and, past the bound, its neighbour \
+                                                        toward zero,"
+            .to_string(),
         (_, None) => ", rounded to nearest even in the storage type and, past the bound, its \
                       neighbour toward zero,"
             .to_string(),
@@ -90,6 +102,7 @@ impl std::fmt::Display for ClampFailure {
                 got,
                 expected,
                 storage,
+                rounding,
                 word,
             } => write!(
                 f,
@@ -99,7 +112,7 @@ impl std::fmt::Display for ClampFailure {
                 show(*x),
                 show(*bound),
                 show_stored(*got, *storage),
-                storage_clause(*storage, *word),
+                storage_clause(*storage, *rounding, *word),
                 show_stored(*expected, *storage)
             ),
             ClampFailure::Wrong {
@@ -109,6 +122,7 @@ impl std::fmt::Display for ClampFailure {
                 got,
                 expected,
                 storage,
+                rounding,
                 word,
             } => write!(
                 f,
@@ -119,7 +133,7 @@ impl std::fmt::Display for ClampFailure {
                 show(*bound),
                 show(*scale),
                 show_stored(*got, *storage),
-                storage_clause(*storage, *word),
+                storage_clause(*storage, *rounding, *word),
                 show_stored(*expected, *storage)
             ),
             ClampFailure::NoTensorScale => f.write_str(

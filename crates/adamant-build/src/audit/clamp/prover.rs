@@ -7,6 +7,7 @@ use crate::audit::provenance::Provenance;
 use crate::ptx::{Instruction, Operand};
 
 /// One entry's clamp prover.
+#[derive(Clone, Copy)]
 pub(in crate::audit) struct ClampProver<'a> {
     pub(super) flow: &'a Provenance<'a>,
     pub(super) instructions: &'a [Instruction],
@@ -34,6 +35,16 @@ impl<'a> ClampProver<'a> {
             scales,
             storage,
             rounding,
+        }
+    }
+
+    /// This prover for a store to a buffer of `storage`, rounded as `rounding` (the stored
+    /// buffer's descriptor: a kernel with a companion buffer stores two kinds).
+    pub(in crate::audit) fn storing(self, storage: Storage, rounding: Rounding) -> Self {
+        ClampProver {
+            storage,
+            rounding,
+            ..self
         }
     }
 
@@ -67,7 +78,7 @@ impl<'a> ClampProver<'a> {
         let word_bits = match (self.rounding, slice.word) {
             (adamant_abi::Rounding::Stochastic, Some(_)) => Some(slice.word_bits),
             (adamant_abi::Rounding::Stochastic, None) => Some(32),
-            (adamant_abi::Rounding::Nearest, _) => None,
+            (adamant_abi::Rounding::Nearest | adamant_abi::Rounding::TiesAway, _) => None,
         };
         self.evaluate(&program, result, word_bits)
     }

@@ -7,7 +7,7 @@
 //! the clamp is on (`b > 0`) and the rounded value's magnitude is past `b`, the bf16 value next
 //! to it toward zero. So `|stored| <= b` (or NaN) holds of the stored bits themselves, also for
 //! a bound no bf16 value equals.
-use adamant_abi::Storage;
+use adamant_abi::{Rounding, Storage};
 
 /// The bf16 rounding to nearest, ties to even, from IEEE 754's definition: the value's 16
 /// dropped bits against half a step, the kept bits' parity breaking a tie. Written on the
@@ -83,12 +83,42 @@ fn bf16_stochastic(x: f32, word: u32) -> u16 {
     ((sign << 15) as u32 | (kept + up as u32)) as u16
 }
 
+/// An f32 master split into a bf16 high half and a 16-bit remainder (`Rounding::TiesAway`,
+/// `Storage::Bf16Remainder`), from the definition: the high half is the master rounded to
+/// nearest with ties away from zero (the 16 dropped bits against half a step, a tie up in
+/// magnitude), the remainder the master's low 16 bits. When the clamp is on and the high half's
+/// value is past the bound, the master becomes the largest value whose high half is the bf16
+/// value below (dropped bits `0x7fff`): high half toward zero, remainder `0x7fff`. A NaN's high
+/// half is the quiet NaN, its remainder its low bits.
+fn split(master: f32, bound: f32) -> (u16, u16) {
+    let bits = master.to_bits();
+    let sign = ((bits >> 31) as u16) << 15;
+    let (kept, dropped) = ((bits & 0x7fff_ffff) >> 16, bits & 0xffff);
+    if master.is_nan() {
+        return (sign | 0x7fc0, dropped as u16);
+    }
+    let high = kept + u32::from(dropped >= 0x8000);
+    if bound > 0.0 && bf16_value(high as u16).abs() > bound {
+        return (sign | kept as u16, 0x7fff);
+    }
+    (sign | high as u16, dropped as u16)
+}
+
 /// What a parameter buffer of `storage` must hold after a store of the clamped `clamped`
 /// (already `contract(x, bound)`) with `bound`, as the bits of the storage type (in the low bits
-/// of the word). `word`: the random word of a stochastic store (`None`: to nearest).
-pub fn stored_contract(storage: Storage, word: Option<u32>, clamped: f32, bound: f32) -> u32 {
+/// of the word), rounded as `rounding` says. `word`: the random word of a stochastic store
+/// (`None`: to nearest).
+pub fn stored_contract(
+    storage: Storage,
+    rounding: Rounding,
+    word: Option<u32>,
+    clamped: f32,
+    bound: f32,
+) -> u32 {
     match storage {
         Storage::F32 => clamped.to_bits(),
+        Storage::Bf16 if rounding == Rounding::TiesAway => split(clamped, bound).0 as u32,
+        Storage::Bf16Remainder => split(clamped, bound).1 as u32,
         Storage::Bf16 => {
             let rounded = match word {
                 Some(w) => bf16_stochastic(clamped, w),
@@ -118,7 +148,8 @@ pub fn storage_cases(storage: Storage, bounds: &[u32]) -> Vec<(u32, u32)> {
     // The storage type's patterns and values, for its neighbours of a bound.
     let (to_bits, value, top): (Round, Widen, i64) = match storage {
         Storage::F32 => return Vec::new(),
-        Storage::Bf16 => (bf16_nearest, bf16_value, 0x7f80),
+        // A split master's cases are bf16's: its high half rounds at the same neighbours.
+        Storage::Bf16 | Storage::Bf16Remainder => (bf16_nearest, bf16_value, 0x7f80),
         Storage::F16 => (f16_nearest, f16_value, 0x7c00),
     };
     let mut out = Vec::new();
@@ -174,10 +205,10 @@ mod tests {
         // 0.08 is not a bf16 value; its nearest is above it.
         let bound = 0.08f32;
         assert!(bf16_value(bf16_nearest(bound)) > bound);
-        let stored = stored_contract(Storage::Bf16, None, bound, bound) as u16;
+        let stored = stored_contract(Storage::Bf16, Rounding::Nearest, None, bound, bound) as u16;
         assert!(bf16_value(stored) <= bound);
         assert_eq!(stored, bf16_nearest(bound) - 1);
-        let stored = stored_contract(Storage::Bf16, None, -bound, bound) as u16;
+        let stored = stored_contract(Storage::Bf16, Rounding::Nearest, None, -bound, bound) as u16;
         assert!(bf16_value(stored) >= -bound);
     }
 
@@ -222,10 +253,16 @@ mod tests {
         // never as infinity; with a bound past 65,520 the clamp lets 65,520 through and the hold
         // takes infinity back to 65504.
         for bound in [65504f32, 65519.0, 1e6] {
-            let stored = stored_contract(Storage::F16, None, 65520f32.min(bound), bound) as u16;
+            let stored = stored_contract(
+                Storage::F16,
+                Rounding::Nearest,
+                None,
+                65520f32.min(bound),
+                bound,
+            ) as u16;
             assert_eq!(stored, 0x7bff, "bound {bound}");
         }
-        let stored = stored_contract(Storage::F16, None, 0.08, 0.08) as u16;
+        let stored = stored_contract(Storage::F16, Rounding::Nearest, None, 0.08, 0.08) as u16;
         assert!(f16_value(stored) <= 0.08 && f16_value(stored + 1) > 0.08);
     }
 
