@@ -53,7 +53,10 @@ fn up<T: adamant_runtime::cust::memory::DeviceCopy>(x: &[T]) -> DeviceBuffer<T> 
     DeviceBuffer::from_slice(x).unwrap()
 }
 
-fn region<T>(b: &DeviceBuffer<T>, storage: Storage) -> DeviceRegion {
+fn region<T: adamant_runtime::cust::memory::DeviceCopy>(
+    b: &DeviceBuffer<T>,
+    storage: Storage,
+) -> DeviceRegion {
     DeviceRegion::of(b.as_device_ptr().as_raw(), b.len(), storage).unwrap()
 }
 
