@@ -232,3 +232,43 @@ fn a_descriptor_that_misstates_a_companion_is_refused() {
         assert!(!failures(&report).is_empty(), "{target}: {report}");
     }
 }
+
+/// Each store is proven on its own; what ties the two buffers together is that the k-th store of
+/// each writes lanes clamped from the same values in the same order. With two lanes of the
+/// companion's vector store swapped, every lane is still a valid store of some value, but the
+/// weight of element 0 would sit beside the remainder (or the master) of element 1: refused.
+#[test]
+fn companion_lanes_out_of_step_are_refused() {
+    for (name, companion_store) in [
+        ("adamw_bf16_remainder_stepped", "st.global.v2.b32"),
+        // Every 16-byte store of the entry (the moments' too, which the audit does not tie to
+        // anything: only the master's swap is refused).
+        ("adamw_bf16_master", "st.global.v4.b32"),
+        ("adamw_bf16_master_multi_stepped", "st.v4.b32"),
+    ] {
+        let (ptx, edits) = edit_lines(real(), name, |line| {
+            let rest = line.trim().strip_prefix(companion_store)?;
+            let regs = registers(rest);
+            // The address register first, then the lanes: swap the first two lanes.
+            let (open, close) = (line.find('{')?, line.find('}')?);
+            let lanes: Vec<&str> = line[open + 1..close].split(',').map(str::trim).collect();
+            if regs.len() < 3 || lanes.len() < 2 {
+                return None;
+            }
+            let mut swapped = lanes.clone();
+            swapped.swap(0, 1);
+            Some(format!("{}{}{}", &line[..=open], swapped.join(", "), &line[close..]))
+        });
+        assert!(edits >= 1, "{name}: no `{companion_store}` found");
+        let report = run(&ptx);
+        only_about(&report, name);
+        assert!(
+            report
+                .violations
+                .iter()
+                .any(|v| matches!(v, Violation::CompanionApart { .. })),
+            "{name}: {report}"
+        );
+        assert!(report.to_string().contains("lane by lane"), "{report}");
+    }
+}

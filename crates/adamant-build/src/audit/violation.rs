@@ -101,6 +101,18 @@ pub enum Violation {
         /// Bits per element of the store (None: no width the audit reads from its type).
         bits: Option<u32>,
     },
+    /// An entry with two parameter buffers (a parameter and its companion: a master and its
+    /// bf16 copy, or a split's two halves) whose stores to them do not write the same clamped
+    /// values lane by lane: the two buffers would hold halves or copies of different values.
+    CompanionApart {
+        entry: String,
+        line: usize,
+        instruction: String,
+        /// The two buffers.
+        buffers: (String, String),
+        /// What differs: the store counts, or the lanes.
+        reason: String,
+    },
     /// An atomic or reduction into a parameter buffer (its value cannot be clamped).
     UncheckableWrite {
         entry: String,
@@ -158,6 +170,7 @@ impl Violation {
             | Violation::WriteToReadOnly { entry, .. }
             | Violation::UncheckableWrite { entry, .. }
             | Violation::StoreWidth { entry, .. }
+            | Violation::CompanionApart { entry, .. }
             | Violation::PointerEscapes { entry, .. }
             | Violation::UnknownInstruction { entry, .. }
             | Violation::Call { entry, .. }
@@ -254,6 +267,19 @@ impl fmt::Display for Violation {
                 "{entry}: an optimizer entry reduces into its diagnostics accumulators and \
                  publishes its records, both through its records header; found {atomics} \
                  atomic(s) and {stores} store(s) there"
+            ),
+            Violation::CompanionApart {
+                entry,
+                line,
+                instruction,
+                buffers: (first, second),
+                reason,
+            } => write!(
+                f,
+                "{entry} (line {line}): `{instruction}`: `{first}` and `{second}` are one \
+                 parameter's two buffers, so the k-th store of each must write the same clamped \
+                 values lane by lane (the halves of one master, or a master and its copy); \
+                 {reason}"
             ),
             Violation::StoreWidth {
                 entry,

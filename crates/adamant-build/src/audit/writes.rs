@@ -73,6 +73,9 @@ pub(super) fn audit_writes(
     let mut writes = WriteAudit::default();
     let mut clamp = is_optimizer.then(ClampAudit::default);
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
+    // Per parameter buffer, each store's instruction and the value each lane clamps
+    // (`check_companions`).
+    let mut lanes_of: BTreeMap<usize, Vec<(&Instruction, Vec<Option<&str>>)>> = BTreeMap::new();
     // Writes through the records header: (atomics and reductions, plain stores).
     let mut records = (0usize, 0usize);
 
@@ -198,6 +201,7 @@ pub(super) fn audit_writes(
         };
         clamp.param_stores += 1;
         let vector = lanes.len() > 1;
+        let mut clamped_lanes = Vec::with_capacity(lanes.len());
         for (lane, value) in lanes.into_iter().enumerate() {
             if matches!(value, Operand::Symbol(s) if s == "_") {
                 continue;
@@ -226,11 +230,12 @@ pub(super) fn audit_writes(
                     chain,
                     clamped,
                     scales,
-                    verdict: verdict.clone(),
+                    verdict: verdict.clone().map(|(cases, _)| cases),
                 });
             }
+            clamped_lanes.push(verdict.as_ref().ok().and_then(|&(_, x)| x));
             match verdict {
-                Ok(cases) => {
+                Ok((cases, _)) => {
                     clamp.clamped_values += 1;
                     clamp.cases_evaluated += cases;
                 }
@@ -247,12 +252,69 @@ pub(super) fn audit_writes(
                 }
             }
         }
+        lanes_of.entry(i).or_default().push((inst, clamped_lanes));
     }
+    check_companions(cx, &lanes_of, violations);
     writes.per_param = per_param
         .into_iter()
         .map(|(i, n)| (descriptor.params[i].name.to_string(), n))
         .collect();
     (writes, clamp, records)
+}
+
+/// An entry with two parameter buffers (a parameter and the companion its storage adds): each
+/// store to either is proven on its own, so nothing yet ties one buffer's value to the other's.
+/// The k-th store of each (in program order: the vector loop's, then the scalar tail's) must
+/// write lanes clamped from the same registers, in the same order; otherwise the two buffers hold
+/// halves (or copies) of different values, which no contract of either describes. A lane whose
+/// value was not proven is already a violation, and stays one.
+fn check_companions(
+    cx: &WriteContext<'_>,
+    lanes_of: &BTreeMap<usize, Vec<(&Instruction, Vec<Option<&str>>)>>,
+    violations: &mut Vec<Violation>,
+) {
+    let params: Vec<usize> = (0..cx.descriptor.params.len())
+        .filter(|&i| cx.descriptor.params[i].role.is_param())
+        .collect();
+    let [first, second] = params[..] else {
+        return;
+    };
+    let none = Vec::new();
+    let (a, b) = (
+        lanes_of.get(&first).unwrap_or(&none),
+        lanes_of.get(&second).unwrap_or(&none),
+    );
+    let apart = |inst: &Instruction, reason: String| Violation::CompanionApart {
+        entry: cx.entry.name.clone(),
+        line: inst.line,
+        instruction: inst.text.clone(),
+        buffers: (
+            cx.descriptor.params[first].name.to_string(),
+            cx.descriptor.params[second].name.to_string(),
+        ),
+        reason,
+    };
+    if a.len() != b.len() {
+        let (inst, _) = a.first().or(b.first()).expect("a parameter store");
+        let reason = format!("they are stored {} and {} times", a.len(), b.len());
+        violations.push(apart(inst, reason));
+        return;
+    }
+    for ((inst, lanes_a), (other, lanes_b)) in a.iter().zip(b) {
+        let proven = |lanes: &[Option<&str>]| lanes.iter().all(Option::is_some);
+        if proven(lanes_a) && proven(lanes_b) && lanes_a != lanes_b {
+            let show = |lanes: &[Option<&str>]| {
+                lanes.iter().map(|x| x.unwrap_or("?")).collect::<Vec<_>>().join(", ")
+            };
+            let reason = format!(
+                "it clamps [{}], its counterpart at line {} clamps [{}]",
+                show(lanes_a),
+                other.line,
+                show(lanes_b)
+            );
+            violations.push(apart(inst, reason));
+        }
+    }
 }
 
 /// The 16-bit lanes of a store of 32-bit `elements` to a 16-bit buffer, in memory order, where

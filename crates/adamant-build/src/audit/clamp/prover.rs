@@ -52,13 +52,13 @@ impl<'a> ClampProver<'a> {
     /// `target` (a table, in a multi-tensor entry), is the clamp of one value with the bound
     /// (times its tensor's scale, in a multi-tensor entry), on every case of
     /// [`cases`](super::cases) (of [`scaled_cases`](super::scaled_cases)). Returns the number of
-    /// cases evaluated.
+    /// cases evaluated and the register of the value clamped (`x`, if the slice has one).
     pub(in crate::audit) fn prove(
         &self,
         value: &'a Operand,
         address: Option<&'a Operand>,
         target: usize,
-    ) -> Result<usize, ClampFailure> {
+    ) -> Result<(usize, Option<&'a str>), ClampFailure> {
         let Operand::Register(value) = value else {
             return Err(ClampFailure::NoBound);
         };
@@ -81,5 +81,6 @@ impl<'a> ClampProver<'a> {
             (adamant_abi::Rounding::Nearest | adamant_abi::Rounding::TiesAway, _) => None,
         };
         self.evaluate(&program, result, word_bits)
+            .map(|cases| (cases, slice.x))
     }
 }
