@@ -325,6 +325,7 @@ fn adam_sizes(rt: &Adamant, timer: &mut Timer, out: &mut Value, quick: bool) -> 
             let guarded = spec.clone().guarded(GuardSpec {
                 skip_non_finite: true,
                 max_norm: Some(1e3),
+                loss_scale: None,
             })?;
             let unguarded = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
             let states = StepStates::new(&[guarded], QAbsRef::Owned { initial: 1.0 })?;
@@ -1143,6 +1144,7 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         let spec = StepSpec::adam(&hyper(), StepBound::FromQAbsRef)?.guarded(GuardSpec {
             skip_non_finite: true,
             max_norm: Some(1e3),
+            loss_scale: None,
         })?;
         let guarded = StepStates::new(&vec![spec; 8], QAbsRef::Owned { initial: 1.0 })?;
         let fused = rt.capture(vec![Box::new(|s: &Stream| {

@@ -21,6 +21,7 @@ fn profile(rt: &Adamant, what: &str, grads: &[&DeviceArray]) -> Result<()> {
         GuardSpec {
             skip_non_finite: true,
             max_norm: Some(1e3),
+            loss_scale: None,
         },
     )?;
     let states = StepStates::new(&vec![spec; grads.len()], QAbsRef::Owned { initial: 1.0 })?;

@@ -257,7 +257,12 @@ fn companion_lanes_out_of_step_are_refused() {
             }
             let mut swapped = lanes.clone();
             swapped.swap(0, 1);
-            Some(format!("{}{}{}", &line[..=open], swapped.join(", "), &line[close..]))
+            Some(format!(
+                "{}{}{}",
+                &line[..=open],
+                swapped.join(", "),
+                &line[close..]
+            ))
         });
         assert!(edits >= 1, "{name}: no `{companion_store}` found");
         let report = run(&ptx);

@@ -241,6 +241,7 @@ fn global_norm_clipping_over_a_set_matches_torchs_formula() {
         let states = states(Some(GuardSpec {
             skip_non_finite: true,
             max_norm: Some(max_norm),
+            loss_scale: None,
         }));
         let grads: Vec<&DeviceArray> = groups.iter().map(|g| &g.g).collect();
         let dyn_grads: Vec<&dyn adamant_runtime::ReadBuffer> = grads
@@ -411,6 +412,7 @@ fn one_pass_judges_several_records_each_by_its_own_gradients() {
                 s.guarded(GuardSpec {
                     skip_non_finite: true,
                     max_norm: Some(max_norm),
+                    loss_scale: None,
                 })
             })
             .unwrap()

@@ -72,6 +72,19 @@ pub const GUARD_SKIP_NON_FINITE: u32 = 1 << 0;
 /// [`StepGuard::mode`]: scale the gradients by the global-norm clip coefficient.
 pub const GUARD_CLIP: u32 = 1 << 1;
 
+/// [`StepGuard::mode`]: dynamic loss scaling (for fp16 training): the gradients the guard judges
+/// are those of the loss multiplied by [`StepGuard::loss_scale`]. The guard divides them back
+/// (the `#[grad]` multiplier is `clip / loss_scale`, the norm it reports is unscaled), skips the
+/// step when any is NaN or infinite (an overflow) and halves the scale, and doubles it after
+/// [`StepGuard::growth_interval`] clean steps in a row (PyTorch's `GradScaler` rule, with its
+/// factors [`LOSS_SCALE_BACKOFF`] and [`LOSS_SCALE_GROWTH`]). Implies the skip of
+/// [`GUARD_SKIP_NON_FINITE`].
+pub const GUARD_LOSS_SCALE: u32 = 1 << 2;
+/// The loss scale's factor after [`StepGuard::growth_interval`] clean steps.
+pub const LOSS_SCALE_GROWTH: f32 = 2.0;
+/// The loss scale's factor after an overflow.
+pub const LOSS_SCALE_BACKOFF: f32 = 0.5;
+
 /// [`StepState::flags`]: a step was skipped for a non-finite gradient (sticky).
 pub const FLAG_SKIPPED_STEP: u32 = 1 << 1;
 /// [`StepState::flags`]: a guarded record found no guard run for its step, and skipped it
@@ -79,7 +92,7 @@ pub const FLAG_SKIPPED_STEP: u32 = 1 << 1;
 pub const FLAG_UNGUARDED_STEP: u32 = 1 << 2;
 
 /// The guard part of a step-state record: the host's settings and the last guard run's verdict.
-/// 48 bytes.
+/// 64 bytes.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepGuard {
@@ -107,6 +120,17 @@ pub struct StepGuard {
     /// guard's tensors one after another (the index in the tensor, for one tensor);
     /// [`NO_NON_FINITE`] if every gradient was finite.
     pub first_non_finite: u64,
+    /// Under [`GUARD_LOSS_SCALE`]: the scale the next backward multiplies its loss by (the
+    /// host sets the first; each guard run updates it; the user's backward reads it from the
+    /// device, `StepStates::loss_scale_address`, so a replayed graph scales with the current
+    /// value). Unused otherwise.
+    pub loss_scale: f32,
+    /// Under [`GUARD_LOSS_SCALE`]: clean steps in a row after which the scale doubles (`>= 1`).
+    pub growth_interval: u32,
+    /// Clean steps since the scale last changed.
+    pub clean_steps: u32,
+    /// How many times an overflow halved the scale.
+    pub scale_backoffs: u32,
 }
 
 /// [`StepGuard::first_non_finite`] of a step whose gradients were all finite.
@@ -125,7 +149,7 @@ pub const SCALARS_OFFSET: usize = core::mem::offset_of!(StepRecord, scalars);
 /// kernel's own scalars. Every scalar a stepped entry uses comes from here, none from a launch
 /// argument, so a replayed graph never replays a value frozen at capture: the host changes a
 /// `#[hyper]` word between steps (a stream-ordered write), and the kernel's schedule, run on the
-/// device after every advance, writes its `#[derived]` words from the new `t`. 176 bytes,
+/// device after every advance, writes its `#[derived]` words from the new `t`. 192 bytes,
 /// 16-byte aligned.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

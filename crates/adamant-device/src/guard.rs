@@ -26,8 +26,8 @@ use crate::step::{count_skip, StepRecord};
 // The guard's words are part of the step record, so they are defined with it (the advance reads
 // them); they are the guard's API, so they are named here too.
 pub use crate::step::{
-    advance_skips, StepGuard, FLAG_SKIPPED_STEP, FLAG_UNGUARDED_STEP, GUARD_CLIP,
-    GUARD_SKIP_NON_FINITE, NO_NON_FINITE,
+    advance_skips, StepGuard, FLAG_SKIPPED_STEP, FLAG_UNGUARDED_STEP, GUARD_CLIP, GUARD_LOSS_SCALE,
+    GUARD_SKIP_NON_FINITE, LOSS_SCALE_BACKOFF, LOSS_SCALE_GROWTH, NO_NON_FINITE,
 };
 
 /// `torch.nn.utils.clip_grad_norm_`'s epsilon: the coefficient is `max_norm / (norm + 1e-6)`.
@@ -47,17 +47,27 @@ pub fn finish(record: &mut StepRecord, sum_of_squares: f64, first_non_finite: u6
     let epoch = state.step.wrapping_add(1);
     guard.epoch = epoch;
     guard.first_non_finite = first_non_finite;
-    let norm = sqrt_f64(sum_of_squares) as f32;
+    // Under loss scaling the gradients are the scaled loss's: their norm is divided back.
+    let scaling = guard.mode & GUARD_LOSS_SCALE != 0;
+    let scale = if scaling { guard.loss_scale } else { 1.0 };
+    let norm = (sqrt_f64(sum_of_squares) / scale as f64) as f32;
     guard.norm = norm;
     // NaN and inf both fail `is_finite`; a finite f32 squared never overflows an f64 sum.
-    if guard.mode & GUARD_SKIP_NON_FINITE != 0 && !sum_of_squares.is_finite() {
+    let skips = guard.mode & GUARD_SKIP_NON_FINITE != 0 || scaling;
+    if skips && !sum_of_squares.is_finite() {
         guard.skip = 1;
         guard.clip_coef = 1.0;
         count_skip(guard, state, epoch, FLAG_SKIPPED_STEP);
+        if scaling {
+            // An overflow: the next backward scales by half as much.
+            guard.loss_scale = scale * LOSS_SCALE_BACKOFF;
+            guard.clean_steps = 0;
+            guard.scale_backoffs = guard.scale_backoffs.wrapping_add(1);
+        }
         return;
     }
     guard.skip = 0;
-    guard.clip_coef = if guard.mode & GUARD_CLIP != 0 {
+    let clip = if guard.mode & GUARD_CLIP != 0 {
         let coef = guard.max_norm / (norm + CLIP_EPSILON);
         // `coef < 1.0` is false for NaN: a NaN norm (clipping without the skip) leaves the
         // gradients as they are, NaN included, as PyTorch's clamp to 1 would not hide them.
@@ -69,6 +79,23 @@ pub fn finish(record: &mut StepRecord, sum_of_squares: f64, first_non_finite: u6
     } else {
         1.0
     };
+    // The multiplier of the scaled gradients: unscale, then clip (exactly PyTorch's
+    // `unscale_` then `clip_grad_norm_` when the scale is a power of two, as it stays when it
+    // starts as one: both factors are).
+    guard.clip_coef = clip / scale;
+    if scaling {
+        let clean = guard.clean_steps + 1;
+        if clean >= guard.growth_interval {
+            let grown = scale * LOSS_SCALE_GROWTH;
+            // PyTorch keeps the scale where doubling it would overflow.
+            if grown.is_finite() {
+                guard.loss_scale = grown;
+            }
+            guard.clean_steps = 0;
+        } else {
+            guard.clean_steps = clean;
+        }
+    }
 }
 
 /// What a stepped entry (or a schedule) does with `record` after its advance ([`verdict`]).
@@ -176,15 +203,23 @@ impl GuardGroup {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GuardChunk {
-    /// The chunk's first value (an `f32` address).
+    /// The chunk's first value (of the type `storage` says).
     pub data: u64,
     /// Its index among the record's gradient values.
     pub origin: u64,
     /// How many values.
     pub len: u32,
-    /// Zero (keeps the chunk 24 bytes).
-    pub reserved: u32,
+    /// How the values are stored: [`GUARD_F32`], [`GUARD_BF16`] or [`GUARD_F16`] (a 16-bit
+    /// value is widened exactly before it is squared).
+    pub storage: u32,
 }
+
+/// [`GuardChunk::storage`]: `f32` gradients.
+pub const GUARD_F32: u32 = 0;
+/// [`GuardChunk::storage`]: bf16 gradients.
+pub const GUARD_BF16: u32 = 1;
+/// [`GuardChunk::storage`]: f16 gradients (fp16 training with loss scaling).
+pub const GUARD_F16: u32 = 2;
 
 /// `u64`s per [`GuardChunk`] (the runtime uploads the table as `u64`s, [`GuardChunk::words`]).
 pub const GUARD_CHUNK_WORDS: usize = 3;
@@ -196,8 +231,18 @@ impl GuardChunk {
         [
             self.data,
             self.origin,
-            u64::from(self.len) | (u64::from(self.reserved) << 32),
+            u64::from(self.len) | (u64::from(self.storage) << 32),
         ]
+    }
+
+    /// The 16-bit type of the chunk's values, or None for `f32` (any other code is read as
+    /// f16: the runtime writes only the three).
+    pub fn half(&self) -> Option<crate::storage::Half> {
+        match self.storage {
+            GUARD_F32 => None,
+            GUARD_BF16 => Some(crate::storage::Half::Bf16),
+            _ => Some(crate::storage::Half::F16),
+        }
     }
 }
 
@@ -318,7 +363,7 @@ mod tests {
             data: 0x1122_3344_5566_7788,
             origin: 0x99,
             len: 0xdead_beef,
-            reserved: 7,
+            storage: 7,
         };
         // SAFETY: both are plain data of the same size (checked by the transmute).
         let memory: [u64; GUARD_CHUNK_WORDS] = unsafe { core::mem::transmute(chunk) };
@@ -334,9 +379,83 @@ mod tests {
         assert_eq!(group.words(), memory);
     }
 
+    /// Dynamic loss scaling against a model of PyTorch's `GradScaler` written from its
+    /// documented rule (`_amp_update_scale_`): an overflow skips the step, halves the scale and
+    /// resets the count of clean steps; `growth_interval` clean steps in a row double it (kept
+    /// where doubling overflows). The gradients' multiplier unscales and clips, the reported
+    /// norm is unscaled, and `t` is not advanced past a skip (the skip count and flag say so).
     #[test]
-    fn the_guard_is_48_bytes() {
-        assert_eq!(core::mem::size_of::<StepGuard>(), 48);
+    fn loss_scaling_follows_the_grad_scaler_rule() {
+        let mode = GUARD_LOSS_SCALE | GUARD_CLIP;
+        let (interval, max_norm) = (3u32, 0.5f32);
+        let mut r = guarded(mode, max_norm, 0);
+        r.guard.loss_scale = 2f32.powi(124);
+        r.guard.growth_interval = interval;
+        // The model.
+        let (mut scale, mut tracker, mut skipped) = (2f64.powi(124), 0u32, 0u32);
+        let overflows = [2usize, 3, 9, 20];
+        for step in 0..40usize {
+            // Unscaled gradient norm 0.3 or 2.0 (clipped), scaled by the current scale.
+            let true_norm = if step % 5 == 0 { 2.0f64 } else { 0.3 };
+            let sum = if overflows.contains(&step) {
+                f64::INFINITY
+            } else {
+                (true_norm * scale).powi(2)
+            };
+            r.state.step = step as u32 - skipped.min(step as u32);
+            finish(&mut r, sum, NO_NON_FINITE);
+            if overflows.contains(&step) {
+                assert_eq!(r.guard.skip, 1, "step {step}");
+                scale *= 0.5;
+                tracker = 0;
+                skipped += 1;
+            } else {
+                assert_eq!(r.guard.skip, 0, "step {step}");
+                let clip = (max_norm as f64 / (true_norm + 1e-6)).min(1.0);
+                assert_eq!(r.guard.norm, true_norm as f32, "step {step}");
+                let want = clip as f32 / scale as f32;
+                let rel = ((r.guard.clip_coef - want) / want).abs();
+                assert!(rel < 1e-6, "step {step}: {} vs {want}", r.guard.clip_coef);
+                tracker += 1;
+                if tracker == interval {
+                    if (scale * 2.0) < f32::MAX as f64 {
+                        scale *= 2.0;
+                    }
+                    tracker = 0;
+                }
+            }
+            assert_eq!(r.guard.loss_scale as f64, scale, "step {step}");
+            assert_eq!(r.guard.clean_steps, tracker, "step {step}");
+        }
+        assert_eq!(r.guard.scale_backoffs, overflows.len() as u32);
+        assert_eq!(r.guard.skipped_steps, overflows.len() as u32);
+        // Started at 2^124, the scale reached the top power of two and stayed there (2^128
+        // overflows f32).
+        assert_eq!(r.guard.loss_scale, 2f32.powi(127));
+    }
+
+    /// Loss scaling skips an overflow even when the record does not ask for the skip itself:
+    /// a step from overflowed gradients is never taken.
+    #[test]
+    fn loss_scaling_always_skips_an_overflow() {
+        let mut r = guarded(GUARD_LOSS_SCALE, 0.0, 4);
+        r.guard.loss_scale = 1024.0;
+        r.guard.growth_interval = 10;
+        finish(&mut r, f64::NAN, 17);
+        assert_eq!(
+            (r.guard.skip, r.guard.loss_scale, r.guard.first_non_finite),
+            (1, 512.0, 17)
+        );
+        finish(&mut r, 4.0 * 512.0 * 512.0, NO_NON_FINITE);
+        assert_eq!(
+            (r.guard.skip, r.guard.norm, r.guard.clip_coef),
+            (0, 2.0, 1.0 / 512.0)
+        );
+    }
+
+    #[test]
+    fn the_guard_is_64_bytes() {
+        assert_eq!(core::mem::size_of::<StepGuard>(), 64);
     }
 
     #[test]

@@ -115,9 +115,9 @@ pub unsafe fn advance_record(states: *mut u32, mirror: *mut u32, i: usize) {
 }
 
 /// Copies `record` to `to`, part by part. `mirror` is host memory: every store is a PCIe write,
-/// and the NVPTX backend lowers a copy of more than 64 bytes (the whole record is 176) to a loop
-/// of single-byte stores: 176 writes that cost the advance about 7 µs on an H100. A part of at
-/// most 64 bytes is copied in 8-byte stores, 22 for the record.
+/// and the NVPTX backend lowers a copy of more than 64 bytes (the whole record is 192) to a loop
+/// of single-byte stores: 176 writes (a record of 176 bytes) cost the advance about 7 µs on an
+/// H100. A part of at most 64 bytes is copied in 8-byte stores, 24 for the record.
 #[inline(always)]
 pub(crate) fn publish(to: &mut StepRecord, record: &StepRecord) {
     const _: () = assert!(core::mem::size_of::<StepState>() <= 64);
@@ -157,8 +157,8 @@ mod tests {
         assert_eq!(core::mem::align_of::<StepState>(), 16);
         assert_eq!(BOUND_OFFSET, 12);
         // The kernel's words follow the shared part; the bound keeps its offset in the record.
-        assert_eq!(SCALARS_OFFSET, 112);
-        assert_eq!(core::mem::size_of::<StepRecord>(), 112 + 4 * RECORD_SCALARS);
+        assert_eq!(SCALARS_OFFSET, 128);
+        assert_eq!(core::mem::size_of::<StepRecord>(), 128 + 4 * RECORD_SCALARS);
         assert_eq!(core::mem::offset_of!(StepRecord, state), 0);
     }
 

@@ -97,7 +97,33 @@ pub unsafe extern "gpu-kernel" fn grad_guard_kernel(
         let step = threads as usize;
         let mut seen = Seen::EMPTY;
         let mut i = tid as usize;
-        if (data as usize) % 16 == 0 {
+        if let Some(half) = chunk.half() {
+            // 16-bit gradients: groups of four (8-byte loads) when aligned, each widened exactly.
+            let data16 = chunk.data as *const u16;
+            if (data16 as usize) % 8 == 0 {
+                let quads = data16 as *const adamant_device::vector::H4;
+                let n_quads = len / 4;
+                let mut q = tid as usize;
+                while q < n_quads {
+                    let h = *quads.add(q);
+                    let f = F4([
+                        half.to_f32(h.0[0]),
+                        half.to_f32(h.0[1]),
+                        half.to_f32(h.0[2]),
+                        half.to_f32(h.0[3]),
+                    ]);
+                    seen.add4(f, origin + 4 * q as u64);
+                    q += step;
+                }
+                i = 4 * n_quads + tid as usize;
+            }
+            while i < len {
+                seen.add(half.to_f32(*data16.add(i)), origin + i as u64);
+                i += step;
+            }
+            // Skip the f32 paths below (`len` is no f32 count here).
+            i = usize::MAX;
+        } else if (data as usize) % 16 == 0 {
             // 16-byte loads, four in flight per thread: a pure stream, which scalar loads
             // would leave short of the copy bandwidth.
             let quads = data as *const F4;

@@ -9,9 +9,10 @@
 use std::sync::Arc;
 
 use adamant_device::abi::ArgValue;
+use adamant_device::abi::Storage;
 use adamant_device::guard::{
-    GuardChunk, GuardGroup, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS, GUARD_MAX_BLOCKS,
-    GUARD_SHARED_WORDS, GUARD_THREADS,
+    GuardChunk, GuardGroup, GUARD_BF16, GUARD_CHUNK_QUANTUM, GUARD_CHUNK_WORDS, GUARD_F16,
+    GUARD_F32, GUARD_MAX_BLOCKS, GUARD_SHARED_WORDS, GUARD_THREADS,
 };
 use adamant_kernels::guard::grad_guard_kernel;
 use cust::function::Function;
@@ -21,6 +22,7 @@ use crate::args::arg_pointers;
 use crate::buffers::{keep_of, ReadBuffer};
 use crate::device::Adamant;
 use crate::error::{CudaContext, Error, Result};
+use crate::interop::DeviceRegion;
 use crate::memory::{DeviceMemory, Keep};
 use crate::step::StepStates;
 
@@ -51,7 +53,7 @@ use crate::step::StepStates;
 /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
 /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?
 ///     .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper { eps: 1e-8, weight_decay: 0.0 })?
-///     .guarded(GuardSpec { skip_non_finite: true, max_norm: Some(1.0) })?;
+///     .guarded(GuardSpec { skip_non_finite: true, max_norm: Some(1.0), loss_scale: None })?;
 /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
 /// let guard = GradientGuard::new(&[&g])?;
 /// let mut step = |g: &DeviceArray| -> adamant_runtime::Result<()> {
@@ -94,6 +96,15 @@ pub struct GradientGuard {
     gradients: Vec<Keep>,
 }
 
+/// One gradient a guard reads: its address, length and storage code, and the allocation a
+/// graph recording the guard keeps (none for memory other code owns).
+struct Source {
+    ptr: u64,
+    len: usize,
+    storage: u32,
+    keep: Option<Keep>,
+}
+
 impl GradientGuard {
     /// The guard of one record's `gradients` (every gradient buffer of the tensors that step
     /// with it; empty ones count as no elements), the record named when it is enqueued.
@@ -134,6 +145,73 @@ impl GradientGuard {
     /// [`Error::GuardGroups`] for no group or a record named twice (two verdicts for one
     /// record); as [`GradientGuard::new`].
     pub fn per_record(groups: &[(usize, &[&dyn ReadBuffer])]) -> Result<GradientGuard> {
+        let sources: Vec<(usize, Vec<Source>)> = groups
+            .iter()
+            .map(|(record, gs)| {
+                let sources = gs
+                    .iter()
+                    .map(|g| Source {
+                        ptr: g.device_ptr(),
+                        len: g.len(),
+                        storage: GUARD_F32,
+                        keep: Some(keep_of(*g)),
+                    })
+                    .collect();
+                (*record, sources)
+            })
+            .collect();
+        GradientGuard::from_sources(&sources)
+    }
+
+    /// [`GradientGuard::per_record`] over gradients in memory other code owns, in `f32`,
+    /// `bf16` or `f16` ([`DeviceRegion::of`]): a 16-bit gradient (fp16 training with loss
+    /// scaling, `GuardSpec::loss_scale`) is widened exactly before it is squared, so its norm
+    /// and its first non-finite value are found as for `f32`.
+    ///
+    /// # Safety
+    ///
+    /// Every region must be live device memory of its storage type, holding the gradient,
+    /// whenever the guard is enqueued and whenever a graph that recorded it is launched: the
+    /// guard keeps no allocation of other code alive.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::GuardGroups`] for a region that holds no gradient type (a bf16 remainder); as
+    /// [`GradientGuard::per_record`].
+    pub unsafe fn per_record_raw(groups: &[(usize, &[DeviceRegion])]) -> Result<GradientGuard> {
+        let kernel = grad_guard_kernel::DESCRIPTOR.name;
+        let mut sources = Vec::with_capacity(groups.len());
+        for (record, regions) in groups {
+            let mut group = Vec::with_capacity(regions.len());
+            for (t, r) in regions.iter().enumerate() {
+                let storage = match r.storage() {
+                    Storage::F32 => GUARD_F32,
+                    Storage::Bf16 => GUARD_BF16,
+                    Storage::F16 => GUARD_F16,
+                    other => {
+                        return Err(Error::GuardGroups {
+                            kernel,
+                            problem: format!(
+                                "record {record}'s gradient {t} is stored as `{}`, which holds \
+                                 no gradient (f32, bf16 or f16)",
+                                other.name()
+                            ),
+                        })
+                    }
+                };
+                group.push(Source {
+                    ptr: r.ptr(),
+                    len: r.len(),
+                    storage,
+                    keep: None,
+                });
+            }
+            sources.push((*record, group));
+        }
+        GradientGuard::from_sources(&sources)
+    }
+
+    fn from_sources(groups: &[(usize, Vec<Source>)]) -> Result<GradientGuard> {
         let kernel = grad_guard_kernel::DESCRIPTOR.name;
         let records: Vec<usize> = groups.iter().map(|(r, _)| *r).collect();
         if records.is_empty() {
@@ -154,7 +232,7 @@ impl GradientGuard {
         }
         let total: usize = groups
             .iter()
-            .flat_map(|(_, gs)| gs.iter().map(|g| g.len()))
+            .flat_map(|(_, gs)| gs.iter().map(|g| g.len))
             .sum();
         let chunk_elements = guard_chunk_elements(total);
         let (mut chunks, mut table) = (Vec::new(), Vec::new());
@@ -162,25 +240,26 @@ impl GradientGuard {
             let first_chunk = chunks.len() / GUARD_CHUNK_WORDS;
             let mut origin = 0u64;
             for (t, g) in gradients.iter().enumerate() {
-                if g.len() > u32::MAX as usize {
+                if g.len > u32::MAX as usize {
                     return Err(Error::TooLarge {
                         kernel,
                         what: format!("record {record}'s gradient {t}"),
-                        value: g.len(),
+                        value: g.len,
                         limit: u32::MAX as usize,
                     });
                 }
-                for start in (0..g.len()).step_by(chunk_elements) {
+                let bytes = if g.storage == GUARD_F32 { 4 } else { 2 };
+                for start in (0..g.len).step_by(chunk_elements) {
                     let chunk = GuardChunk {
-                        data: g.device_ptr() + 4 * start as u64,
+                        data: g.ptr + bytes * start as u64,
                         origin: origin + start as u64,
                         // At most the gradient's length, checked above.
-                        len: chunk_elements.min(g.len() - start) as u32,
-                        reserved: 0,
+                        len: chunk_elements.min(g.len - start) as u32,
+                        storage: g.storage,
                     };
                     chunks.extend_from_slice(&chunk.words());
                 }
-                origin += g.len() as u64;
+                origin += g.len as u64;
             }
             let end_chunk = chunks.len() / GUARD_CHUNK_WORDS;
             let group = GuardGroup {
@@ -211,7 +290,7 @@ impl GradientGuard {
             arrivals: DeviceMemory::from_host(&[0u32], "a gradient guard's arrival counter")?,
             gradients: groups
                 .iter()
-                .flat_map(|(_, gs)| gs.iter().map(|g| keep_of(*g)))
+                .flat_map(|(_, gs)| gs.iter().filter_map(|g| g.keep.clone()))
                 .collect(),
         })
     }
@@ -371,6 +450,26 @@ fn guard_args(
 
 #[cfg(test)]
 mod tests {
+    /// A remainder region holds no gradient: refused before anything is allocated, naming the
+    /// record, the gradient and the storage.
+    #[test]
+    fn a_remainder_is_no_gradient() {
+        use crate::{DeviceRegion, Error, Storage};
+        let f16 = DeviceRegion::of(0x10_0000, 64, Storage::F16).unwrap();
+        let remainder = DeviceRegion::of(0x20_0000, 64, Storage::Bf16Remainder).unwrap();
+        // SAFETY: refused before any device access (the regions are never read).
+        let refused =
+            unsafe { super::GradientGuard::per_record_raw(&[(3, &[f16, remainder][..])]) };
+        match refused {
+            Err(Error::GuardGroups { problem, .. }) => {
+                assert!(problem.contains("record 3's gradient 1"), "{problem}");
+                assert!(problem.contains("bf16 remainder"), "{problem}");
+            }
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("a remainder was taken as a gradient"),
+        }
+    }
+
     /// A change to the guard entry's signature not followed here fails on the CPU.
     #[test]
     fn guard_args_match_the_entry_signature() {

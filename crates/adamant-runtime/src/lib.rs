@@ -82,7 +82,7 @@ pub use module::AuditedModule;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
 pub use records::{LaunchRecords, Records};
-pub use step::{GuardSpec, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
+pub use step::{GuardSpec, LossScale, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
 
 /// The `cust` this crate is built on (0.3.2), so that code allocating its own device buffers
 /// (for [`Adamant::launch`](crate::Adamant::launch), say) or synchronising the context uses the same version.

@@ -304,7 +304,11 @@ fn check_companions(
         let proven = |lanes: &[Option<&str>]| lanes.iter().all(Option::is_some);
         if proven(lanes_a) && proven(lanes_b) && lanes_a != lanes_b {
             let show = |lanes: &[Option<&str>]| {
-                lanes.iter().map(|x| x.unwrap_or("?")).collect::<Vec<_>>().join(", ")
+                lanes
+                    .iter()
+                    .map(|x| x.unwrap_or("?"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             let reason = format!(
                 "it clamps [{}], its counterpart at line {} clamps [{}]",

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use adamant_device::abi::{ArgValue, KernelDescriptor, Lifetime};
 use adamant_device::step::{
-    StepRecord, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, INITIAL_Q_ABS_REF_EFF, RECORD_SCALARS,
+    StepGuard, StepRecord, StepState, BOUND_FIXED, BOUND_FROM_Q_ABS_REF, GUARD_LOSS_SCALE,
+    INITIAL_Q_ABS_REF_EFF, RECORD_SCALARS,
 };
 use adamant_kernels::step::step_advance_kernel;
 use cust::memory::DeviceCopy;
@@ -30,7 +31,7 @@ use crate::memory::{DeviceMemory, Keep};
 mod scalars;
 mod spec;
 
-pub use spec::{GuardSpec, RecordKernel, StepBound, StepSpec};
+pub use spec::{GuardSpec, LossScale, RecordKernel, StepBound, StepSpec};
 
 /// `StepRecord` is plain `#[repr(C)]` data defined in `adamant-abi`, which does not depend on
 /// cust; this wrapper carries cust's `DeviceCopy` for it.
@@ -287,6 +288,25 @@ impl StepStates {
     pub fn q_abs_ref_eff_ptr(&self, index: usize) -> Result<u64> {
         Ok(self.record_ptr(index)?
             + (offset_of!(StepRecord, state) + offset_of!(StepState, q_abs_ref_eff)) as u64)
+    }
+
+    /// Device address of record `index`'s loss scale (one `f32`), for a record guarded with
+    /// [`GuardSpec::loss_scale`]: the backward of each step multiplies its loss by the value
+    /// there (read on the device, so a replayed graph scales by the current value, which each
+    /// guard run updates: halved after an overflow, doubled after `growth_interval` clean
+    /// steps).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StepIndex`] past the end; [`Error::NotGuarded`] for a record without loss
+    /// scaling (its word would never change: no backward should scale by it).
+    pub fn loss_scale_address(&self, index: usize) -> Result<u64> {
+        let address = self.record_ptr(index)?;
+        let mode = self.mirror.lock().unwrap_or_else(|e| e.into_inner())[index].guard_mode;
+        if mode & GUARD_LOSS_SCALE == 0 {
+            return Err(Error::NotGuarded { index });
+        }
+        Ok(address + (offset_of!(StepRecord, guard) + offset_of!(StepGuard, loss_scale)) as u64)
     }
 
     /// Device address of the `Q_ABS_REF` the [`StepBound::FromQAbsRef`] records read.

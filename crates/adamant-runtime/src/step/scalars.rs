@@ -528,6 +528,7 @@ mod tests {
             .guarded(crate::GuardSpec {
                 skip_non_finite: true,
                 max_norm: Some(1.0),
+                loss_scale: None,
             })
             .unwrap();
         let record = Mirror::of(&clipping, clipping.words(), 100.0);
@@ -568,6 +569,7 @@ mod tests {
             let guard = crate::GuardSpec {
                 skip_non_finite: true,
                 max_norm: bad,
+                loss_scale: None,
             };
             assert!(matches!(
                 spec.clone().guarded(guard),
@@ -580,6 +582,7 @@ mod tests {
         let nothing = crate::GuardSpec {
             skip_non_finite: false,
             max_norm: None,
+            loss_scale: None,
         };
         assert!(matches!(
             spec.clone().guarded(nothing),
@@ -589,6 +592,56 @@ mod tests {
         let guarded = spec.guarded(crate::GuardSpec::SKIP_NON_FINITE).unwrap();
         let g = guarded.step_guard().unwrap();
         assert_eq!((g.mode, g.epoch, g.clip_coef), (1, 0, 1.0));
+    }
+
+    /// Loss scaling: a first scale that is not finite and `> 0`, or a growth interval of 0, is
+    /// a typed error naming the field; a valid one always skips overflows (the skip bit is set
+    /// even when the spec does not ask for it) and starts the record at its scale.
+    #[test]
+    fn a_loss_scale_is_validated_and_implies_the_skip() {
+        use adamant_device::guard::{GUARD_LOSS_SCALE, GUARD_SKIP_NON_FINITE};
+        let spec = StepSpec::adam(
+            &AdamHyper::pytorch_defaults(1).unwrap(),
+            StepBound::FromQAbsRef,
+        )
+        .unwrap();
+        let with = |initial: f32, growth_interval: u32| crate::GuardSpec {
+            skip_non_finite: false,
+            max_norm: None,
+            loss_scale: Some(crate::LossScale {
+                initial,
+                growth_interval,
+            }),
+        };
+        for bad in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
+            assert!(
+                matches!(
+                    spec.clone().guarded(with(bad, 10)),
+                    Err(Error::InvalidGuard {
+                        field: "loss_scale.initial",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            spec.clone().guarded(with(1024.0, 0)),
+            Err(Error::InvalidGuard {
+                field: "loss_scale.growth_interval",
+                ..
+            })
+        ));
+        let g = spec.guarded(with(1024.0, 7)).unwrap().step_guard().unwrap();
+        assert_eq!(g.mode, GUARD_LOSS_SCALE | GUARD_SKIP_NON_FINITE);
+        assert_eq!(
+            (g.loss_scale, g.growth_interval, g.clean_steps),
+            (1024.0, 7, 0)
+        );
+        assert_eq!(
+            crate::GuardSpec::LOSS_SCALED.mode().unwrap() & GUARD_LOSS_SCALE,
+            GUARD_LOSS_SCALE
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use adamant_device::abi::{ArgValue, KernelDescriptor, Lifetime, OptimizerEntry, RecordScalar};
-use adamant_device::guard::{StepGuard, GUARD_CLIP, GUARD_SKIP_NON_FINITE};
+use adamant_device::guard::{StepGuard, GUARD_CLIP, GUARD_LOSS_SCALE, GUARD_SKIP_NON_FINITE};
 use adamant_device::step::RECORD_SCALARS;
 
 use crate::clamp_policy::ClampPolicy;
@@ -63,6 +63,31 @@ pub struct GuardSpec {
     /// Scale the `#[grad]` inputs by `min(1, max_norm / (norm + 1e-6))`, `norm` the global
     /// 2-norm of the gradients (`torch.nn.utils.clip_grad_norm_`); `None` for no clipping.
     pub max_norm: Option<f32>,
+    /// Dynamic loss scaling, for fp16 gradients ([`LossScale`]); `None` for none.
+    pub loss_scale: Option<LossScale>,
+}
+
+/// Dynamic loss scaling on the device (`adamant_abi::GUARD_LOSS_SCALE`), PyTorch's `GradScaler`
+/// rule inside the guard: the step's backward multiplies its loss by the record's scale (read on
+/// the device, [`StepStates::loss_scale_address`](crate::StepStates::loss_scale_address)); the
+/// guard divides the gradients back (the `#[grad]` multiplier, with the clip), skips a step whose
+/// gradients overflowed and halves the scale, and doubles it after `growth_interval` clean
+/// steps in a row. No host synchronisation: a captured step scales itself.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossScale {
+    /// The first step's scale: finite and `> 0`. A power of two keeps the unscaling exact
+    /// (PyTorch's `2^16` is [`LossScale::PYTORCH`]'s), so a step matches PyTorch's bit for bit.
+    pub initial: f32,
+    /// Clean steps in a row after which the scale doubles: `>= 1`.
+    pub growth_interval: u32,
+}
+
+impl LossScale {
+    /// `torch.amp.GradScaler`'s defaults: `init_scale = 2^16`, `growth_interval = 2000`.
+    pub const PYTORCH: LossScale = LossScale {
+        initial: 65536.0,
+        growth_interval: 2000,
+    };
 }
 
 impl GuardSpec {
@@ -70,6 +95,15 @@ impl GuardSpec {
     pub const SKIP_NON_FINITE: GuardSpec = GuardSpec {
         skip_non_finite: true,
         max_norm: None,
+        loss_scale: None,
+    };
+
+    /// fp16 training: dynamic loss scaling with PyTorch's defaults, which skips every step
+    /// whose gradients overflowed; no clipping.
+    pub const LOSS_SCALED: GuardSpec = GuardSpec {
+        skip_non_finite: true,
+        max_norm: None,
+        loss_scale: Some(LossScale::PYTORCH),
     };
 
     /// The guard's mode bits, validated: a finite `max_norm > 0`, and something to do.
@@ -85,6 +119,24 @@ impl GuardSpec {
         if let Some(max_norm) = self.max_norm {
             check_max_norm(max_norm)?;
             mode |= GUARD_CLIP;
+        }
+        if let Some(scale) = self.loss_scale {
+            if !(scale.initial.is_finite() && scale.initial > 0.0) {
+                return Err(Error::InvalidGuard {
+                    field: "loss_scale.initial",
+                    value: scale.initial as f64,
+                    requirement: "finite and > 0".into(),
+                });
+            }
+            if scale.growth_interval == 0 {
+                return Err(Error::InvalidGuard {
+                    field: "loss_scale.growth_interval",
+                    value: 0.0,
+                    requirement: ">= 1 (clean steps before the scale doubles)".into(),
+                });
+            }
+            // An overflowed step is never taken, whatever `skip_non_finite` says.
+            mode |= GUARD_LOSS_SCALE | GUARD_SKIP_NON_FINITE;
         }
         if mode == 0 {
             return Err(Error::InvalidGuard {
@@ -160,10 +212,16 @@ impl StepSpec {
         let Some(spec) = self.guard else {
             return Ok(StepGuard::default());
         };
+        let scale = spec.loss_scale.unwrap_or(LossScale {
+            initial: 1.0,
+            growth_interval: 1,
+        });
         Ok(StepGuard {
             mode: spec.mode()?,
             max_norm: spec.max_norm.unwrap_or(0.0),
             clip_coef: 1.0,
+            loss_scale: scale.initial,
+            growth_interval: scale.growth_interval,
             // Before the first guard run: no step is vouched for.
             epoch: self.steps_taken,
             ..StepGuard::default()
