@@ -4,6 +4,7 @@
 
 pub mod certificates;
 pub mod custom_table;
+pub mod mlp;
 pub mod multi_step;
 pub mod ptx_edit;
 pub mod small_groups;
