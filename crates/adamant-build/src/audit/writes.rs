@@ -75,7 +75,7 @@ pub(super) fn audit_writes(
     let mut per_param: BTreeMap<usize, usize> = BTreeMap::new();
     // Per parameter buffer, each store's instruction and the value each lane clamps
     // (`check_companions`).
-    let mut lanes_of: BTreeMap<usize, Vec<(&Instruction, Vec<Option<&str>>)>> = BTreeMap::new();
+    let mut lanes_of: BTreeMap<usize, Vec<StoredLanes>> = BTreeMap::new();
     // Writes through the records header: (atomics and reductions, plain stores).
     let mut records = (0usize, 0usize);
 
@@ -262,6 +262,10 @@ pub(super) fn audit_writes(
     (writes, clamp, records)
 }
 
+/// One store to a parameter buffer: its instruction, and the register each lane clamps (None
+/// where the lane was not proven).
+type StoredLanes<'a> = (&'a Instruction, Vec<Option<&'a str>>);
+
 /// An entry with two parameter buffers (a parameter and the companion its storage adds): each
 /// store to either is proven on its own, so nothing yet ties one buffer's value to the other's.
 /// The k-th store of each (in program order: the vector loop's, then the scalar tail's) must
@@ -270,7 +274,7 @@ pub(super) fn audit_writes(
 /// value was not proven is already a violation, and stays one.
 fn check_companions(
     cx: &WriteContext<'_>,
-    lanes_of: &BTreeMap<usize, Vec<(&Instruction, Vec<Option<&str>>)>>,
+    lanes_of: &BTreeMap<usize, Vec<StoredLanes>>,
     violations: &mut Vec<Violation>,
 ) {
     let params: Vec<usize> = (0..cx.descriptor.params.len())
