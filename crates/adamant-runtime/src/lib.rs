@@ -42,6 +42,7 @@
 // the runtime's own.
 mod args;
 mod buffers;
+pub mod checkpoint;
 mod clamp_policy;
 mod clamp_scales;
 mod device;

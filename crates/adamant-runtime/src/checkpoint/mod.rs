@@ -1,0 +1,563 @@
+//! Checkpoints of an optimizer state (issue 27), in the safetensors format: named tensors (the
+//! user's tensor names, PyTorch's state names: [`state_name`]), and string metadata holding the
+//! format version, what the state needs to be resumed (kernels, hyperparameters, storage types,
+//! the rounding seed: the caller's keys) and a checksum of everything else.
+//!
+//! The file layer is here, on the host and independent of a device: [`Checkpoint::save`] writes
+//! a temporary file in the destination's folder, syncs it and renames it over the destination
+//! (a crash or a failed rename leaves the previous checkpoint whole); [`Checkpoint::load`]
+//! reads and checks the whole file (its structure, its format version, its checksum) before it
+//! returns anything, and the typed accessors check each tensor's element type and shape against
+//! what the state expects, so a bad file is a [`CheckpointError`] naming the file and the tensor
+//! or key, never a partly loaded state.
+mod error;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use safetensors::tensor::{Dtype, TensorView};
+use sha2::{Digest, Sha256};
+
+pub use error::CheckpointError;
+
+/// The format this build writes and reads (`adamant.format` in the metadata).
+pub const FORMAT: &str = "adamant-checkpoint/1";
+
+/// The metadata key of the format version.
+pub const FORMAT_KEY: &str = "adamant.format";
+/// The metadata key of the checksum (SHA-256, hex) of every tensor (name, element type, shape,
+/// bytes, in name order) and every other metadata entry (in key order).
+pub const CHECKSUM_KEY: &str = "adamant.checksum";
+
+/// The element type of a checkpoint tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorKind {
+    /// IEEE binary32.
+    F32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE binary16.
+    F16,
+    /// 16-bit words that are no float by themselves (a bf16 master's remainder).
+    U16,
+    /// 32-bit words (a step record's raw words).
+    U32,
+}
+
+impl TensorKind {
+    /// Bytes per element.
+    pub const fn bytes(self) -> usize {
+        match self {
+            TensorKind::F32 | TensorKind::U32 => 4,
+            TensorKind::Bf16 | TensorKind::F16 | TensorKind::U16 => 2,
+        }
+    }
+
+    /// The safetensors element type.
+    fn dtype(self) -> Dtype {
+        match self {
+            TensorKind::F32 => Dtype::F32,
+            TensorKind::Bf16 => Dtype::BF16,
+            TensorKind::F16 => Dtype::F16,
+            TensorKind::U16 => Dtype::U16,
+            TensorKind::U32 => Dtype::U32,
+        }
+    }
+
+    fn of(dtype: Dtype) -> Option<TensorKind> {
+        match dtype {
+            Dtype::F32 => Some(TensorKind::F32),
+            Dtype::BF16 => Some(TensorKind::Bf16),
+            Dtype::F16 => Some(TensorKind::F16),
+            Dtype::U16 => Some(TensorKind::U16),
+            Dtype::U32 => Some(TensorKind::U32),
+            _ => None,
+        }
+    }
+
+    /// As safetensors names it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TensorKind::F32 => "F32",
+            TensorKind::Bf16 => "BF16",
+            TensorKind::F16 => "F16",
+            TensorKind::U16 => "U16",
+            TensorKind::U32 => "U32",
+        }
+    }
+
+    /// The element type a buffer of `storage` is saved as.
+    pub const fn of_storage(storage: adamant_device::abi::Storage) -> TensorKind {
+        use adamant_device::abi::Storage;
+        match storage {
+            Storage::F32 => TensorKind::F32,
+            Storage::Bf16 => TensorKind::Bf16,
+            Storage::F16 => TensorKind::F16,
+            Storage::Bf16Remainder => TensorKind::U16,
+        }
+    }
+}
+
+/// The name a kernel buffer's tensor has in a checkpoint: `<tensor>` for the parameter, and for
+/// the optimizer's state PyTorch's names where PyTorch has the same state (`exp_avg`,
+/// `exp_avg_sq`, `max_exp_avg_sq`: `<tensor>.exp_avg`, as `torch.optim.Adam`'s `state_dict`
+/// names them per parameter), the buffer's own name otherwise (`<tensor>.master` for the f32
+/// master of `#[param(bf16, master)]`, `<tensor>.remainder`).
+pub fn state_name(tensor: &str, buffer: &str) -> String {
+    let state = match buffer {
+        "p" => return tensor.to_string(),
+        "m" => "exp_avg",
+        "v" => "exp_avg_sq",
+        "v_max" | "vmax" => "max_exp_avg_sq",
+        "p_master" => "master",
+        "p_remainder" => "remainder",
+        other => other,
+    };
+    format!("{tensor}.{state}")
+}
+
+/// One tensor of a checkpoint: its element type, shape and bytes (little-endian).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointTensor {
+    /// The element type.
+    pub kind: TensorKind,
+    /// The shape (a buffer of `n` elements: `[n]`).
+    pub shape: Vec<usize>,
+    /// The elements, little-endian.
+    pub data: Vec<u8>,
+}
+
+/// An optimizer state as a file holds it: named tensors and string metadata. Build one with
+/// [`Checkpoint::insert`] and [`Checkpoint::set_metadata`], write it with
+/// [`Checkpoint::save`]; read one with [`Checkpoint::load`] and take its parts with the typed
+/// accessors.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Checkpoint {
+    tensors: BTreeMap<String, CheckpointTensor>,
+    metadata: BTreeMap<String, String>,
+    /// The file it was read from (for errors), if any.
+    path: PathBuf,
+}
+
+impl Checkpoint {
+    /// An empty checkpoint.
+    pub fn new() -> Checkpoint {
+        Checkpoint::default()
+    }
+
+    /// Adds tensor `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::BadTensor`] for bytes that are not the shape's element count times
+    /// the element size, or a name already used.
+    pub fn insert(
+        &mut self,
+        name: &str,
+        kind: TensorKind,
+        shape: &[usize],
+        data: Vec<u8>,
+    ) -> Result<(), CheckpointError> {
+        let bad = |problem: String| CheckpointError::BadTensor {
+            name: name.to_string(),
+            problem,
+        };
+        let elements: usize = shape.iter().product();
+        if data.len() != elements * kind.bytes() {
+            return Err(bad(format!(
+                "{} bytes for shape {shape:?} of {} ({} expected)",
+                data.len(),
+                kind.name(),
+                elements * kind.bytes()
+            )));
+        }
+        if self.tensors.contains_key(name) {
+            return Err(bad("the name is used twice".into()));
+        }
+        self.tensors.insert(
+            name.to_string(),
+            CheckpointTensor {
+                kind,
+                shape: shape.to_vec(),
+                data,
+            },
+        );
+        Ok(())
+    }
+
+    /// Adds `f32` tensor `name` of shape `[values.len()]`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Checkpoint::insert`].
+    pub fn insert_f32(&mut self, name: &str, values: &[f32]) -> Result<(), CheckpointError> {
+        let data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.insert(name, TensorKind::F32, &[values.len()], data)
+    }
+
+    /// Adds 16-bit tensor `name` (`kind` a 16-bit type) of shape `[bits.len()]`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Checkpoint::insert`]; a `kind` that is not 16 bits wide.
+    pub fn insert_u16(
+        &mut self,
+        name: &str,
+        kind: TensorKind,
+        bits: &[u16],
+    ) -> Result<(), CheckpointError> {
+        let data = bits.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.insert(name, kind, &[bits.len()], data)
+    }
+
+    /// Sets metadata `key` (the format's own keys, [`FORMAT_KEY`] and [`CHECKSUM_KEY`], are
+    /// written by [`Checkpoint::save`] and cannot be set).
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Metadata`] for a key of the format's own.
+    pub fn set_metadata(&mut self, key: &str, value: &str) -> Result<(), CheckpointError> {
+        if key == FORMAT_KEY || key == CHECKSUM_KEY {
+            return Err(CheckpointError::Metadata {
+                path: self.path.clone(),
+                key: key.to_string(),
+                expected: "a key of the caller's own".into(),
+                found: Some(value.to_string()),
+            });
+        }
+        self.metadata.insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+
+    /// The names of the tensors, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tensors.keys().map(String::as_str)
+    }
+
+    /// Metadata `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Metadata`] for a key the file does not have.
+    pub fn metadata(&self, key: &str) -> Result<&str, CheckpointError> {
+        self.metadata
+            .get(key)
+            .map(String::as_str)
+            .ok_or_else(|| CheckpointError::Metadata {
+                path: self.path.clone(),
+                key: key.to_string(),
+                expected: "present".into(),
+                found: None,
+            })
+    }
+
+    /// That metadata `key` is `expected` (a tensor's kernel, a hyperparameter).
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Metadata`] naming the key, what the state needs and what the file
+    /// says.
+    pub fn expect_metadata(&self, key: &str, expected: &str) -> Result<(), CheckpointError> {
+        let found = self.metadata.get(key);
+        if found.map(String::as_str) == Some(expected) {
+            return Ok(());
+        }
+        Err(CheckpointError::Metadata {
+            path: self.path.clone(),
+            key: key.to_string(),
+            expected: expected.to_string(),
+            found: found.cloned(),
+        })
+    }
+
+    /// Tensor `name`'s bytes, checked to be of `kind` and `shape`.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::MissingTensor`], [`CheckpointError::Dtype`],
+    /// [`CheckpointError::Shape`], each naming the tensor.
+    pub fn tensor(
+        &self,
+        name: &str,
+        kind: TensorKind,
+        shape: &[usize],
+    ) -> Result<&[u8], CheckpointError> {
+        let t = self
+            .tensors
+            .get(name)
+            .ok_or_else(|| CheckpointError::MissingTensor {
+                path: self.path.clone(),
+                name: name.to_string(),
+            })?;
+        if t.kind != kind {
+            return Err(CheckpointError::Dtype {
+                path: self.path.clone(),
+                name: name.to_string(),
+                expected: kind.name(),
+                found: t.kind.name().to_string(),
+            });
+        }
+        if t.shape != shape {
+            return Err(CheckpointError::Shape {
+                path: self.path.clone(),
+                name: name.to_string(),
+                expected: shape.to_vec(),
+                found: t.shape.clone(),
+            });
+        }
+        Ok(&t.data)
+    }
+
+    /// `f32` tensor `name` of `len` elements. With `finite`, a NaN or infinity in it is
+    /// [`CheckpointError::NonFinite`] (a moment must be finite; pass `false` to load one anyway).
+    ///
+    /// # Errors
+    ///
+    /// As [`Checkpoint::tensor`]; [`CheckpointError::NonFinite`].
+    pub fn f32s(&self, name: &str, len: usize, finite: bool) -> Result<Vec<f32>, CheckpointError> {
+        let data = self.tensor(name, TensorKind::F32, &[len])?;
+        let values: Vec<f32> = data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if finite {
+            if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(CheckpointError::NonFinite {
+                    path: self.path.clone(),
+                    name: name.to_string(),
+                    index,
+                    value,
+                });
+            }
+        }
+        Ok(values)
+    }
+
+    /// 16-bit tensor `name` (of `kind`) of `len` elements, as bits. With `finite` (a bf16 or
+    /// f16 moment), a NaN or infinity in it is [`CheckpointError::NonFinite`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Checkpoint::f32s`].
+    pub fn u16s(
+        &self,
+        name: &str,
+        kind: TensorKind,
+        len: usize,
+        finite: bool,
+    ) -> Result<Vec<u16>, CheckpointError> {
+        let data = self.tensor(name, kind, &[len])?;
+        let bits: Vec<u16> = data
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        let widen = |b: u16| match kind {
+            TensorKind::Bf16 => Some(half::bf16::from_bits(b).to_f32()),
+            TensorKind::F16 => Some(half::f16::from_bits(b).to_f32()),
+            _ => None,
+        };
+        if finite {
+            let bad = bits
+                .iter()
+                .enumerate()
+                .find_map(|(i, &b)| widen(b).filter(|v| !v.is_finite()).map(|v| (i, v)));
+            if let Some((index, value)) = bad {
+                return Err(CheckpointError::NonFinite {
+                    path: self.path.clone(),
+                    name: name.to_string(),
+                    index,
+                    value,
+                });
+            }
+        }
+        Ok(bits)
+    }
+
+    /// The checksum of the tensors and the metadata other than the checksum itself.
+    fn checksum(&self) -> String {
+        let mut h = Sha256::new();
+        for (name, t) in &self.tensors {
+            h.update((name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+            h.update(t.kind.name().as_bytes());
+            h.update((t.shape.len() as u64).to_le_bytes());
+            for d in &t.shape {
+                h.update((*d as u64).to_le_bytes());
+            }
+            h.update((t.data.len() as u64).to_le_bytes());
+            h.update(&t.data);
+        }
+        for (k, v) in self.metadata.iter().filter(|(k, _)| *k != CHECKSUM_KEY) {
+            h.update((k.len() as u64).to_le_bytes());
+            h.update(k.as_bytes());
+            h.update((v.len() as u64).to_le_bytes());
+            h.update(v.as_bytes());
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The file's bytes: the tensors and the metadata with the format and the checksum.
+    fn to_bytes(&self) -> Result<Vec<u8>, CheckpointError> {
+        let mut with_format = self.clone();
+        with_format
+            .metadata
+            .insert(FORMAT_KEY.to_string(), FORMAT.to_string());
+        let checksum = with_format.checksum();
+        let mut metadata: HashMap<String, String> = with_format.metadata.into_iter().collect();
+        metadata.insert(CHECKSUM_KEY.to_string(), checksum);
+        let views = self
+            .tensors
+            .iter()
+            .map(|(name, t)| {
+                TensorView::new(t.kind.dtype(), t.shape.clone(), &t.data)
+                    .map(|v| (name.as_str(), v))
+                    .map_err(|e| CheckpointError::BadTensor {
+                        name: name.clone(),
+                        problem: e.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        safetensors::serialize(views, Some(metadata)).map_err(|e| CheckpointError::BadTensor {
+            name: "(file)".into(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// Writes the checkpoint to `path`, atomically: the bytes go to a temporary file in the same
+    /// folder, which is synced and then renamed over `path` (and the folder synced), so a crash
+    /// or a failure at any point leaves whatever was at `path` before, whole.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Io`] naming the step that failed (the temporary file is removed).
+    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        self.save_with(path, |from, to| std::fs::rename(from, to))
+    }
+
+    /// [`Checkpoint::save`] with the final rename done by `rename` (a test's failing one).
+    pub(crate) fn save_with(
+        &self,
+        path: &Path,
+        rename: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+    ) -> Result<(), CheckpointError> {
+        let bytes = self.to_bytes()?;
+        let io = |action: &'static str, source: std::io::Error| CheckpointError::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        };
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let file_name = path
+            .file_name()
+            .ok_or_else(|| io("naming the file", std::io::ErrorKind::InvalidInput.into()))?;
+        let temporary = folder.join(format!(
+            ".{}.tmp-{}",
+            file_name.to_string_lossy(),
+            std::process::id()
+        ));
+        let written = (|| {
+            let mut file = std::fs::File::create(&temporary).map_err(|e| io("create", e))?;
+            file.write_all(&bytes).map_err(|e| io("write", e))?;
+            file.sync_all().map_err(|e| io("sync", e))?;
+            rename(&temporary, path).map_err(|e| io("rename", e))
+        })();
+        if let Err(e) = written {
+            // Best effort: the temporary file is no checkpoint of anyone's.
+            let _ = std::fs::remove_file(&temporary);
+            return Err(e);
+        }
+        // The rename itself is durable once the folder is synced (where folders can be).
+        if let Ok(dir) = std::fs::File::open(&folder) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Reads and checks the checkpoint at `path`: a safetensors file whole (no tensor past its
+    /// end), of this format, whose checksum is the one of what was read.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Io`], [`CheckpointError::Unreadable`], [`CheckpointError::Version`],
+    /// [`CheckpointError::Checksum`].
+    pub fn load(path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
+            path: path.to_path_buf(),
+            action: "read",
+            source,
+        })?;
+        Checkpoint::from_bytes(&bytes, path)
+    }
+
+    fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let unreadable = |reason: String| CheckpointError::Unreadable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| unreadable(format!("{e:?}")))?;
+        let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
+            .map_err(|e| unreadable(format!("{e:?}")))?;
+        let metadata: BTreeMap<String, String> = header
+            .metadata()
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let format = metadata.get(FORMAT_KEY).cloned().unwrap_or_default();
+        if format != FORMAT {
+            return Err(CheckpointError::Version {
+                path: path.to_path_buf(),
+                expected: FORMAT.to_string(),
+                found: if format.is_empty() {
+                    "none (no adamant checkpoint)".into()
+                } else {
+                    format
+                },
+            });
+        }
+        let mut tensors = BTreeMap::new();
+        for (name, view) in file.tensors() {
+            let kind = TensorKind::of(view.dtype()).ok_or_else(|| {
+                unreadable(format!(
+                    "tensor `{name}` is {:?}, no type of a state",
+                    view.dtype()
+                ))
+            })?;
+            tensors.insert(
+                name,
+                CheckpointTensor {
+                    kind,
+                    shape: view.shape().to_vec(),
+                    data: view.data().to_vec(),
+                },
+            );
+        }
+        let checkpoint = Checkpoint {
+            tensors,
+            metadata,
+            path: path.to_path_buf(),
+        };
+        let recorded = checkpoint
+            .metadata
+            .get(CHECKSUM_KEY)
+            .cloned()
+            .unwrap_or_default();
+        let computed = checkpoint.checksum();
+        if recorded != computed {
+            return Err(CheckpointError::Checksum {
+                path: path.to_path_buf(),
+                recorded,
+                computed,
+            });
+        }
+        Ok(checkpoint)
+    }
+}
+
+#[cfg(test)]
+mod tests;
