@@ -518,6 +518,74 @@ mod storage {
         ));
     }
 
+    /// A kernel whose parameter has a companion buffer (`#[param(bf16, remainder)]`,
+    /// `#[param(bf16, master)]`): the companion is checked like every buffer, by its own
+    /// declared storage, length and extent.
+    #[test]
+    fn a_companion_is_checked_like_every_buffer() {
+        use adamant_kernels::half_weights::{adamw_bf16_master, adamw_bf16_remainder};
+        let remainder = |r: DeviceRegion| adamw_bf16_remainder::Buffers::<Raw> {
+            p: region(0x1000, 100, Storage::Bf16),
+            g: region(0x9000, 100, Storage::Bf16),
+            m: region(0x10_0000, 100, Storage::F32),
+            v: region(0x20_0000, 100, Storage::F32),
+            p_remainder: r,
+        };
+        check_tensors::<adamw_bf16_remainder::Entry, _>(&[remainder(region(
+            0x30_0000,
+            100,
+            Storage::Bf16Remainder,
+        ))])
+        .unwrap();
+        // Bf16 memory for the remainder: refused and named (a remainder is no bf16 value).
+        match check_tensors::<adamw_bf16_remainder::Entry, _>(&[remainder(region(
+            0x30_0000,
+            100,
+            Storage::Bf16,
+        ))]) {
+            Err(Error::StorageMismatch {
+                buffer, declared, ..
+            }) => assert_eq!((buffer, declared), ("p_remainder", Storage::Bf16Remainder)),
+            other => panic!("expected StorageMismatch, got {other:?}"),
+        }
+        // One element short.
+        assert!(matches!(
+            check_tensors::<adamw_bf16_remainder::Entry, _>(&[remainder(region(
+                0x30_0000,
+                99,
+                Storage::Bf16Remainder
+            ))]),
+            Err(Error::LengthMismatch {
+                buffer: "p_remainder",
+                ..
+            })
+        ));
+        // Over the weights' last element (100 bf16 end 200 bytes in).
+        assert!(matches!(
+            check_tensors::<adamw_bf16_remainder::Entry, _>(&[remainder(region(
+                0x1000 + 198,
+                100,
+                Storage::Bf16Remainder
+            ))]),
+            Err(Error::Overlap { .. })
+        ));
+        // The f32 master, given as bf16.
+        let master = adamw_bf16_master::Buffers::<Raw> {
+            p: region(0x1000, 100, Storage::Bf16),
+            g: region(0x9000, 100, Storage::Bf16),
+            m: region(0x10_0000, 100, Storage::F32),
+            v: region(0x20_0000, 100, Storage::F32),
+            p_master: region(0x30_0000, 100, Storage::Bf16),
+        };
+        assert!(matches!(
+            check_tensors::<adamw_bf16_master::Entry, _>(&[master]),
+            Err(Error::StorageMismatch {
+                buffer: "p_master",
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn a_region_is_aligned_to_its_element() {
         assert!(DeviceRegion::of(0x1002, 4, Storage::Bf16).is_ok());
