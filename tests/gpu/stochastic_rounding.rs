@@ -392,18 +392,19 @@ fn bf16_moments_are_the_reference_rounded_with_their_own_words() {
     let hp = Hyper::new(lr, 0.9, 0.999, 1e-8, wd, step as u64);
     let mut exact = [0usize; 3];
     for i in 0..N {
-        let e = reference::step(
+        let (e, scale) = reference::step_with_scale(
             KernelRef::Attn,
             Elem::new(p0[i].to_f64(), m0[i].to_f64(), v0[i].to_f64(), 0.0),
+            Elem::default(),
             g0[i].to_f64(),
             &hp,
             bound as f64,
         );
         // Buffer indices: p 0, g 1, m 2, v 3. Only the weight is clamped.
-        for (k, (got, value, buffer, b)) in [
-            (p1[i], e.p, 0u32, bound),
-            (m1[i], e.m, 2, 0.0),
-            (v1[i], e.v, 3, 0.0),
+        for (k, (got, value, s, buffer, b)) in [
+            (p1[i], e.p, scale.p, 0u32, bound),
+            (m1[i], e.m, scale.m, 2, 0.0),
+            (v1[i], e.v, scale.v, 3, 0.0),
         ]
         .into_iter()
         .enumerate()
@@ -411,9 +412,20 @@ fn bf16_moments_are_the_reference_rounded_with_their_own_words() {
             let word = reference_word(seed, step, 0, buffer, i as u64);
             let want = reference_store(value as f32, word, b);
             let steps = (got as i32 - want as i32).abs();
+            // The device computes in f32: its value may be off the f64 one by a few roundings
+            // of the terms it sums (`scale`), which for a moment whose terms nearly cancel is
+            // many bf16 steps of the result. A rounding with a fixed word is monotone, so the
+            // stored value lies between the roundings of the two ends of that interval.
+            let tol = 4.0 * f32::EPSILON as f64 * s;
+            let (lo, hi) = (
+                bf16::from_bits(reference_store((value - tol) as f32, word, b)).to_f32(),
+                bf16::from_bits(reference_store((value + tol) as f32, word, b)).to_f32(),
+            );
+            let stored = bf16::from_bits(got).to_f32();
             assert!(
-                steps <= 1,
-                "element {i}, buffer {buffer}: stored 0x{got:04x}, reference 0x{want:04x} from {value}"
+                steps <= 1 || (lo <= stored && stored <= hi),
+                "element {i}, buffer {buffer}: stored 0x{got:04x}, reference 0x{want:04x} from \
+                 {value} (f32 interval ±{tol:e}: {lo:e}..={hi:e})"
             );
             exact[k] += (steps == 0) as usize;
         }
