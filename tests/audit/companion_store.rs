@@ -27,37 +27,12 @@ const ENTRIES: [&str; 8] = [
     "adamw_bf16_remainder_multi_stepped",
 ];
 
-fn failures(report: &AuditReport) -> Vec<&ClampFailure> {
-    report
-        .violations
-        .iter()
-        .filter_map(|v| match v {
-            Violation::ClampBypassed { failure, .. } => Some(failure),
-            _ => None,
-        })
-        .collect()
-}
-
 fn width_violations(report: &AuditReport) -> usize {
     report
         .violations
         .iter()
         .filter(|v| matches!(v, Violation::StoreWidth { .. }))
         .count()
-}
-
-/// `ptx` with every line of entry `name` that `edit` rewrites rewritten; the number of lines.
-fn edit_lines(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> (String, usize) {
-    let mut edits = 0;
-    let out = edit_entry(ptx, name, |lines| {
-        for line in lines.iter_mut() {
-            if let Some(new) = edit(line) {
-                *line = new;
-                edits += 1;
-            }
-        }
-    });
-    (out, edits)
 }
 
 #[test]
@@ -91,14 +66,14 @@ fn every_store_of_both_buffers_is_proven() {
 #[test]
 fn a_remainder_that_is_not_the_held_master_is_refused() {
     for name in ["adamw_bf16_remainder_stepped", "adamw_bf16_remainder_multi"] {
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             (line.trim().starts_with("or.b32") && line.ends_with(", 32767;"))
                 .then(|| line.replace(", 32767;", ", 32766;"))
         });
         assert!(edits >= 2, "{name}: {edits} holds found");
         let report = run(&ptx);
         only_about(&report, name);
-        let caught = failures(&report).iter().any(|f| {
+        let caught = clamp_failures(&report).iter().any(|f| {
             matches!(
                 f,
                 ClampFailure::Wrong {
@@ -126,7 +101,7 @@ fn a_split_without_the_hold_is_refused() {
         assert!(edits >= 2, "{name}: {edits} holds found");
         let report = run(&ptx);
         only_about(&report, name);
-        let caught = failures(&report).iter().any(|f| {
+        let caught = clamp_failures(&report).iter().any(|f| {
             matches!(
                 f,
                 ClampFailure::Wrong {
@@ -170,7 +145,7 @@ fn edit_entry_with_count(ptx: &str, name: &str) -> (String, usize) {
 #[test]
 fn packed_lanes_in_another_order_are_refused() {
     for name in ["adamw_bf16_remainder", "adamw_bf16_remainder_multi_stepped"] {
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             (line.trim().starts_with("prmt.b32") && line.ends_with(", 0x5410U;"))
                 .then(|| line.replace(", 0x5410U;", ", 0x1054U;"))
         });
@@ -200,7 +175,7 @@ fn a_descriptor_that_misstates_a_companion_is_refused() {
         let report = audit(real(), &edit(target, "p", Storage::Bf16, Rounding::Nearest));
         only_about(&report, target);
         assert!(
-            failures(&report).iter().any(|f| matches!(
+            clamp_failures(&report).iter().any(|f| matches!(
                 f,
                 ClampFailure::Wrong {
                     rounding: Rounding::Nearest,
@@ -229,7 +204,7 @@ fn a_descriptor_that_misstates_a_companion_is_refused() {
             &edit(target, "p", Storage::Bf16, Rounding::TiesAway),
         );
         only_about(&report, target);
-        assert!(!failures(&report).is_empty(), "{target}: {report}");
+        assert!(!clamp_failures(&report).is_empty(), "{target}: {report}");
     }
 }
 
@@ -246,7 +221,7 @@ fn companion_lanes_out_of_step_are_refused() {
         ("adamw_bf16_master", "st.global.v4.b32"),
         ("adamw_bf16_master_multi_stepped", "st.v4.b32"),
     ] {
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             let rest = line.trim().strip_prefix(companion_store)?;
             let regs = registers(rest);
             // The address register first, then the lanes: swap the first two lanes.

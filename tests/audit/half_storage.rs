@@ -32,20 +32,6 @@ fn edited() -> impl Iterator<Item = (&'static str, Storage)> {
         .filter(|(name, _)| name.ends_with("_stepped"))
 }
 
-/// `ptx` with every line of entry `name` passed through `edit` (the line, its index).
-fn edit_lines(ptx: &str, name: &str, edit: impl Fn(&str) -> Option<String>) -> (String, usize) {
-    let mut edits = 0;
-    let out = edit_entry(ptx, name, |lines| {
-        for line in lines.iter_mut() {
-            if let Some(new) = edit(line) {
-                *line = new;
-                edits += 1;
-            }
-        }
-    });
-    (out, edits)
-}
-
 #[test]
 fn every_16_bit_entry_is_proven_on_its_stored_bits() {
     let report = run(real());
@@ -59,7 +45,7 @@ fn every_16_bit_entry_is_proven_on_its_stored_bits() {
 #[test]
 fn a_store_without_the_hold_within_the_bound_is_refused() {
     for (name, storage) in edited() {
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             let t = line.trim();
             let rest = t.strip_prefix("add.s16")?;
             let regs = registers(rest);
@@ -90,7 +76,7 @@ fn rounding_ties_away_from_even_is_refused() {
             Storage::Bf16 => (", 32767;", ", 32768;"),
             _ => (", 134221823;", ", 134221824;"),
         };
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             line.contains(from).then(|| line.replace(from, to))
         });
         assert!(edits >= 2, "{name}: {edits} roundings found");
@@ -114,7 +100,7 @@ fn rounding_ties_away_from_even_is_refused() {
 #[test]
 fn a_store_wider_than_the_declared_storage_is_refused() {
     for (name, storage) in edited() {
-        let (ptx, edits) = edit_lines(real(), name, |line| {
+        let (ptx, edits) = edit_each_line(real(), name, |line| {
             let t = line.trim_start();
             (t.starts_with("st.") && t.contains(".b16")).then(|| line.replace(".b16", ".b32"))
         });

@@ -7,7 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-use adamant_build::audit::{audit, ClampFailure, Violation};
+use adamant_build::audit::{audit, ClampFailure};
 use adamant_device::abi::{KernelParam, Rounding};
 
 use ptx_edit::*;
@@ -58,17 +58,6 @@ fn word_addition(lines: &[String], i: usize) -> Option<Vec<String>> {
         .then_some(regs)
 }
 
-fn stochastic_failures(report: &adamant_build::audit::AuditReport) -> Vec<&ClampFailure> {
-    report
-        .violations
-        .iter()
-        .filter_map(|v| match v {
-            Violation::ClampBypassed { failure, .. } => Some(failure),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn every_stochastic_entry_is_proven_for_every_word() {
     let report = run(real());
@@ -87,7 +76,7 @@ fn a_stochastic_store_without_the_hold_is_refused() {
         assert!(edits >= 2, "{name}: {edits} hold steps found");
         let report = run(&ptx);
         only_about(&report, name);
-        let caught = stochastic_failures(&report).iter().any(|f| {
+        let caught = clamp_failures(&report).iter().any(|f| {
             matches!(f, ClampFailure::Wrong { word: Some(_), got, expected, .. } if *got == expected + 1)
         });
         assert!(caught, "{name}: no case one step past the bound\n{report}");
@@ -115,7 +104,7 @@ fn a_store_that_ignores_its_word_is_refused() {
         assert!(edits >= 2, "{name}: {edits} word additions found");
         let report = run(&ptx);
         only_about(&report, name);
-        let failures = stochastic_failures(&report);
+        let failures = clamp_failures(&report);
         assert!(!failures.is_empty(), "{report}");
         assert!(
             failures.iter().any(|f| matches!(
@@ -163,7 +152,7 @@ fn a_store_that_special_cases_a_word_is_refused() {
         assert!(edits >= 2, "{name}: {edits} hold steps found");
         let report = run(&ptx);
         only_about(&report, name);
-        let caught = stochastic_failures(&report).iter().any(|f| {
+        let caught = clamp_failures(&report).iter().any(|f| {
             matches!(
                 f,
                 ClampFailure::Wrong {
@@ -191,7 +180,7 @@ fn a_draw_wider_than_16_bits_is_refused() {
         assert!(edits >= 2, "{name}: {edits} masks found");
         let report = run(&ptx);
         only_about(&report, name);
-        assert!(!stochastic_failures(&report).is_empty(), "{name}: {report}");
+        assert!(!clamp_failures(&report).is_empty(), "{name}: {report}");
     }
 }
 
@@ -207,7 +196,7 @@ fn a_descriptor_that_misstates_the_rounding_is_refused() {
     for target in ["adamw_bf16_sr_stepped", "adamw_bf16_sr_multi"] {
         let report = audit(real(), &swap(target, Rounding::Nearest));
         only_about(&report, target);
-        let failures = stochastic_failures(&report);
+        let failures = clamp_failures(&report);
         assert!(
             !failures.is_empty()
                 && failures
@@ -219,7 +208,7 @@ fn a_descriptor_that_misstates_the_rounding_is_refused() {
     for target in ["adamw_bf16_stepped", "adamw_bf16_multi"] {
         let report = audit(real(), &swap(target, Rounding::Stochastic));
         only_about(&report, target);
-        let failures = stochastic_failures(&report);
+        let failures = clamp_failures(&report);
         assert!(
             failures
                 .iter()

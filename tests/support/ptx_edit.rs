@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use adamant_build::audit::{audit, AuditReport, Violation};
+use adamant_build::audit::{audit, AuditReport, ClampFailure, Violation};
 use adamant_device::abi::{self, KernelKind};
 
 /// The single-buffer optimizer entries (each also has `<name>_multi`), from the registry.
@@ -203,4 +203,35 @@ pub fn assert_clamp_proven<'a>(report: &AuditReport, names: impl IntoIterator<It
             .unwrap_or_else(|| panic!("{name} audited"));
         assert_eq!(entry.clamp_verified, Some(true), "{name}");
     }
+}
+
+/// `ptx` with every line of entry `name` that `edit` rewrites rewritten (given the line), and the
+/// number of lines it rewrote.
+pub fn edit_each_line(
+    ptx: &str,
+    name: &str,
+    edit: impl Fn(&str) -> Option<String>,
+) -> (String, usize) {
+    let mut edits = 0;
+    let out = edit_entry(ptx, name, |lines| {
+        for line in lines.iter_mut() {
+            if let Some(new) = edit(line) {
+                *line = new;
+                edits += 1;
+            }
+        }
+    });
+    (out, edits)
+}
+
+/// Why each value stored to a parameter buffer was not proven clamped, in `report`'s order.
+pub fn clamp_failures(report: &AuditReport) -> Vec<&ClampFailure> {
+    report
+        .violations
+        .iter()
+        .filter_map(|v| match v {
+            Violation::ClampBypassed { failure, .. } => Some(failure),
+            _ => None,
+        })
+        .collect()
 }
