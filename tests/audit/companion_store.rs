@@ -252,3 +252,43 @@ fn companion_lanes_out_of_step_are_refused() {
         assert!(report.to_string().contains("lane by lane"), "{report}");
     }
 }
+
+/// A descriptor that declares a third parameter buffer (here the moment `m`, made a parameter
+/// buffer) has buffers no contract ties together: refused, whatever its stores.
+#[test]
+fn a_third_parameter_buffer_is_refused() {
+    use adamant_device::abi::{self, KernelDescriptor, ParamRole};
+    let target = "adamw_bf16_remainder_stepped";
+    let kernels: Vec<&'static KernelDescriptor> = abi::kernels()
+        .into_iter()
+        .map(|d| {
+            if d.name != target {
+                return d;
+            }
+            let params: Vec<KernelParam> = d
+                .params
+                .iter()
+                .map(|p| match p.name {
+                    "m" => KernelParam {
+                        role: ParamRole::ParamBuffer,
+                        ..*p
+                    },
+                    _ => *p,
+                })
+                .collect();
+            &*Box::leak(Box::new(KernelDescriptor {
+                params: Box::leak(params.into_boxed_slice()),
+                ..*d
+            }))
+        })
+        .collect();
+    let report = audit(real(), &kernels);
+    only_about(&report, target);
+    assert!(
+        report.violations.iter().any(|v| matches!(
+            v,
+            Violation::CompanionApart { reason, .. } if reason.contains("3 parameter buffers")
+        )),
+        "{report}"
+    );
+}

@@ -280,6 +280,29 @@ fn check_companions(
     let params: Vec<usize> = (0..cx.descriptor.params.len())
         .filter(|&i| cx.descriptor.params[i].role.is_param())
         .collect();
+    if params.len() > 2 {
+        // No kernel has more than a parameter and its companion: nothing says how a third
+        // buffer's values relate to the others', so nothing about them is proven.
+        let names: Vec<&str> = params
+            .iter()
+            .map(|&i| cx.descriptor.params[i].name)
+            .collect();
+        let (first, second) = (names[0].to_string(), names[1].to_string());
+        let inst = lanes_of.values().flatten().map(|(inst, _)| *inst).next();
+        violations.push(Violation::CompanionApart {
+            entry: cx.entry.name.clone(),
+            line: inst.map_or(0, |i| i.line),
+            instruction: inst.map_or_else(String::new, |i| i.text.clone()),
+            buffers: (first, second),
+            reason: format!(
+                "the entry declares {} parameter buffers ({}), and a parameter has at most one \
+                 companion",
+                names.len(),
+                names.join(", ")
+            ),
+        });
+        return;
+    }
     let [first, second] = params[..] else {
         return;
     };
