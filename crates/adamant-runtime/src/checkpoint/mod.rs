@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use adamant_device::abi::{KernelDescriptor, ParamRole};
 use safetensors::tensor::{Dtype, TensorView};
 use sha2::{Digest, Sha256};
 
@@ -99,22 +100,32 @@ impl TensorKind {
     }
 }
 
-/// The name a kernel buffer's tensor has in a checkpoint: `<tensor>` for the parameter, and for
-/// the optimizer's state PyTorch's names where PyTorch has the same state (`exp_avg`,
-/// `exp_avg_sq`, `max_exp_avg_sq`: `<tensor>.exp_avg`, as `torch.optim.Adam`'s `state_dict`
-/// names them per parameter), the buffer's own name otherwise (`<tensor>.master` for the f32
-/// master of `#[param(bf16, master)]`, `<tensor>.remainder`).
-pub fn state_name(tensor: &str, buffer: &str) -> String {
-    let state = match buffer {
-        "p" => return tensor.to_string(),
-        "m" => "exp_avg",
-        "v" => "exp_avg_sq",
-        "v_max" | "vmax" => "max_exp_avg_sq",
-        "p_master" => "master",
-        "p_remainder" => "remainder",
-        other => other,
+/// The name buffer `buffer` of a kernel (its `descriptor`) has in a checkpoint of tensor
+/// `tensor`, derived from the descriptor: `<tensor>` for the parameter buffer; for the
+/// parameter's companion (`#[param(bf16, master)]`, `remainder`: the macro names it
+/// `<param>_<kind>`) `<tensor>.<kind>`, as `fc.weight.master`; for a state, PyTorch's name
+/// where PyTorch keeps the same state (`m`, `v`, `v_max` are `torch.optim.Adam`'s `exp_avg`,
+/// `exp_avg_sq`, `max_exp_avg_sq`: `fc.weight.exp_avg`), the buffer's own name otherwise. None
+/// for a buffer the kernel does not have or does not keep (an input, a gradient).
+pub fn state_name(tensor: &str, descriptor: &KernelDescriptor, buffer: &str) -> Option<String> {
+    let param = descriptor.params[descriptor.param_buffer_index()?].name;
+    let declared = descriptor.params.iter().find(|p| p.name == buffer)?;
+    if buffer == param {
+        return Some(tensor.to_string());
+    }
+    let state = match declared.role {
+        ParamRole::ParamBuffer | ParamRole::ParamTable => {
+            buffer.strip_prefix(param)?.strip_prefix('_')?
+        }
+        ParamRole::State | ParamRole::StateTable => match buffer {
+            "m" => "exp_avg",
+            "v" => "exp_avg_sq",
+            "v_max" => "max_exp_avg_sq",
+            other => other,
+        },
+        _ => return None,
     };
-    format!("{tensor}.{state}")
+    Some(format!("{tensor}.{state}"))
 }
 
 /// One tensor of a checkpoint: its element type, shape and bytes (little-endian).

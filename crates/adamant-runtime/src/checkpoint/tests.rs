@@ -2,6 +2,9 @@
 //! and names, and every bad file the issue lists, each with its error and nothing returned.
 use std::path::{Path, PathBuf};
 
+use adamant_kernels::half_weights::{adamw_bf16_master, adamw_bf16_remainder};
+use adamant_kernels::optimizers::curiosity_adam_step;
+
 use super::*;
 
 /// A fresh folder for one test's files.
@@ -16,23 +19,26 @@ fn folder(test: &str) -> PathBuf {
 /// A state of two tensors: `fc.weight` (bf16 weights with a remainder, f32 moments) and
 /// `fc.bias` (f32, AMSGrad's three moments), their step records and metadata.
 fn state() -> Checkpoint {
+    let remainder = &adamw_bf16_remainder::DESCRIPTOR;
+    let amsgrad = &curiosity_adam_step::DESCRIPTOR;
+    let name = |tensor: &str, d, buffer: &str| state_name(tensor, d, buffer).unwrap();
     let mut c = Checkpoint::new();
     let w: Vec<u16> = (0..6).map(|i| 0x3f80 + i).collect();
-    c.insert_u16(&state_name("fc.weight", "p"), TensorKind::Bf16, &w)
+    c.insert_u16(&name("fc.weight", remainder, "p"), TensorKind::Bf16, &w)
         .unwrap();
     c.insert_u16(
-        &state_name("fc.weight", "p_remainder"),
+        &name("fc.weight", remainder, "p_remainder"),
         TensorKind::U16,
         &[1, 2, 3, 0x8000, 0xffff, 0],
     )
     .unwrap();
     for buffer in ["m", "v"] {
         let values: Vec<f32> = (0..6).map(|i| i as f32 * 0.25 + 0.5).collect();
-        c.insert_f32(&state_name("fc.weight", buffer), &values)
+        c.insert_f32(&name("fc.weight", remainder, buffer), &values)
             .unwrap();
     }
     for buffer in ["p", "m", "v", "v_max"] {
-        c.insert_f32(&state_name("fc.bias", buffer), &[0.1, -0.2, 0.3])
+        c.insert_f32(&name("fc.bias", amsgrad, buffer), &[0.1, -0.2, 0.3])
             .unwrap();
     }
     let record: Vec<u8> = (0..48u32).flat_map(|w| w.to_le_bytes()).collect();
@@ -304,14 +310,55 @@ fn bad_tensors_and_reserved_keys_are_refused_when_built() {
     assert!(c.set_metadata(CHECKSUM_KEY, "0").is_err());
 }
 
+/// Names come from the descriptor: the parameter and its companion by their declared names
+/// (a kernel that calls its parameter `w` has `w_master`), the states by PyTorch's names.
 #[test]
-fn state_names_follow_pytorch() {
-    assert_eq!(state_name("fc.weight", "p"), "fc.weight");
-    assert_eq!(state_name("fc.weight", "m"), "fc.weight.exp_avg");
-    assert_eq!(state_name("fc.weight", "v"), "fc.weight.exp_avg_sq");
-    assert_eq!(state_name("fc.weight", "v_max"), "fc.weight.max_exp_avg_sq");
-    assert_eq!(state_name("fc.weight", "p_master"), "fc.weight.master");
-    assert_eq!(state_name("fc.weight", "momentum"), "fc.weight.momentum");
+fn state_names_are_derived_from_the_descriptor() {
+    use adamant_device::abi::{KernelDescriptor, KernelParam};
+    let amsgrad = &curiosity_adam_step::DESCRIPTOR;
+    let name = |d, buffer| state_name("fc.weight", d, buffer);
+    assert_eq!(name(amsgrad, "p").as_deref(), Some("fc.weight"));
+    assert_eq!(name(amsgrad, "m").as_deref(), Some("fc.weight.exp_avg"));
+    assert_eq!(name(amsgrad, "v").as_deref(), Some("fc.weight.exp_avg_sq"));
+    assert_eq!(
+        name(amsgrad, "v_max").as_deref(),
+        Some("fc.weight.max_exp_avg_sq")
+    );
+    assert_eq!(name(amsgrad, "g"), None, "a gradient is no state");
+    assert_eq!(name(amsgrad, "nothing"), None);
+    let master = &adamw_bf16_master::MULTI_STEPPED_DESCRIPTOR;
+    assert_eq!(
+        name(master, "p_master").as_deref(),
+        Some("fc.weight.master")
+    );
+    // The same kernel with its buffers named `w`, `w_master` and `momentum`.
+    let renamed: Vec<KernelParam> = adamw_bf16_master::DESCRIPTOR
+        .params
+        .iter()
+        .map(|p| KernelParam {
+            name: match p.name {
+                "p" => "w",
+                "p_master" => "w_master",
+                "m" => "momentum",
+                other => other,
+            },
+            ..*p
+        })
+        .collect();
+    let renamed = KernelDescriptor {
+        params: Box::leak(renamed.into_boxed_slice()),
+        ..adamw_bf16_master::DESCRIPTOR
+    };
+    assert_eq!(name(&renamed, "w").as_deref(), Some("fc.weight"));
+    assert_eq!(
+        name(&renamed, "w_master").as_deref(),
+        Some("fc.weight.master")
+    );
+    assert_eq!(
+        name(&renamed, "momentum").as_deref(),
+        Some("fc.weight.momentum")
+    );
+    assert_eq!(name(&renamed, "p"), None);
     use adamant_device::abi::Storage;
     assert_eq!(
         TensorKind::of_storage(Storage::Bf16Remainder),
