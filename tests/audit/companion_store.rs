@@ -35,6 +35,15 @@ fn width_violations(report: &AuditReport) -> usize {
         .count()
 }
 
+/// The real PTX with every `opcode` instruction of entry `name` whose last operand is `from`
+/// given `to` instead, and the number of instructions edited.
+fn last_operand_edited(name: &str, opcode: &str, from: &str, to: &str) -> (String, usize) {
+    let (from, to) = (format!(", {from};"), format!(", {to};"));
+    edit_each_line(real(), name, |line| {
+        (line.trim().starts_with(opcode) && line.ends_with(&from)).then(|| line.replace(&from, &to))
+    })
+}
+
 #[test]
 fn every_store_of_both_buffers_is_proven() {
     let report = run(real());
@@ -66,10 +75,7 @@ fn every_store_of_both_buffers_is_proven() {
 #[test]
 fn a_remainder_that_is_not_the_held_master_is_refused() {
     for name in ["adamw_bf16_remainder_stepped", "adamw_bf16_remainder_multi"] {
-        let (ptx, edits) = edit_each_line(real(), name, |line| {
-            (line.trim().starts_with("or.b32") && line.ends_with(", 32767;"))
-                .then(|| line.replace(", 32767;", ", 32766;"))
-        });
+        let (ptx, edits) = last_operand_edited(name, "or.b32", "32767", "32766");
         assert!(edits >= 2, "{name}: {edits} holds found");
         let report = run(&ptx);
         only_about(&report, name);
@@ -145,10 +151,7 @@ fn edit_entry_with_count(ptx: &str, name: &str) -> (String, usize) {
 #[test]
 fn packed_lanes_in_another_order_are_refused() {
     for name in ["adamw_bf16_remainder", "adamw_bf16_remainder_multi_stepped"] {
-        let (ptx, edits) = edit_each_line(real(), name, |line| {
-            (line.trim().starts_with("prmt.b32") && line.ends_with(", 0x5410U;"))
-                .then(|| line.replace(", 0x5410U;", ", 0x1054U;"))
-        });
+        let (ptx, edits) = last_operand_edited(name, "prmt.b32", "0x5410U", "0x1054U");
         assert!(edits >= 2, "{name}: {edits} packs found");
         let report = run(&ptx);
         only_about(&report, name);
@@ -257,31 +260,15 @@ fn companion_lanes_out_of_step_are_refused() {
 /// buffer) has buffers no contract ties together: refused, whatever its stores.
 #[test]
 fn a_third_parameter_buffer_is_refused() {
-    use adamant_device::abi::{self, KernelDescriptor, ParamRole};
+    use adamant_device::abi::ParamRole;
     let target = "adamw_bf16_remainder_stepped";
-    let kernels: Vec<&'static KernelDescriptor> = abi::kernels()
-        .into_iter()
-        .map(|d| {
-            if d.name != target {
-                return d;
-            }
-            let params: Vec<KernelParam> = d
-                .params
-                .iter()
-                .map(|p| match p.name {
-                    "m" => KernelParam {
-                        role: ParamRole::ParamBuffer,
-                        ..*p
-                    },
-                    _ => *p,
-                })
-                .collect();
-            &*Box::leak(Box::new(KernelDescriptor {
-                params: Box::leak(params.into_boxed_slice()),
-                ..*d
-            }))
-        })
-        .collect();
+    let kernels = with_params_edited(target, |p| match p.name {
+        "m" => KernelParam {
+            role: ParamRole::ParamBuffer,
+            ..p
+        },
+        _ => p,
+    });
     let report = audit(real(), &kernels);
     only_about(&report, target);
     assert!(

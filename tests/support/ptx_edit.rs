@@ -166,10 +166,10 @@ pub fn param_register(kernel: &str, index: usize) -> String {
     registers(&line)[0].clone()
 }
 
-/// The registered descriptors with the parameter buffer (or table) of entry `target` passed
-/// through `edit`: a descriptor that misstates its parameter (its storage, its rounding) for the
-/// audit to refuse.
-pub fn with_param_edited(
+/// The registered descriptors with every parameter of entry `target` passed through `edit`: a
+/// descriptor that misstates a parameter (its storage, its rounding, its role) for the audit to
+/// refuse.
+pub fn with_params_edited(
     target: &str,
     edit: impl Fn(adamant_device::abi::KernelParam) -> adamant_device::abi::KernelParam,
 ) -> Vec<&'static adamant_device::abi::KernelDescriptor> {
@@ -180,17 +180,21 @@ pub fn with_param_edited(
             if d.name != target {
                 return d;
             }
-            let params: Vec<KernelParam> = d
-                .params
-                .iter()
-                .map(|p| if p.role.is_param() { edit(*p) } else { *p })
-                .collect();
+            let params: Vec<KernelParam> = d.params.iter().map(|p| edit(*p)).collect();
             &*Box::leak(Box::new(KernelDescriptor {
                 params: Box::leak(params.into_boxed_slice()),
                 ..*d
             }))
         })
         .collect()
+}
+
+/// [`with_params_edited`] for the parameter buffers (or tables) of entry `target` only.
+pub fn with_param_edited(
+    target: &str,
+    edit: impl Fn(adamant_device::abi::KernelParam) -> adamant_device::abi::KernelParam,
+) -> Vec<&'static adamant_device::abi::KernelDescriptor> {
+    with_params_edited(target, |p| if p.role.is_param() { edit(p) } else { p })
 }
 
 /// Asserts that `report` is clean and proves the clamp of every entry of `names`.
