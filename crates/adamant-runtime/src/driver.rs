@@ -67,6 +67,42 @@ pub(crate) unsafe fn fill_words(address: u64, bits: u32, count: usize, what: &st
     driver(status, || format!("filling {what}"))
 }
 
+/// Copies `bytes` bytes from device address `device` to page-locked host memory at `host`,
+/// enqueued on `stream` (the copy has landed once the stream is synchronized).
+///
+/// # Safety
+///
+/// `device .. device + bytes` lies in a live allocation of the runtime's context;
+/// `host .. host + bytes` is page-locked memory (cust's `LockedBuffer`) that nothing reads or
+/// writes until the stream is synchronized.
+pub(crate) unsafe fn copy_to_host_async(
+    host: *mut u8,
+    device: u64,
+    bytes: usize,
+    stream: &Stream,
+    what: &str,
+) -> Result<()> {
+    let status = sys::cuMemcpyDtoHAsync_v2(host as *mut c_void, device, bytes, stream.as_inner());
+    driver(status, || format!("downloading {what}"))
+}
+
+/// Copies `bytes` bytes from page-locked host memory at `host` to device address `device`,
+/// enqueued on `stream` (a kernel enqueued after it on the stream reads the new values).
+///
+/// # Safety
+///
+/// As [`copy_to_host_async`], and no kernel writes the device range concurrently.
+pub(crate) unsafe fn copy_to_device_async(
+    device: u64,
+    host: *const u8,
+    bytes: usize,
+    stream: &Stream,
+    what: &str,
+) -> Result<()> {
+    let status = sys::cuMemcpyHtoDAsync_v2(device, host as *const c_void, bytes, stream.as_inner());
+    driver(status, || format!("uploading {what}"))
+}
+
 /// The device address of page-locked host memory at `host` (mapped into every context's
 /// address space on a unified-addressing device).
 ///

@@ -897,6 +897,31 @@ pub enum Error {
     #[error("nan check: report() was called before any check was enqueued")]
     NanCheckNotEnqueued,
 
+    /// A checkpoint's step record that cannot replace the state's record `index`: of another
+    /// run (another bound mode, guard or fixed bound, another number of records, an owned
+    /// `Q_ABS_REF` where the state reads the caller's), or holding a value no host write or
+    /// advance could have given it. Nothing was restored.
+    #[error(
+        "checkpoint step record {index}: {field} is {found}, the state needs {requirement} \
+         (nothing was restored)"
+    )]
+    RecordRestore {
+        /// The record's index (for a count mismatch: the file's count).
+        index: usize,
+        /// The field or property: `records`, `bound_mode`, `guard_mode`, `bound`, `lr`, ...
+        field: &'static str,
+        /// What the file holds.
+        found: String,
+        /// What the state needs.
+        requirement: String,
+    },
+
+    /// A checkpoint that cannot be written, read or restored: the file layer's error (a bad
+    /// file, a tensor or record of another shape, type, kernel or rule than the state's). A
+    /// restore that fails with it has changed nothing on the device.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
+
     /// A NaN check found tripped slots ([`NanReport::ensure_quiet`](crate::NanReport::ensure_quiet)).
     #[error("{report}")]
     NanCheckTripped {

@@ -104,7 +104,11 @@ impl DeviceRegion {
     }
 
     /// The driver's word on the region: it lies inside one device allocation.
-    fn check_allocation(&self, kernel: &'static str, buffer: &'static str) -> Result<()> {
+    pub(crate) fn check_allocation(
+        &self,
+        kernel: &'static str,
+        buffer: &'static str,
+    ) -> Result<()> {
         if self.len == 0 {
             return Ok(());
         }

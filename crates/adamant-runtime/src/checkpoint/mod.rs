@@ -11,6 +11,8 @@
 //! what the state expects, so a bad file is a [`CheckpointError`] naming the file and the tensor
 //! or key, never a partly loaded state.
 mod error;
+mod state;
+mod transfer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -21,6 +23,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use sha2::{Digest, Sha256};
 
 pub use error::CheckpointError;
+pub use state::{kernel_key, step_key, Restore, Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 
 /// The format this build writes and reads (`adamant.format` in the metadata).
 pub const FORMAT: &str = "adamant-checkpoint/1";

@@ -28,9 +28,11 @@ use crate::host_mapped::HostMapped;
 use crate::hyper::{scalar_domain, AdamHyper};
 use crate::memory::{DeviceMemory, Keep};
 
+pub(crate) mod restore;
 mod scalars;
 mod spec;
 
+pub(crate) use restore::RecordsRestore;
 pub use spec::{GuardSpec, LossScale, RecordKernel, StepBound, StepSpec};
 
 /// `StepRecord` is plain `#[repr(C)]` data defined in `adamant-abi`, which does not depend on
@@ -96,6 +98,8 @@ struct Mirror {
     /// ([`StepBound::Policy`]) never changes, and one the device computes from `Q_ABS_REF`
     /// starts at [`BOUND_FACTOR`] and never goes below it (`q_abs_ref_eff` is at least 1).
     smallest_bound: f32,
+    /// [`BOUND_FIXED`] or [`BOUND_FROM_Q_ABS_REF`], for the run.
+    bound_mode: u32,
     users: Vec<&'static KernelDescriptor>,
 }
 
@@ -111,6 +115,10 @@ impl Mirror {
             guard_mode: spec.step_guard().map_or(0, |g| g.mode),
             guard_pending: false,
             smallest_bound: bound,
+            bound_mode: match spec.bound {
+                StepBound::FromQAbsRef => BOUND_FROM_Q_ABS_REF,
+                StepBound::Policy(_) => BOUND_FIXED,
+            },
             users: Vec::new(),
         }
     }

@@ -147,7 +147,7 @@ impl StepStates {
 /// One validated host write of a record scalar: the word's offset in the record, its bits, and
 /// where the host's mirror keeps it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Write {
+pub(super) struct Write {
     offset: usize,
     bits: u32,
     target: Target,
@@ -167,7 +167,7 @@ enum Target {
 
 impl Write {
     /// The mirror after the write.
-    fn apply(self, record: &mut Mirror) {
+    pub(super) fn apply(self, record: &mut Mirror) {
         let value = f32::from_bits(self.bits);
         match self.target {
             Target::Lr => record.lr = value,
@@ -181,7 +181,7 @@ impl Write {
 
 /// The write of `value` to scalar `name` of `record` (index `index`), validated: a shared field
 /// or a `#[hyper]` word of the record's kernel, of its type, within every domain that applies.
-fn plan(record: &Mirror, index: usize, name: &str, value: ArgValue) -> Result<Write> {
+pub(super) fn plan(record: &Mirror, index: usize, name: &str, value: ArgValue) -> Result<Write> {
     if let Some((field, offset)) = SHARED.into_iter().find(|(f, _)| *f == name) {
         let v = f32_value(record, index, field, value)?;
         check_shared(record, field, v)?;
