@@ -201,8 +201,9 @@ impl Checkpoint {
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] for the copies;
     /// [`Error::Checkpoint`] for records already in the checkpoint.
     pub fn save_steps(&mut self, states: &StepStates, stream: &Stream) -> Result<()> {
-        let (records, q, described) = states.snapshot(stream)?;
-        let data: Vec<u8> = records
+        let snapshot = states.snapshot(stream)?;
+        let data: Vec<u8> = snapshot
+            .records
             .iter()
             .flat_map(|r| {
                 let mut r = *r;
@@ -213,13 +214,13 @@ impl Checkpoint {
         self.insert(
             RECORDS_TENSOR,
             TensorKind::U32,
-            &[records.len(), RECORD_WORDS],
+            &[snapshot.records.len(), RECORD_WORDS],
             data,
         )?;
-        if let Some(q) = q {
+        if let Some(q) = snapshot.q_abs_ref {
             self.insert_f32(Q_ABS_REF_TENSOR, &[q])?;
         }
-        for (key, value) in described {
+        for (key, value) in snapshot.described {
             self.set_metadata(&key, &value)?;
         }
         Ok(())

@@ -26,6 +26,17 @@ pub(crate) const RECORD_WORDS: usize = size_of::<StepRecord>() / size_of::<u32>(
 
 const _: () = assert!(size_of::<StepRecord>() == RECORD_WORDS * 4);
 
+/// A state's records as a save takes them: the records, the owned `Q_ABS_REF`'s value (None
+/// for a slot of the caller's buffer), and what each record is in words ([`describe`]).
+pub(crate) struct Snapshot {
+    pub(crate) records: Vec<StepRecord>,
+    pub(crate) q_abs_ref: Option<f32>,
+    pub(crate) described: Vec<(String, String)>,
+}
+
+/// How [`StepStates::apply_restore`] writes bytes to a device address (`what` names them).
+pub(crate) type Upload<'u> = &'u mut dyn FnMut(u64, &[u8], &str) -> Result<()>;
+
 /// Validated records, ready to replace a [`StepStates`]'s ([`StepStates::apply_restore`]).
 pub(crate) struct RecordsRestore {
     records: Vec<DeviceStepRecord>,
@@ -113,10 +124,7 @@ impl StepStates {
     /// # Errors
     ///
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] for the copies.
-    pub(crate) fn snapshot(
-        &self,
-        stream: &Stream,
-    ) -> Result<(Vec<StepRecord>, Option<f32>, Vec<(String, String)>)> {
+    pub(crate) fn snapshot(&self, stream: &Stream) -> Result<Snapshot> {
         refuse_capture(stream, "saving step states")?;
         stream
             .synchronize()
@@ -134,7 +142,11 @@ impl StepStates {
             .enumerate()
             .flat_map(|(i, r)| describe(i, &mirror[i], r))
             .collect();
-        Ok((records, q, described))
+        Ok(Snapshot {
+            records,
+            q_abs_ref: q,
+            described,
+        })
     }
 
     fn q_word_value(&self) -> Result<f32> {
@@ -303,7 +315,7 @@ impl StepStates {
         &self,
         plan: RecordsRestore,
         stream: &Stream,
-        upload: &mut dyn FnMut(u64, &[u8], &str) -> Result<()>,
+        upload: Upload<'_>,
     ) -> Result<()> {
         refuse_capture(stream, "restoring step states")?;
         let bytes: Vec<u8> = plan
