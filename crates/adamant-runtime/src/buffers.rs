@@ -339,6 +339,16 @@ impl<'a> BufferKinds for Owned<'a> {
     type State = &'a mut DeviceArray;
 }
 
+/// The buffer family of reads that write nothing (a checkpoint's save): every role a shared
+/// borrow, `iqn_adam_kernel::Buffers { p: &params, g: grads.input(), m: &m, v: &v }`.
+pub struct Shared<'a>(PhantomData<&'a ()>);
+
+impl<'a> BufferKinds for Shared<'a> {
+    type Param = &'a ParamBuffer;
+    type Input = Input<'a>;
+    type State = &'a DeviceArray;
+}
+
 /// A buffer as the launch checks see it: its address, its length in elements, their storage, and the allocation
 /// a graph must keep (none for memory other code owns, whose life is the raw launch's caller's
 /// promise). Implemented for the runtime's buffers, for [`crate::DeviceRegion`], and for
@@ -357,6 +367,19 @@ pub(crate) trait LaunchBuffer {
 
 /// A buffer a launch writes: a `&mut ParamBuffer` or a `&mut DeviceArray`.
 impl<T: ReadBuffer> LaunchBuffer for &mut T {
+    fn address(&self) -> u64 {
+        self.memory().address()
+    }
+    fn len(&self) -> usize {
+        self.memory().len()
+    }
+    fn keep(&self) -> Option<Keep> {
+        Some(self.memory().clone())
+    }
+}
+
+/// A buffer a read takes: a `&ParamBuffer` or a `&DeviceArray` ([`Shared`]).
+impl<T: ReadBuffer> LaunchBuffer for &T {
     fn address(&self) -> u64 {
         self.memory().address()
     }

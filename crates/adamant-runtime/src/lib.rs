@@ -67,7 +67,7 @@ mod step;
 
 /// How a buffer's elements are stored (`DeviceRegion::of`), as kernels declare it.
 pub use adamant_device::abi::Storage;
-pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer};
+pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuffer, Shared};
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{DriverError, Error, Result};

@@ -225,6 +225,16 @@ impl Checkpoint {
         self.insert(name, kind, &[bits.len()], data)
     }
 
+    /// Tensor `name`, if the checkpoint has it (any element type and shape).
+    pub fn get(&self, name: &str) -> Option<&CheckpointTensor> {
+        self.tensors.get(name)
+    }
+
+    /// Takes tensor `name` out of the checkpoint (to replace it: [`Checkpoint::insert`]).
+    pub fn remove(&mut self, name: &str) -> Option<CheckpointTensor> {
+        self.tensors.remove(name)
+    }
+
     /// Sets metadata `key` (the format's own keys, [`FORMAT_KEY`] and [`CHECKSUM_KEY`], are
     /// written by [`Checkpoint::save`] and cannot be set).
     ///

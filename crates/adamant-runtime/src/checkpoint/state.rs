@@ -14,7 +14,7 @@ use cust::stream::Stream;
 
 use super::transfer::Staging;
 use super::{state_name, Checkpoint, CheckpointError, TensorKind};
-use crate::buffers::{LaunchBuffer, LaunchKinds, Owned};
+use crate::buffers::{LaunchBuffer, LaunchKinds, Owned, Shared};
 use crate::error::{Error, Result};
 use crate::interop::Raw;
 use crate::memory::Keep;
@@ -104,8 +104,8 @@ fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
 }
 
 impl Checkpoint {
-    /// Adds tensor `tensor`'s state as kernel `E` keeps it, read after the work enqueued on
-    /// `stream`: its parameters as `<tensor>`, a companion as `<tensor>.<kind>`, each state
+    /// Adds tensor `tensor`'s state as kernel `E` keeps it (`buffers` as a launch takes them,
+    /// each by shared borrow: [`Shared`]), read after the work enqueued on `stream`: its parameters as `<tensor>`, a companion as `<tensor>.<kind>`, each state
     /// under its [`state_name`] (`<tensor>.exp_avg`, ...), and in the metadata the kernel
     /// ([`kernel_key`]) and, with `step = Some((states, index))`, the step number of the
     /// record the tensor steps with ([`step_key`], PyTorch's `step`).
@@ -117,11 +117,11 @@ impl Checkpoint {
     pub fn save_tensor<E: OptimizerEntry>(
         &mut self,
         tensor: &str,
-        buffers: &E::Buffers<Owned<'_>>,
+        buffers: &E::Buffers<Shared<'_>>,
         step: Option<(&StepStates, usize)>,
         stream: &Stream,
     ) -> Result<()> {
-        self.save_kept::<E>(tensor, kept::<E, Owned<'_>>(buffers)?, step, stream)
+        self.save_kept::<E>(tensor, kept::<E, Shared<'_>>(buffers)?, step, stream)
     }
 
     /// As [`Checkpoint::save_tensor`], for buffers other code owns ([`DeviceRegion`]s, of any
