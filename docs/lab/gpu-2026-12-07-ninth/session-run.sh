@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 2026-12-07 (ninth): issue 27's resume test first (a run saved at step 700 and resumed
+# in a new process equals the uninterrupted run), then the eighth session's unrun items: the
+# fixed stochastic-rounding test, issue 26's GPU tests, two under memcheck, the 16-bit bench
+# beside PyTorch, and every GPU test without sanitizers (the record is 192 B since the eighth
+# session). Each step writes under $OUT as it goes (a timeout keeps what is done).
+set -x
+export PATH=$PATH:/usr/local/cuda/bin
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p /tmp/run && tar -xJf "$here/bundle.tar.xz" -C /tmp/run
+b=/tmp/run/gpu-bundle
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt"
+for t in gpu_resume gpu_stochastic_rounding gpu_exact_bf16 gpu_loss_scaling gpu_mixed_precision_training; do
+  timeout 120 "$b/tests/$t" --include-ignored --test-threads 1 --nocapture > "$OUT/$t.txt" 2>&1
+  echo "rc $?" >> "$OUT/$t.txt"
+done
+tail -n 4 "$OUT"/gpu_*.txt
+grep -h "resumed at\|mixed precision\|loss scaling:" "$OUT"/gpu_*.txt
+for t in gpu_resume gpu_loss_scaling; do
+  ADAMANT_SANITIZER_RUN=1 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/$t" --include-ignored --test-threads 1 > "$OUT/$t-memcheck.txt" 2>&1
+  echo "memcheck rc $?" >> "$OUT/$t-memcheck.txt"
+done
+tail -n 2 "$OUT"/*memcheck.txt
+(cd "$b" && timeout 100 python3 -c "import sys,json; sys.path.insert(0,'bench'); import torch_bench as tb; t=tb.Timer(20,10,3); print(json.dumps(tb.bench_half(t)))" > "$OUT/torch-half.json" 2> "$OUT/torch-half.err"; timeout 100 ./examples/bench --out "$OUT/bench-half" --only half > "$OUT/bench-half.txt" 2>&1)
+tail -n 20 "$OUT/bench-half.txt"; cat "$OUT/torch-half.json"
+ADAMANT_SANITIZERS=" " timeout 240 bash "$b/gpu-run.sh" > "$OUT/gpu-run.txt" 2>&1
+grep -A60 "adamant GPU summary" "$OUT/gpu-run.txt" | head -n 45

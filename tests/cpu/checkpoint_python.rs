@@ -1,0 +1,112 @@
+//! The checkpoint format as other tools read and write it: `scripts/torch_checkpoint.py`'s file
+//! layer (plain Python, written from the format's description in docs/checkpoints.md, not from
+//! the Rust code) reads what adamant writes, and adamant reads what it writes, checksum
+//! included, for every element type. A damaged file is refused by both.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use adamant_runtime::checkpoint::{Checkpoint, CheckpointError, TensorKind};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/torch_checkpoint.py")
+}
+
+fn python(args: &[&Path]) -> std::process::Output {
+    Command::new("python3")
+        .arg(script())
+        .args(args)
+        .output()
+        .expect("python3 (scripts/setup.sh needs it too)")
+}
+
+fn folder(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("adamant-py-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every element type a state holds, with metadata of the kinds adamant writes.
+fn every_kind() -> Checkpoint {
+    let mut c = Checkpoint::new();
+    c.insert_f32("fc.weight", &[1.5, -2.0, f32::MIN_POSITIVE, 3.25e-8])
+        .unwrap();
+    c.insert_f32("fc.weight.exp_avg", &[0.125; 4]).unwrap();
+    c.insert_u16("emb", TensorKind::Bf16, &[0x3f80, 0xbf80, 0x0001])
+        .unwrap();
+    c.insert_u16("emb.remainder", TensorKind::U16, &[0x8000, 0xffff, 0])
+        .unwrap();
+    c.insert_u16("head", TensorKind::F16, &[0x3c00, 0x7bff]).unwrap();
+    let words: Vec<u8> = (0..96u32).flat_map(|w| w.wrapping_mul(2654435761).to_le_bytes()).collect();
+    c.insert("adamant.records", TensorKind::U32, &[2, 48], words)
+        .unwrap();
+    c.set_metadata("fc.weight.kernel", "attn_adam_kernel").unwrap();
+    c.set_metadata("fc.weight.step", "700").unwrap();
+    c.set_metadata("adamant.records.0.lr", "0.001").unwrap();
+    c.set_metadata("ünïcode key", "välue").unwrap();
+    c
+}
+
+#[test]
+fn python_reads_and_writes_what_adamant_does() {
+    let dir = folder("roundtrip");
+    let (ours, theirs) = (dir.join("ours.safetensors"), dir.join("theirs.safetensors"));
+    let original = every_kind();
+    original.save(&ours).unwrap();
+
+    let listed = python(&[Path::new("list"), &ours]);
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    for line in [
+        "tensor adamant.records U32 [2, 48]",
+        "tensor emb BF16 [3]",
+        "tensor emb.remainder U16 [3]",
+        "tensor head F16 [2]",
+        "meta fc.weight.step = 700",
+        "meta adamant.format = adamant-checkpoint/1",
+    ] {
+        assert!(listed.contains(line), "`{line}` not in:\n{listed}");
+    }
+
+    // Python writes the file anew (its own header, its own checksum): adamant reads it as the
+    // same state.
+    let copied = python(&[Path::new("copy"), &ours, &theirs]);
+    assert!(copied.status.success(), "{}", String::from_utf8_lossy(&copied.stderr));
+    let back = Checkpoint::load(&theirs).unwrap();
+    let names: Vec<&str> = original.names().collect();
+    assert_eq!(names, back.names().collect::<Vec<_>>());
+    for name in names {
+        assert_eq!(original.get(name), back.get(name), "{name}");
+    }
+    assert_eq!(back.metadata("ünïcode key").unwrap(), "välue");
+    assert_eq!(back.steps_taken("fc.weight").unwrap(), 700);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_damaged_file_is_refused_by_both() {
+    let dir = folder("damaged");
+    let path = dir.join("c.safetensors");
+    every_kind().save(&path).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&path),
+        Err(CheckpointError::Checksum { .. })
+    ));
+    let listed = python(&[Path::new("list"), &path]);
+    assert_eq!(listed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&listed.stderr).contains("checksum mismatch"));
+    // Truncated.
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&path),
+        Err(CheckpointError::Unreadable { .. })
+    ));
+    let listed = python(&[Path::new("list"), &path]);
+    assert_eq!(listed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&listed.stderr).contains("truncated"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
