@@ -35,6 +35,8 @@ cp target/release/adamant "$bundle/adamant"
 cp target/ptx/adamant_kernels.ptx "$bundle/"
 cp scripts/gpu-run.sh scripts/gpu-bench.sh "$bundle/"
 [ -d bench ] && cp -r bench "$bundle/bench"
+# The PyTorch side of the checkpoint interchange test (tests/gpu/resume.rs runs it).
+mkdir -p "$bundle/scripts" && cp scripts/torch_checkpoint.py "$bundle/scripts/"
 du -sh "$bundle"
 # ADAMANT_PACK=1: strip the binaries and pack the bundle as gpu-bundle/bundle.tar.xz (about 4 MB
 # instead of 70: every test binary then fits a device call's carry limit). Unpack it on the GPU

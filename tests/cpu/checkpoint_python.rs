@@ -36,11 +36,15 @@ fn every_kind() -> Checkpoint {
         .unwrap();
     c.insert_u16("emb.remainder", TensorKind::U16, &[0x8000, 0xffff, 0])
         .unwrap();
-    c.insert_u16("head", TensorKind::F16, &[0x3c00, 0x7bff]).unwrap();
-    let words: Vec<u8> = (0..96u32).flat_map(|w| w.wrapping_mul(2654435761).to_le_bytes()).collect();
+    c.insert_u16("head", TensorKind::F16, &[0x3c00, 0x7bff])
+        .unwrap();
+    let words: Vec<u8> = (0..96u32)
+        .flat_map(|w| w.wrapping_mul(2654435761).to_le_bytes())
+        .collect();
     c.insert("adamant.records", TensorKind::U32, &[2, 48], words)
         .unwrap();
-    c.set_metadata("fc.weight.kernel", "attn_adam_kernel").unwrap();
+    c.set_metadata("fc.weight.kernel", "attn_adam_kernel")
+        .unwrap();
     c.set_metadata("fc.weight.step", "700").unwrap();
     c.set_metadata("adamant.records.0.lr", "0.001").unwrap();
     c.set_metadata("ünïcode key", "välue").unwrap();
@@ -55,7 +59,11 @@ fn python_reads_and_writes_what_adamant_does() {
     original.save(&ours).unwrap();
 
     let listed = python(&[Path::new("list"), &ours]);
-    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
     let listed = String::from_utf8(listed.stdout).unwrap();
     for line in [
         "tensor adamant.records U32 [2, 48]",
@@ -71,7 +79,11 @@ fn python_reads_and_writes_what_adamant_does() {
     // Python writes the file anew (its own header, its own checksum): adamant reads it as the
     // same state.
     let copied = python(&[Path::new("copy"), &ours, &theirs]);
-    assert!(copied.status.success(), "{}", String::from_utf8_lossy(&copied.stderr));
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
     let back = Checkpoint::load(&theirs).unwrap();
     let names: Vec<&str> = original.names().collect();
     assert_eq!(names, back.names().collect::<Vec<_>>());

@@ -50,7 +50,18 @@ fn states<E: adamant_device::abi::OptimizerEntry>(hyper: E::Hyper) -> StepStates
 where
     E::Hyper: Send + Sync + 'static,
 {
-    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, 1).unwrap();
+    states_from::<E>(hyper, 0)
+}
+
+/// Records of a run that has taken `steps_taken` steps (a run resumed from PyTorch's state).
+fn states_from<E: adamant_device::abi::OptimizerEntry>(
+    hyper: E::Hyper,
+    steps_taken: u32,
+) -> StepStates
+where
+    E::Hyper: Send + Sync + 'static,
+{
+    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, u64::from(steps_taken) + 1).unwrap();
     let spec = StepSpec::adam(
         &adam,
         StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }),
@@ -545,4 +556,122 @@ fn a_failed_restore_changes_nothing_on_the_device() {
     let mut restored = Checkpoint::new();
     run.save(&mut restored);
     assert_same("after a good restore", &restored, &good);
+}
+
+/// `scripts/torch_checkpoint.py`: beside the test binary in the GPU bundle
+/// (`gpu-bundle/tests/..` → `gpu-bundle/scripts`), else in the source tree.
+fn torch_script() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let bundled = exe.parent().unwrap().join("../scripts/torch_checkpoint.py");
+    if bundled.exists() {
+        return bundled;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/torch_checkpoint.py")
+}
+
+/// Steps `from + 1 ..= to` of `run`, returning each step's loss (before its update).
+fn train_losses(run: &mut dyn Run, from: u32, to: u32) -> Vec<f64> {
+    let mut losses = Vec::new();
+    for _ in from..to {
+        let (loss, grad) = loss_and_grad(&run.weights());
+        losses.push(loss);
+        run.step(&grad);
+    }
+    losses
+}
+
+/// PyTorch interchange: PyTorch's AdamW state at step 700 (`torch_checkpoint.py`'s
+/// `from_torch`) continued by adamant ends where PyTorch's own continuation ends, and adamant's
+/// state at step 700 continued by PyTorch (`to_torch`) ends where adamant's run ends: the loss
+/// at step 1500 within 1e-4 relative, both ways.
+#[test]
+#[ignore = "needs a CUDA GPU and PyTorch: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn a_run_moves_between_pytorch_and_adamant() {
+    let rt = Adamant::new().expect("a GPU");
+    let dir = folder().join("torch");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ours_at = dir.join("adamant-700.safetensors");
+    let mut ours = make(&rt, "f32", false);
+    let mut our_losses = train_losses(ours.as_mut(), 0, SAVE_AT);
+    let mut at = Checkpoint::new();
+    ours.save(&mut at);
+    at.save(&ours_at).unwrap();
+    our_losses.extend(train_losses(ours.as_mut(), SAVE_AT, STEPS));
+
+    let theirs_at = dir.join("torch-700.safetensors");
+    let json = dir.join("losses.json");
+    let out = std::process::Command::new("python3")
+        .arg(torch_script())
+        .args([
+            "mlp-demo",
+            "--steps",
+            &STEPS.to_string(),
+            "--save-at",
+            &SAVE_AT.to_string(),
+        ])
+        .arg("--save")
+        .arg(&theirs_at)
+        .arg("--resume")
+        .arg(&ours_at)
+        .arg("--out")
+        .arg(&json)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "torch_checkpoint.py mlp-demo: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let losses: std::collections::HashMap<String, Vec<f64>> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+
+    // PyTorch's state, continued here: records made for its step count, the tensors restored.
+    let torch_ck = Checkpoint::load(&theirs_at).unwrap();
+    let taken = torch_ck.steps_taken("mlp").unwrap();
+    assert_eq!(taken, SAVE_AT);
+    let mut resumed = Single::new(&rt, false, &vec![0.0; PARAMS]);
+    resumed.states = states_from::<attn_adam_kernel::Entry>(
+        attn_adam_kernel::Hyper {
+            eps: 1e-8,
+            weight_decay: WD,
+        },
+        taken,
+    );
+    {
+        let mut restore = torch_ck.restore();
+        let mut b = attn_adam_kernel::Buffers {
+            p: &mut resumed.p,
+            g: resumed.g.input(),
+            m: &mut resumed.m,
+            v: &mut resumed.v,
+        };
+        restore
+            .tensor::<attn_adam_kernel::Entry>("mlp", &mut b)
+            .unwrap();
+        restore.commit(rt.stream()).unwrap();
+    }
+    let continued = train_losses(&mut resumed, SAVE_AT, STEPS);
+    let last = |l: &[f64]| *l.last().unwrap();
+    let rel = |a: f64, b: f64| ((a - b) / b).abs();
+    let torch = &losses["torch"];
+    let ours_in_torch = &losses["adamant_in_torch"];
+    println!(
+        "pytorch interchange at step {STEPS}: torch {:.9}, torch's state continued by adamant \
+         {:.9} (rel {:.2e}); adamant {:.9}, adamant's state continued by torch {:.9} (rel \
+         {:.2e}); step-1 loss torch {:.9} adamant {:.9}",
+        last(torch),
+        last(&continued),
+        rel(last(&continued), last(torch)),
+        last(&our_losses),
+        last(ours_in_torch),
+        rel(last(ours_in_torch), last(&our_losses)),
+        torch[0],
+        our_losses[0],
+    );
+    assert!(
+        rel(torch[0], our_losses[0]) < 1e-12,
+        "the same model and loss"
+    );
+    assert!(rel(last(&continued), last(torch)) <= 1e-4);
+    assert!(rel(last(ours_in_torch), last(&our_losses)) <= 1e-4);
 }
