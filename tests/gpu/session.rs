@@ -491,6 +491,71 @@ fn a_checkpoint_round_trip_mid_run_changes_nothing() {
     same_bits(&weights(&a), &weights(&b), "after a checkpoint round-trip");
 }
 
+/// A session saved to a file mid-run and loaded into a new session (zero weights, captured
+/// before the load) goes on as the uninterrupted one: every group's buffers and every record
+/// equal at the end, bit for bit. A file of a session with other groups is refused, and the
+/// refused load changes nothing.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn a_session_saved_to_a_file_resumes_exactly() {
+    let rt = runtime();
+    let total = steps() / 5;
+    let at = total / 2;
+    let path = std::env::temp_dir().join(format!(
+        "adamant-session-{}.safetensors",
+        std::process::id()
+    ));
+    let mut a = session(&rt);
+    a.capture().unwrap();
+    for t in 1..=total {
+        prepare(&mut a, t);
+        a.replay().unwrap();
+        if t == at {
+            a.save(&path).unwrap();
+        }
+    }
+    let groups = TrainingGroups::new(sizes(), |_, n| vec![0.0; n]).unwrap();
+    let cfg = SessionConfig::uniform(hyper());
+    let mut b =
+        TrainingSession::new(&rt, groups, cfg, QAbsRef::Owned { initial: q_at(1) }, None).unwrap();
+    b.capture().unwrap();
+    b.load(&path).unwrap();
+    for t in at + 1..=total {
+        prepare(&mut b, t);
+        b.replay().unwrap();
+    }
+    rt.synchronize().unwrap();
+    assert_eq!(weights(&a), weights(&b), "buffers after {total} steps");
+    assert_eq!(
+        a.states().read_records().unwrap(),
+        b.states().read_records().unwrap()
+    );
+    // A session of other group sizes: refused, naming the tensor; nothing changes.
+    let other = TrainingGroups::new(
+        adamant::rl::GroupSizes {
+            iqn_online: sizes().iqn_online + 1,
+            ..sizes()
+        },
+        |_, n| vec![0.0; n],
+    )
+    .unwrap();
+    let mut c = TrainingSession::new(
+        &rt,
+        other,
+        SessionConfig::uniform(hyper()),
+        QAbsRef::Owned { initial: q_at(1) },
+        None,
+    )
+    .unwrap();
+    let before = weights(&c);
+    match c.load(&path) {
+        Err(Error::Checkpoint(e)) => assert!(e.to_string().contains("iqn_online"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(weights(&c), before);
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The session's check reads its thresholds from the record: a weight past 1e3 × q_abs_ref_eff
 /// trips slot 48 at the Q_ABS_REF of that step, not the captured one.
 #[test]

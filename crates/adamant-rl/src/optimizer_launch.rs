@@ -60,6 +60,17 @@ impl GroupRule {
         }
     }
 
+    /// The kernel's plain entry: what a checkpoint of a group of this rule is saved for.
+    pub(crate) fn descriptor(self) -> &'static adamant_device::abi::KernelDescriptor {
+        match self {
+            GroupRule::Dqn => &dqn_adam_update_kernel::DESCRIPTOR,
+            GroupRule::Iqn => &iqn_adam_kernel::DESCRIPTOR,
+            GroupRule::Iql => &iql_adam_kernel::DESCRIPTOR,
+            GroupRule::Curiosity => &curiosity_adam_step::DESCRIPTOR,
+            GroupRule::Attention => &attn_adam_kernel::DESCRIPTOR,
+        }
+    }
+
     /// The hyperparameters of `cfg` this rule's groups take.
     pub(crate) fn hyper(self, cfg: &SessionConfig) -> &AdamHyper {
         match self {

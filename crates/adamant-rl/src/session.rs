@@ -28,6 +28,8 @@ use crate::groups::{TrainingGroups, DT_CLAMP_DISABLED, GROUP_COUNT};
 use crate::optimizer_launch::{self, GroupRule, OptimizerLaunch, Uniforms};
 use crate::slot_table::TABLE;
 
+mod checkpoint;
+
 /// What [`TrainingSession::report`] read back: every group's step-state record and the NaN
 /// check, both as the device left them at the end of the last step.
 #[derive(Clone, Debug)]

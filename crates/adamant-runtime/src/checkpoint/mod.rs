@@ -11,6 +11,7 @@
 //! what the state expects, so a bad file is a [`CheckpointError`] naming the file and the tensor
 //! or key, never a partly loaded state.
 mod error;
+mod groups;
 mod state;
 mod transfer;
 

@@ -8,7 +8,7 @@
 //! bound and values) and only queues the writes; [`Restore::commit`] writes them all. So a bad
 //! file is an error before anything on the device is written, and a restore that is never
 //! committed changes nothing.
-use adamant_device::abi::{BufferRef, OptimizerEntry, Storage};
+use adamant_device::abi::{BufferRef, KernelDescriptor, OptimizerEntry, Storage};
 use adamant_device::step::StepRecord;
 use cust::stream::Stream;
 
@@ -40,13 +40,13 @@ pub fn step_key(tensor: &str) -> String {
 }
 
 /// One buffer a kernel keeps for a tensor, as a save or a restore moves it.
-struct Kept {
+pub(super) struct Kept {
     /// The buffer's name in the kernel's signature.
-    buffer: &'static str,
-    address: u64,
-    len: usize,
-    storage: Storage,
-    keep: Option<Keep>,
+    pub(super) buffer: &'static str,
+    pub(super) address: u64,
+    pub(super) len: usize,
+    pub(super) storage: Storage,
+    pub(super) keep: Option<Keep>,
 }
 
 /// The buffers of `buffers` a checkpoint holds (every one but the inputs), each checked to be
@@ -86,9 +86,9 @@ fn kept<E: OptimizerEntry, K: LaunchKinds>(buffers: &E::Buffers<K>) -> Result<Ve
     Ok(out)
 }
 
-/// The name of `k` in a checkpoint of tensor `tensor` of kernel `E`.
-fn name_of<E: OptimizerEntry>(tensor: &str, k: &Kept) -> String {
-    state_name(tensor, E::DESCRIPTOR, k.buffer)
+/// The name of `k` in a checkpoint of tensor `tensor` of kernel `descriptor`.
+fn name_of(descriptor: &KernelDescriptor, tensor: &str, k: &Kept) -> String {
+    state_name(tensor, descriptor, k.buffer)
         .expect("every kept buffer is a parameter, companion or state of the kernel")
 }
 
@@ -121,7 +121,13 @@ impl Checkpoint {
         step: Option<(&StepStates, usize)>,
         stream: &Stream,
     ) -> Result<()> {
-        self.save_kept::<E>(tensor, kept::<E, Shared<'_>>(buffers)?, step, stream)
+        self.save_kept(
+            E::DESCRIPTOR,
+            tensor,
+            kept::<E, Shared<'_>>(buffers)?,
+            step,
+            stream,
+        )
     }
 
     /// As [`Checkpoint::save_tensor`], for buffers other code owns ([`DeviceRegion`]s, of any
@@ -149,11 +155,18 @@ impl Checkpoint {
             }
         });
         checked?;
-        self.save_kept::<E>(tensor, kept::<E, Raw>(buffers)?, step, stream)
+        self.save_kept(
+            E::DESCRIPTOR,
+            tensor,
+            kept::<E, Raw>(buffers)?,
+            step,
+            stream,
+        )
     }
 
-    fn save_kept<E: OptimizerEntry>(
+    pub(super) fn save_kept(
         &mut self,
+        descriptor: &'static KernelDescriptor,
         tensor: &str,
         kept: Vec<Kept>,
         step: Option<(&StepStates, usize)>,
@@ -173,7 +186,7 @@ impl Checkpoint {
         let mut staging = Staging::default();
         let mut tensors = Vec::with_capacity(kept.len());
         for k in &kept {
-            let name = name_of::<E>(tensor, k);
+            let name = name_of(descriptor, tensor, k);
             let bytes = k.len * k.storage.bytes();
             // SAFETY: a runtime buffer's allocation (kept alive by `k.keep` meanwhile) or a
             // region checked above to lie in one allocation.
@@ -183,7 +196,7 @@ impl Checkpoint {
         for (name, kind, len, data) in tensors {
             self.insert(&name, kind, &[len], data)?;
         }
-        self.set_metadata(&kernel_key(tensor), E::DESCRIPTOR.name)?;
+        self.set_metadata(&kernel_key(tensor), descriptor.name)?;
         if let Some(t) = step_number {
             self.set_metadata(&step_key(tensor), &t.to_string())?;
         }
@@ -315,7 +328,7 @@ impl<'c, 's> Restore<'c, 's> {
         buffers: &mut E::Buffers<Owned<'_>>,
     ) -> Result<()> {
         let kept = kept::<E, Owned<'_>>(buffers)?;
-        self.queue::<E>(tensor, kept)
+        self.queue(E::DESCRIPTOR, tensor, kept)
     }
 
     /// As [`Restore::tensor`], into buffers other code owns ([`DeviceRegion`]s of the storage
@@ -344,15 +357,20 @@ impl<'c, 's> Restore<'c, 's> {
         });
         checked?;
         let kept = kept::<E, Raw>(buffers)?;
-        self.queue::<E>(tensor, kept)
+        self.queue(E::DESCRIPTOR, tensor, kept)
     }
 
-    fn queue<E: OptimizerEntry>(&mut self, tensor: &str, kept: Vec<Kept>) -> Result<()> {
+    pub(super) fn queue(
+        &mut self,
+        descriptor: &'static KernelDescriptor,
+        tensor: &str,
+        kept: Vec<Kept>,
+    ) -> Result<()> {
         let ck = self.checkpoint;
-        ck.expect_metadata(&kernel_key(tensor), E::DESCRIPTOR.name)?;
+        ck.expect_metadata(&kernel_key(tensor), descriptor.name)?;
         let mut queued = Vec::with_capacity(kept.len());
         for k in kept {
-            let name = name_of::<E>(tensor, &k);
+            let name = name_of(descriptor, tensor, &k);
             let kind = TensorKind::of_storage(k.storage);
             let data = ck.tensor(&name, kind, &[k.len])?;
             if !self.allow_non_finite {
@@ -501,7 +519,7 @@ mod tests {
 
     fn queued(c: &Checkpoint, kept: Vec<Kept>) -> Result<Vec<(String, u64, Vec<u8>)>> {
         let mut restore = c.restore();
-        restore.queue::<Attn>("w", kept)?;
+        restore.queue(Attn::DESCRIPTOR, "w", kept)?;
         Ok(restore
             .writes
             .iter()
@@ -605,7 +623,9 @@ mod tests {
             other => panic!("{other}"),
         }
         let mut restore = c.restore().allow_non_finite();
-        restore.queue::<Attn>("w", attn_buffers(0x1000, 3)).unwrap();
+        restore
+            .queue(Attn::DESCRIPTOR, "w", attn_buffers(0x1000, 3))
+            .unwrap();
         assert_eq!(restore.writes.len(), 3);
     }
 
@@ -619,9 +639,11 @@ mod tests {
         c.insert_f32("u.exp_avg_sq", &[0.25; 3]).unwrap();
         c.set_metadata("u.kernel", "attn_adam_kernel").unwrap();
         let mut restore = c.restore();
-        restore.queue::<Attn>("w", attn_buffers(0x1000, 3)).unwrap();
+        restore
+            .queue(Attn::DESCRIPTOR, "w", attn_buffers(0x1000, 3))
+            .unwrap();
         // `u`'s parameters start inside `w`'s second moment.
-        match checkpoint_error(restore.queue::<Attn>("u", attn_buffers(0x1000 + 28, 3))) {
+        match checkpoint_error(restore.queue(Attn::DESCRIPTOR, "u", attn_buffers(0x1000 + 28, 3))) {
             CheckpointError::BadTensor { name, problem } => {
                 assert_eq!(name, "u");
                 assert!(problem.contains("w.exp_avg_sq"), "{problem}");
@@ -629,7 +651,9 @@ mod tests {
             other => panic!("{other}"),
         }
         assert_eq!(restore.writes.len(), 3, "nothing of `u` was queued");
-        restore.queue::<Attn>("u", attn_buffers(0x2000, 3)).unwrap();
+        restore
+            .queue(Attn::DESCRIPTOR, "u", attn_buffers(0x2000, 3))
+            .unwrap();
         assert_eq!(restore.writes.len(), 6);
     }
 
@@ -664,7 +688,7 @@ mod tests {
         })
         .collect();
         let mut restore = c.restore();
-        restore.queue::<Rem>("w", kept).unwrap();
+        restore.queue(Rem::DESCRIPTOR, "w", kept).unwrap();
         let names: Vec<&str> = restore.writes.iter().map(|w| w.name.as_str()).collect();
         assert_eq!(names, ["w", "w.remainder", "w.exp_avg", "w.exp_avg_sq"]);
         assert_eq!(restore.writes[1].data, [0x00, 0x80, 0xff, 0xff]);
