@@ -6,6 +6,8 @@
 //! Data is never zeros: buffers are filled with non-zero constants on the device.
 use std::path::PathBuf;
 
+#[path = "bench_parts/checkpoint.rs"]
+mod checkpoint;
 #[path = "bench_parts/exact_half.rs"]
 mod exact_half;
 #[path = "bench_parts/half.rs"]
@@ -40,7 +42,8 @@ struct Args {
     /// Fewer repetitions and sizes (a smoke run).
     #[arg(long)]
     quick: bool,
-    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, half, session), for a
+    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, half, session,
+    /// checkpoint), for a
     /// profiler; all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -249,6 +252,12 @@ fn main() -> Result<()> {
     }
     if args.runs("session") {
         session(&rt, &mut timer, &mut out, &args.set)?;
+    }
+    if args.runs("checkpoint") {
+        if let Err(e) = checkpoint::checkpoint(&rt, &mut out) {
+            println!("checkpoint: {e:#}");
+            out["checkpoint"] = json!({"error": format!("{e:#}")});
+        }
     }
     registers(&mut out);
     out["method"] = json!({"gate": "host function", "exposed_samples": timer.exposed});

@@ -401,6 +401,11 @@ impl Checkpoint {
 
     /// The checksum of the tensors and the metadata other than the checksum itself.
     fn checksum(&self) -> String {
+        self.checksum_with(&self.metadata)
+    }
+
+    /// The checksum of the tensors and `metadata` (but its checksum entry).
+    fn checksum_with(&self, metadata: &BTreeMap<String, String>) -> String {
         let mut h = Sha256::new();
         for (name, t) in &self.tensors {
             h.update((name.len() as u64).to_le_bytes());
@@ -413,7 +418,7 @@ impl Checkpoint {
             h.update((t.data.len() as u64).to_le_bytes());
             h.update(&t.data);
         }
-        for (k, v) in self.metadata.iter().filter(|(k, _)| *k != CHECKSUM_KEY) {
+        for (k, v) in metadata.iter().filter(|(k, _)| *k != CHECKSUM_KEY) {
             h.update((k.len() as u64).to_le_bytes());
             h.update(k.as_bytes());
             h.update((v.len() as u64).to_le_bytes());
@@ -424,12 +429,11 @@ impl Checkpoint {
 
     /// The file's bytes: the tensors and the metadata with the format and the checksum.
     fn to_bytes(&self) -> Result<Vec<u8>, CheckpointError> {
-        let mut with_format = self.clone();
-        with_format
-            .metadata
-            .insert(FORMAT_KEY.to_string(), FORMAT.to_string());
-        let checksum = with_format.checksum();
-        let mut metadata: HashMap<String, String> = with_format.metadata.into_iter().collect();
+        // The metadata with the format, without copying the tensors (a state is gigabytes).
+        let mut with_format = self.metadata.clone();
+        with_format.insert(FORMAT_KEY.to_string(), FORMAT.to_string());
+        let checksum = self.checksum_with(&with_format);
+        let mut metadata: HashMap<String, String> = with_format.into_iter().collect();
         metadata.insert(CHECKSUM_KEY.to_string(), checksum);
         let views = self
             .tensors
