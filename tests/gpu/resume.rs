@@ -185,10 +185,13 @@ struct Multi<'rt> {
 
 const MULTI_NAMES: [&str; 2] = ["layer1.weight", "rest"];
 
+/// The multi-tensor set's clamp scales: the rest clamps at half the bound.
+const MULTI_SCALES: [f32; 2] = [1.0, 0.5];
+
 impl<'rt> Multi<'rt> {
     fn new(rt: &'rt Adamant, p0: &[f32]) -> Multi<'rt> {
         let parts = [&p0[..SPLIT], &p0[SPLIT..]];
-        Multi {
+        let mut run = Multi {
             rt,
             params: parts
                 .iter()
@@ -203,7 +206,22 @@ impl<'rt> Multi<'rt> {
                 eps: 1e-8,
                 weight_decay: WD,
             }),
-        }
+        };
+        let buffers: Vec<_> = run
+            .params
+            .iter_mut()
+            .zip(run.tensors.iter_mut())
+            .map(|(p, [g, m, v])| iqn_adam_kernel::Buffers {
+                p,
+                g: g.input(),
+                m,
+                v,
+            })
+            .collect();
+        run.set.sync::<iqn_adam_kernel::Entry>(&buffers).unwrap();
+        drop(buffers);
+        run.set.set_clamp_scales(&MULTI_SCALES).unwrap();
+        run
     }
 }
 
@@ -243,6 +261,7 @@ impl Run for Multi<'_> {
     fn save(&self, ck: &mut Checkpoint) {
         let s = self.rt.stream();
         ck.save_steps(&self.states, s).unwrap();
+        ck.save_clamp_scales("mlp-set", &self.set).unwrap();
         for (name, (p, [g, m, v])) in MULTI_NAMES
             .iter()
             .zip(self.params.iter().zip(&self.tensors))
@@ -272,6 +291,7 @@ impl Run for Multi<'_> {
             };
             restore.tensor::<iqn_adam_kernel::Entry>(name, &mut b)?;
         }
+        restore.clamp_scales("mlp-set", &self.set)?;
         restore.steps(&self.states)?;
         restore.commit(self.rt.stream())
     }

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p /tmp/run && tar -xJf "$here/bundle.tar.xz" -C /tmp/run
 b=/tmp/run/gpu-bundle
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt"
-for t in gpu_resume gpu_stochastic_rounding gpu_exact_bf16 gpu_loss_scaling gpu_mixed_precision_training; do
+for t in gpu_resume gpu_session gpu_stochastic_rounding gpu_exact_bf16 gpu_loss_scaling gpu_mixed_precision_training; do
   timeout 120 "$b/tests/$t" --include-ignored --test-threads 1 --nocapture > "$OUT/$t.txt" 2>&1
   echo "rc $?" >> "$OUT/$t.txt"
 done
@@ -23,5 +23,6 @@ done
 tail -n 2 "$OUT"/*memcheck.txt
 (cd "$b" && timeout 100 python3 -c "import sys,json; sys.path.insert(0,'bench'); import torch_bench as tb; t=tb.Timer(20,10,3); print(json.dumps(tb.bench_half(t)))" > "$OUT/torch-half.json" 2> "$OUT/torch-half.err"; timeout 100 ./examples/bench --out "$OUT/bench-half" --only half > "$OUT/bench-half.txt" 2>&1)
 tail -n 20 "$OUT/bench-half.txt"; cat "$OUT/torch-half.json"
+(cd "$b" && timeout 90 ./examples/bench --out "$OUT/bench-checkpoint" --only checkpoint > "$OUT/bench-checkpoint.txt" 2>&1); tail -n 3 "$OUT/bench-checkpoint.txt"
 ADAMANT_SANITIZERS=" " timeout 240 bash "$b/gpu-run.sh" > "$OUT/gpu-run.txt" 2>&1
 grep -A60 "adamant GPU summary" "$OUT/gpu-run.txt" | head -n 45

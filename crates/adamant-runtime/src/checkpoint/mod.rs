@@ -12,6 +12,7 @@
 //! or key, never a partly loaded state.
 mod error;
 mod groups;
+mod scales;
 mod state;
 mod transfer;
 
@@ -24,6 +25,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use sha2::{Digest, Sha256};
 
 pub use error::CheckpointError;
+pub use scales::clamp_scales_name;
 pub use state::{kernel_key, step_key, Restore, Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 
 /// The format this build writes and reads (`adamant.format` in the metadata).

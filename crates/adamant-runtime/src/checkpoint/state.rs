@@ -304,6 +304,11 @@ pub struct Restore<'c, 's> {
 }
 
 impl<'c, 's> Restore<'c, 's> {
+    /// The checkpoint being restored.
+    pub(super) fn checkpoint(&self) -> &'c Checkpoint {
+        self.checkpoint
+    }
+
     /// Accepts NaN and infinite values in the tensors restored after this call (a moment or
     /// a weight of a run that had already diverged, loaded to look at it). By default each is
     /// [`CheckpointError::NonFinite`], naming the tensor and the element.
