@@ -695,3 +695,57 @@ fn a_run_moves_between_pytorch_and_adamant() {
     assert!(rel(last(&continued), last(torch)) <= 1e-4);
     assert!(rel(last(ours_in_torch), last(&our_losses)) <= 1e-4);
 }
+
+/// A snapshot (device-to-device copies in stream order, read later on another stream) holds
+/// the state as it was when its copies ran, though the training went on before it was read:
+/// equal, bit for bit, to a save taken at that step by a run that stopped there. The read runs
+/// on another thread, which makes the context current first.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
+fn a_snapshot_is_the_state_when_its_copies_ran() {
+    use adamant_runtime::checkpoint::Snapshot;
+    use adamant_runtime::cust::stream::StreamFlags;
+    let rt = Adamant::new().expect("a GPU");
+    for case in ["f32", "bf16-sr"] {
+        let mut stopped = make(&rt, case, false);
+        train(stopped.as_mut(), 0, 40);
+        let mut expected = Checkpoint::new();
+        stopped.save(&mut expected);
+        drop(stopped);
+
+        let mut run = Single::new(&rt, false, &(0..PARAMS).map(init).collect::<Vec<_>>());
+        let mut sr = Bf16Sr::new(&rt, &(0..PARAMS).map(init).collect::<Vec<_>>());
+        let live: &mut dyn Run = if case == "f32" { &mut run } else { &mut sr };
+        train(live, 0, 40);
+        let s = rt.stream();
+        let mut snapshot = Snapshot::new();
+        if case == "f32" {
+            snapshot.steps(&run.states, s).unwrap();
+            let b = attn_adam_kernel::Buffers {
+                p: &run.p,
+                g: run.g.input(),
+                m: &run.m,
+                v: &run.v,
+            };
+            snapshot
+                .tensor::<attn_adam_kernel::Entry>("mlp", &b, Some(0), s)
+                .unwrap();
+        } else {
+            snapshot.steps(&sr.states, s).unwrap();
+            // SAFETY: the run's own buffers, alive until the snapshot's copies have run.
+            unsafe { snapshot.regions::<adamw_bf16_sr::Entry>("mlp", &sr.regions(), Some(0), s) }
+                .unwrap();
+        }
+        let pending = snapshot.finish(s).unwrap();
+        let ctx = rt.context().clone();
+        let reader = std::thread::spawn(move || {
+            adamant_runtime::cust::context::CurrentContext::set_current(&ctx).unwrap();
+            let side = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+            pending.read(&side).unwrap()
+        });
+        let live: &mut dyn Run = if case == "f32" { &mut run } else { &mut sr };
+        train(live, 40, 60); // the run goes on meanwhile
+        let taken = reader.join().unwrap();
+        assert_same(&format!("{case} snapshot"), &taken, &expected);
+    }
+}

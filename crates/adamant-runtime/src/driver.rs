@@ -103,6 +103,25 @@ pub(crate) unsafe fn copy_to_device_async(
     driver(status, || format!("uploading {what}"))
 }
 
+/// Copies `bytes` bytes from device address `from` to device address `to`, enqueued on
+/// `stream` (a copy node in stream order: a kernel enqueued after it reads the copy, one
+/// enqueued before it has written what is copied).
+///
+/// # Safety
+///
+/// Both ranges lie in live allocations of the runtime's context and do not overlap; no kernel
+/// writes `to` concurrently.
+pub(crate) unsafe fn copy_on_device_async(
+    to: u64,
+    from: u64,
+    bytes: usize,
+    stream: &Stream,
+    what: &str,
+) -> Result<()> {
+    let status = sys::cuMemcpyDtoDAsync_v2(to, from, bytes, stream.as_inner());
+    driver(status, || format!("copying {what} on the device"))
+}
+
 /// The device address of page-locked host memory at `host` (mapped into every context's
 /// address space on a unified-addressing device).
 ///

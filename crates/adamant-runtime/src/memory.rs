@@ -108,6 +108,21 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     }
 }
 
+impl DeviceMemory<u8> {
+    /// `bytes` bytes of new device memory, not initialised: for a copy to fill (a checkpoint's
+    /// snapshot), which the caller enqueues before anything reads it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] naming `what`, or [`Error::Cuda`].
+    pub(crate) fn for_copy(bytes: usize, what: &str) -> Result<Arc<Self>> {
+        // SAFETY: `u8` is valid for any bits, and the caller writes every byte before a read.
+        let buffer = unsafe { DeviceBuffer::<u8>::uninitialized(bytes.max(1)) }
+            .map_err(|e| allocation_error(what, bytes, e))?;
+        Ok(Arc::new(DeviceMemory { buffer }))
+    }
+}
+
 impl DeviceMemory<f32> {
     /// `len` copies of `value`, written on the device (no host buffer of `len` values): one
     /// memset of the new allocation, landed when this returns (as [`DeviceMemory::from_host`]).

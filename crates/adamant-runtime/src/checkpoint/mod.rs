@@ -13,6 +13,7 @@
 mod error;
 mod groups;
 mod scales;
+mod snapshot;
 mod state;
 mod transfer;
 
@@ -26,6 +27,7 @@ use sha2::{Digest, Sha256};
 
 pub use error::CheckpointError;
 pub use scales::clamp_scales_name;
+pub use snapshot::{PendingSnapshot, Snapshot};
 pub use state::{kernel_key, step_key, Restore, Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 
 /// The format this build writes and reads (`adamant.format` in the metadata).

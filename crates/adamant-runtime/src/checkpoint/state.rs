@@ -51,7 +51,9 @@ pub(super) struct Kept {
 
 /// The buffers of `buffers` a checkpoint holds (every one but the inputs), each checked to be
 /// stored as kernel `E` declares it.
-fn kept<E: OptimizerEntry, K: LaunchKinds>(buffers: &E::Buffers<K>) -> Result<Vec<Kept>> {
+pub(super) fn kept<E: OptimizerEntry, K: LaunchKinds>(
+    buffers: &E::Buffers<K>,
+) -> Result<Vec<Kept>> {
     let descriptor = E::DESCRIPTOR;
     let mut out = Vec::new();
     E::visit_buffers(buffers, &mut |buffer, b| {
@@ -84,6 +86,17 @@ fn kept<E: OptimizerEntry, K: LaunchKinds>(buffers: &E::Buffers<K>) -> Result<Ve
         }
     }
     Ok(out)
+}
+
+/// Every region of `buffers` lies in one device allocation (the driver's word).
+pub(super) fn check_regions<E: OptimizerEntry>(buffers: &E::Buffers<Raw>) -> Result<()> {
+    let mut checked = Ok(());
+    E::visit_buffers(buffers, &mut |name, b| {
+        if checked.is_ok() {
+            checked = b.get().check_allocation(E::DESCRIPTOR.name, name);
+        }
+    });
+    checked
 }
 
 /// The name of `k` in a checkpoint of tensor `tensor` of kernel `descriptor`.
@@ -148,13 +161,7 @@ impl Checkpoint {
         step: Option<(&StepStates, usize)>,
         stream: &Stream,
     ) -> Result<()> {
-        let mut checked = Ok(());
-        E::visit_buffers(buffers, &mut |name, b| {
-            if checked.is_ok() {
-                checked = b.get().check_allocation(E::DESCRIPTOR.name, name);
-            }
-        });
-        checked?;
+        check_regions::<E>(buffers)?;
         self.save_kept(
             E::DESCRIPTOR,
             tensor,
@@ -354,13 +361,7 @@ impl<'c, 's> Restore<'c, 's> {
         tensor: &str,
         buffers: &E::Buffers<Raw>,
     ) -> Result<()> {
-        let mut checked = Ok(());
-        E::visit_buffers(buffers, &mut |name, b| {
-            if checked.is_ok() {
-                checked = b.get().check_allocation(E::DESCRIPTOR.name, name);
-            }
-        });
-        checked?;
+        check_regions::<E>(buffers)?;
         let kept = kept::<E, Raw>(buffers)?;
         self.queue(E::DESCRIPTOR, tensor, kept)
     }

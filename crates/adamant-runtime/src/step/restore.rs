@@ -9,6 +9,7 @@
 //! host set, the guard's counters and loss scale, the device's bound) comes from the file,
 //! each value checked against the domains a host write of it is checked against.
 use std::mem::size_of;
+use std::sync::Arc;
 
 use adamant_device::abi::{ArgValue, Lifetime, ParamType};
 use adamant_device::guard::{GUARD_CLIP, GUARD_LOSS_SCALE};
@@ -20,6 +21,7 @@ use super::spec::check_max_norm;
 use super::{refuse_capture, write_word, DeviceStepRecord, Mirror, StepStates};
 use crate::clamp_policy::BOUND_FACTOR;
 use crate::error::{Error, Result};
+use crate::memory::DeviceMemory;
 
 /// 32-bit words in one record (its size in a checkpoint's records tensor).
 pub(crate) const RECORD_WORDS: usize = size_of::<StepRecord>() / size_of::<u32>();
@@ -33,6 +35,53 @@ pub(crate) struct Snapshot {
     pub(crate) q_abs_ref: Option<f32>,
     pub(crate) described: Vec<(String, String)>,
 }
+
+/// A [`StepStates`]' records copied on the device ([`StepStates::copy_on_device`]): the copies
+/// and the host's mirror of the records when they were taken.
+pub(crate) struct RecordsCopy {
+    records: Arc<DeviceMemory<u8>>,
+    q: Option<Arc<DeviceMemory<u8>>>,
+    mirror: Vec<Mirror>,
+}
+
+impl RecordsCopy {
+    /// The copies read with `download(address, bytes, what)` (once they have landed), as a
+    /// save takes them.
+    pub(crate) fn read(
+        &self,
+        download: Download<'_>,
+    ) -> Result<Snapshot> {
+        let bytes = download(
+            self.records.address(),
+            self.mirror.len() * size_of::<StepRecord>(),
+            "the step records' snapshot",
+        )?;
+        let records: Vec<StepRecord> = bytes
+            .chunks_exact(size_of::<StepRecord>())
+            .map(record_from_bytes)
+            .collect();
+        let q_abs_ref = match &self.q {
+            Some(word) => {
+                let b = download(word.address(), 4, "Q_ABS_REF's snapshot")?;
+                Some(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            }
+            None => None,
+        };
+        let described = records
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| describe(i, &self.mirror[i], r))
+            .collect();
+        Ok(Snapshot {
+            records,
+            q_abs_ref,
+            described,
+        })
+    }
+}
+
+/// How [`RecordsCopy::read`] reads `bytes` bytes at a device address (`what` names them).
+pub(crate) type Download<'d> = &'d mut dyn FnMut(u64, usize, &str) -> Result<Vec<u8>>;
 
 /// How [`StepStates::apply_restore`] writes bytes to a device address (`what` names them).
 pub(crate) type Upload<'u> = &'u mut dyn FnMut(u64, &[u8], &str) -> Result<()>;
@@ -147,6 +196,51 @@ impl StepStates {
             q_abs_ref: q,
             described,
         })
+    }
+
+    /// The records (and the owned `Q_ABS_REF`) copied on the device on `stream`, in stream
+    /// order, into allocations of the copy's own, with what the host knows of each record now:
+    /// what a save that does not wait for the stream reads later ([`RecordsCopy::read`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Capture`] during a capture; [`Error::OutOfMemory`], [`Error::Cuda`].
+    pub(crate) fn copy_on_device(&self, stream: &Stream) -> Result<RecordsCopy> {
+        refuse_capture(stream, "a snapshot of step states")?;
+        let bytes = self.len() * size_of::<StepRecord>();
+        let records = DeviceMemory::for_copy(bytes, "a snapshot of the step records")?;
+        // SAFETY: our records (`bytes` long) into the new allocation of the same size.
+        unsafe {
+            crate::driver::copy_on_device_async(
+                records.address(),
+                self.records.address(),
+                bytes,
+                stream,
+                "the step records",
+            )
+        }?;
+        let q = if self.owns_q {
+            let word = DeviceMemory::for_copy(4, "a snapshot of Q_ABS_REF")?;
+            // SAFETY: our owned word into a new 4-byte allocation.
+            unsafe {
+                crate::driver::copy_on_device_async(
+                    word.address(),
+                    self.q_abs_ref_ptr,
+                    4,
+                    stream,
+                    "Q_ABS_REF",
+                )
+            }?;
+            Some(word)
+        } else {
+            None
+        };
+        let mirror = self
+            .mirror
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        Ok(RecordsCopy { records, q, mirror })
     }
 
     fn q_word_value(&self) -> Result<f32> {
