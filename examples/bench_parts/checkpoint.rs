@@ -94,6 +94,71 @@ pub(crate) fn checkpoint(rt: &Adamant, out: &mut Value) -> Result<()> {
     restore.commit(s)?;
     let upload = t.elapsed().as_secs_f64();
     std::fs::remove_file(&path)?;
+    drop((ck, b));
+
+    // A save overlapped with training: `STEPS` stepped AdamW launches alone, then the same
+    // with a snapshot taken before them and read on another thread meanwhile.
+    const STEPS: usize = 100;
+    let records = adamant::runtime::Records::single::<attn_adam_kernel::Entry>()?;
+    let steps = |p: &mut ParamBuffer, m: &mut DeviceArray, v: &mut DeviceArray| -> Result<()> {
+        for _ in 0..STEPS {
+            states.advance(rt, s)?;
+            let b = attn_adam_kernel::Buffers {
+                p: &mut *p,
+                g: g.input(),
+                m: &mut *m,
+                v: &mut *v,
+            };
+            rt.launch::<attn_adam_kernel::Entry>(s)
+                .stepped(&attn_adam_kernel::StepScalars {}, &states, 0)
+                .buffers(&b, &records)?;
+        }
+        Ok(())
+    };
+    steps(&mut p, &mut m, &mut v)?; // warm
+    rt.synchronize()?;
+    let t = Instant::now();
+    steps(&mut p, &mut m, &mut v)?;
+    rt.synchronize()?;
+    let alone = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut snapshot = adamant::runtime::checkpoint::Snapshot::new();
+    snapshot.steps(&states, s)?;
+    let b = attn_adam_kernel::Buffers {
+        p: &p,
+        g: g.input(),
+        m: &m,
+        v: &v,
+    };
+    snapshot.tensor::<attn_adam_kernel::Entry>("w", &b, Some(0), s)?;
+    let pending = snapshot.finish(s)?;
+    let ctx = rt.context().clone();
+    let reader = std::thread::spawn(move || -> Result<(f64, usize)> {
+        cust::context::CurrentContext::set_current(&ctx)?;
+        let side = cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)?;
+        let t = Instant::now();
+        let ck = pending.read(&side)?;
+        Ok((t.elapsed().as_secs_f64(), ck.names().count()))
+    });
+    steps(&mut p, &mut m, &mut v)?;
+    rt.synchronize()?;
+    let overlapped = t.elapsed().as_secs_f64();
+    let (read_s, tensors) = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the reader panicked"))??;
+    let overlapped_total = t.elapsed().as_secs_f64();
+    println!(
+        "checkpoint overlapped: {STEPS} AdamW steps at 2^28 {:.3} ms each alone, {:.3} ms each \
+         with a snapshot taken and read ({tensors} tensors, read {read_s:.2} s) meanwhile \
+         ({:+.1} %); everything done after {overlapped_total:.2} s",
+        1e3 * alone / STEPS as f64,
+        1e3 * overlapped / STEPS as f64,
+        100.0 * (overlapped / alone - 1.0),
+    );
+    out["checkpoint_overlapped"] = json!({
+        "steps": STEPS, "alone_s": alone, "with_snapshot_s": overlapped, "read_s": read_s,
+        "total_s": overlapped_total, "rise": overlapped / alone - 1.0,
+    });
 
     let gbs = |secs: f64| bytes as f64 / secs / 1e9;
     let save = copies + file;

@@ -47,10 +47,7 @@ pub(crate) struct RecordsCopy {
 impl RecordsCopy {
     /// The copies read with `download(address, bytes, what)` (once they have landed), as a
     /// save takes them.
-    pub(crate) fn read(
-        &self,
-        download: Download<'_>,
-    ) -> Result<Snapshot> {
+    pub(crate) fn read(&self, download: Download<'_>) -> Result<Snapshot> {
         let bytes = download(
             self.records.address(),
             self.mirror.len() * size_of::<StepRecord>(),
