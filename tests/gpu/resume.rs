@@ -440,7 +440,12 @@ fn assert_same(case: &str, a: &Checkpoint, b: &Checkpoint) {
     assert_eq!(names, b.names().collect::<Vec<_>>(), "{case}");
     for name in names {
         let (x, y) = (a.get(name).unwrap(), b.get(name).unwrap());
-        let differing = x.data.iter().zip(&y.data).filter(|(p, q)| p != q).count();
+        let differing = x
+            .data()
+            .iter()
+            .zip(y.data())
+            .filter(|(p, q)| p != q)
+            .count();
         assert!(
             x.kind == y.kind && x.shape == y.shape && differing == 0,
             "{case}: `{name}` differs between the resumed and the uninterrupted run \

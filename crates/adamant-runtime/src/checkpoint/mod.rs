@@ -18,8 +18,9 @@ mod state;
 mod transfer;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use adamant_device::abi::{KernelDescriptor, ParamRole};
 use safetensors::tensor::{Dtype, TensorView};
@@ -137,14 +138,37 @@ pub fn state_name(tensor: &str, descriptor: &KernelDescriptor, buffer: &str) -> 
 }
 
 /// One tensor of a checkpoint: its element type, shape and bytes (little-endian).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct CheckpointTensor {
     /// The element type.
     pub kind: TensorKind,
     /// The shape (a buffer of `n` elements: `[n]`).
     pub shape: Vec<usize>,
+    data: TensorBytes,
+}
+
+/// A tensor's bytes: its own (built by a save), or a range of the file read whole (a load
+/// copies nothing more: a state is gigabytes).
+#[derive(Clone, Debug)]
+enum TensorBytes {
+    Own(Vec<u8>),
+    InFile(Arc<Vec<u8>>, Range<usize>),
+}
+
+impl CheckpointTensor {
     /// The elements, little-endian.
-    pub data: Vec<u8>,
+    pub fn data(&self) -> &[u8] {
+        match &self.data {
+            TensorBytes::Own(v) => v,
+            TensorBytes::InFile(file, range) => &file[range.clone()],
+        }
+    }
+}
+
+impl PartialEq for CheckpointTensor {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.shape == other.shape && self.data() == other.data()
+    }
 }
 
 /// An optimizer state as a file holds it: named tensors and string metadata. Build one with
@@ -199,7 +223,7 @@ impl Checkpoint {
             CheckpointTensor {
                 kind,
                 shape: shape.to_vec(),
-                data,
+                data: TensorBytes::Own(data),
             },
         );
         Ok(())
@@ -335,7 +359,7 @@ impl Checkpoint {
                 found: t.shape.clone(),
             });
         }
-        Ok(&t.data)
+        Ok(t.data())
     }
 
     /// `f32` tensor `name` of `len` elements. With `finite`, a NaN or infinity in it is
@@ -419,8 +443,8 @@ impl Checkpoint {
             for d in &t.shape {
                 h.update((*d as u64).to_le_bytes());
             }
-            h.update((t.data.len() as u64).to_le_bytes());
-            h.update(&t.data);
+            h.update((t.data().len() as u64).to_le_bytes());
+            h.update(t.data());
         }
         for (k, v) in metadata.iter().filter(|(k, _)| *k != CHECKSUM_KEY) {
             h.update((k.len() as u64).to_le_bytes());
@@ -431,8 +455,12 @@ impl Checkpoint {
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// The file's bytes: the tensors and the metadata with the format and the checksum.
-    fn to_bytes(&self) -> Result<Vec<u8>, CheckpointError> {
+    /// The file's tensors (views of their bytes) and metadata, with the format and the
+    /// checksum.
+    #[allow(clippy::type_complexity)]
+    fn file_parts(
+        &self,
+    ) -> Result<(Vec<(&str, TensorView<'_>)>, HashMap<String, String>), CheckpointError> {
         // The metadata with the format, without copying the tensors (a state is gigabytes).
         let mut with_format = self.metadata.clone();
         with_format.insert(FORMAT_KEY.to_string(), FORMAT.to_string());
@@ -443,7 +471,7 @@ impl Checkpoint {
             .tensors
             .iter()
             .map(|(name, t)| {
-                TensorView::new(t.kind.dtype(), t.shape.clone(), &t.data)
+                TensorView::new(t.kind.dtype(), t.shape.clone(), t.data())
                     .map(|v| (name.as_str(), v))
                     .map_err(|e| CheckpointError::BadTensor {
                         name: name.clone(),
@@ -451,10 +479,7 @@ impl Checkpoint {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        safetensors::serialize(views, Some(metadata)).map_err(|e| CheckpointError::BadTensor {
-            name: "(file)".into(),
-            problem: e.to_string(),
-        })
+        Ok((views, metadata))
     }
 
     /// Writes the checkpoint to `path`, atomically: the bytes go to a temporary file in the same
@@ -474,7 +499,7 @@ impl Checkpoint {
         path: &Path,
         rename: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
     ) -> Result<(), CheckpointError> {
-        let bytes = self.to_bytes()?;
+        let (views, metadata) = self.file_parts()?;
         let io = |action: &'static str, source: std::io::Error| CheckpointError::Io {
             path: path.to_path_buf(),
             action,
@@ -493,8 +518,10 @@ impl Checkpoint {
             std::process::id()
         ));
         let written = (|| {
-            let mut file = std::fs::File::create(&temporary).map_err(|e| io("create", e))?;
-            file.write_all(&bytes).map_err(|e| io("write", e))?;
+            // Streamed from the tensors' bytes to the file: no copy of the state in memory.
+            safetensors::serialize_to_file(views, Some(metadata), &temporary)
+                .map_err(|e| io("write", std::io::Error::other(format!("safetensors: {e}"))))?;
+            let file = std::fs::File::open(&temporary).map_err(|e| io("open to sync", e))?;
             file.sync_all().map_err(|e| io("sync", e))?;
             rename(&temporary, path).map_err(|e| io("rename", e))
         })();
@@ -523,10 +550,11 @@ impl Checkpoint {
             action: "read",
             source,
         })?;
-        Checkpoint::from_bytes(&bytes, path)
+        Checkpoint::from_bytes(Arc::new(bytes), path)
     }
 
-    fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+    fn from_bytes(file_bytes: Arc<Vec<u8>>, path: &Path) -> Result<Checkpoint, CheckpointError> {
+        let bytes: &[u8] = &file_bytes;
         let unreadable = |reason: String| CheckpointError::Unreadable {
             path: path.to_path_buf(),
             reason,
@@ -561,12 +589,15 @@ impl Checkpoint {
                     view.dtype()
                 ))
             })?;
+            // The view is a slice of `bytes`: keep its range, not a copy.
+            let start = view.data().as_ptr() as usize - bytes.as_ptr() as usize;
+            let range = start..start + view.data().len();
             tensors.insert(
                 name,
                 CheckpointTensor {
                     kind,
                     shape: view.shape().to_vec(),
-                    data: view.data().to_vec(),
+                    data: TensorBytes::InFile(file_bytes.clone(), range),
                 },
             );
         }
