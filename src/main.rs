@@ -15,6 +15,8 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
+mod inspect;
+
 use adamant_build::audit::{self, AuditReport, EntryAudit, EntryKind, ParamAudit};
 use adamant_build::ptxas::{self, Ptxas, PtxasError, PtxasReport};
 use adamant_device::abi::certificate::{self, Certificate};
@@ -40,6 +42,12 @@ enum Command {
     /// Check every PTX entry against its declaration, verify the weight clamp of every optimizer
     /// entry, and report ptxas resources (the default command).
     Audit(AuditArgs),
+    /// Read and check a checkpoint (its format and checksum) and list its tensors (type, shape,
+    /// non-finite values) and metadata.
+    Checkpoint {
+        /// The checkpoint file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -80,6 +88,7 @@ fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Audit(args)) => run_audit(&args),
+        Some(Command::Checkpoint { file }) => Ok(inspect::run(&file)),
         None => run_audit(&cli.audit),
     }
 }

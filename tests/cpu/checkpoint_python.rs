@@ -122,3 +122,45 @@ fn a_damaged_file_is_refused_by_both() {
     assert!(String::from_utf8_lossy(&listed.stderr).contains("truncated"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `adamant checkpoint FILE` checks a file as a restore reads it and lists it, with the
+/// non-finite values of each float tensor; a damaged file is exit code 2 and the reason.
+#[test]
+fn the_cli_lists_a_checkpoint_and_its_non_finite_values() {
+    let dir = folder("cli");
+    let path = dir.join("c.safetensors");
+    let mut c = every_kind();
+    c.insert_f32("fc.weight.exp_avg_sq", &[0.5, f32::NAN, f32::INFINITY, 1.0])
+        .unwrap();
+    c.save(&path).unwrap();
+    let run = |p: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_adamant"))
+            .arg("checkpoint")
+            .arg(p)
+            .output()
+            .unwrap()
+    };
+    let out = run(&path);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "checksum verified",
+        "tensor fc.weight.exp_avg_sq F32 [4] (4 elements)  2 non-finite (first: element 1, NaN)",
+        "tensor emb.remainder U16 [3] (3 elements)\n",
+        "meta fc.weight.step = 700",
+    ] {
+        assert!(text.contains(line), "`{line}` not in:\n{text}");
+    }
+    assert!(
+        !text.contains("tensor fc.weight.exp_avg F32 [4] (4 elements)  "),
+        "a finite tensor has no note:\n{text}"
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run(&path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum mismatch"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

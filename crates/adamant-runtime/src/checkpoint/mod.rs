@@ -27,6 +27,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use sha2::{Digest, Sha256};
 
 pub use error::CheckpointError;
+
 pub use scales::clamp_scales_name;
 pub use snapshot::{PendingSnapshot, Snapshot};
 pub use state::{kernel_key, step_key, Restore, Q_ABS_REF_TENSOR, RECORDS_TENSOR};
@@ -165,6 +166,48 @@ impl CheckpointTensor {
     }
 }
 
+/// The NaN and infinite values of a tensor ([`CheckpointTensor::non_finite`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NonFiniteValues {
+    /// How many.
+    pub count: usize,
+    /// The first one's element index.
+    pub first: usize,
+    /// Its value.
+    pub value: f32,
+}
+
+impl CheckpointTensor {
+    /// Element `i` as a value, for the float types (None for words that are no values by
+    /// themselves: a remainder, a record).
+    fn value(&self, i: usize) -> Option<f32> {
+        let b = &self.data()[i * self.kind.bytes()..];
+        let half_bits = || u16::from_le_bytes([b[0], b[1]]);
+        match self.kind {
+            TensorKind::F32 => Some(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            TensorKind::Bf16 => Some(half::bf16::from_bits(half_bits()).to_f32()),
+            TensorKind::F16 => Some(half::f16::from_bits(half_bits()).to_f32()),
+            TensorKind::U16 | TensorKind::U32 => None,
+        }
+    }
+
+    /// The NaN and infinite elements of a float tensor; None when every element is finite, or
+    /// for a tensor of words (`U16`, `U32`).
+    pub fn non_finite(&self) -> Option<NonFiniteValues> {
+        let elements = self.data().len() / self.kind.bytes();
+        let mut bad = (0..elements).filter_map(|i| {
+            let v = self.value(i)?;
+            (!v.is_finite()).then_some((i, v))
+        });
+        let (first, value) = bad.next()?;
+        Some(NonFiniteValues {
+            count: 1 + bad.count(),
+            first,
+            value,
+        })
+    }
+}
+
 impl PartialEq for CheckpointTensor {
     fn eq(&self, other: &Self) -> bool {
         self.kind == other.kind && self.shape == other.shape && self.data() == other.data()
@@ -283,6 +326,11 @@ impl Checkpoint {
         Ok(())
     }
 
+    /// Every metadata entry (the format's own included), in key order.
+    pub fn metadata_entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The names of the tensors, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tensors.keys().map(String::as_str)
@@ -375,14 +423,7 @@ impl Checkpoint {
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
         if finite {
-            if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-                return Err(CheckpointError::NonFinite {
-                    path: self.path.clone(),
-                    name: name.to_string(),
-                    index,
-                    value,
-                });
-            }
+            self.check_finite(name)?;
         }
         Ok(values)
     }
@@ -405,26 +446,27 @@ impl Checkpoint {
             .chunks_exact(2)
             .map(|b| u16::from_le_bytes([b[0], b[1]]))
             .collect();
-        let widen = |b: u16| match kind {
-            TensorKind::Bf16 => Some(half::bf16::from_bits(b).to_f32()),
-            TensorKind::F16 => Some(half::f16::from_bits(b).to_f32()),
-            _ => None,
-        };
         if finite {
-            let bad = bits
-                .iter()
-                .enumerate()
-                .find_map(|(i, &b)| widen(b).filter(|v| !v.is_finite()).map(|v| (i, v)));
-            if let Some((index, value)) = bad {
-                return Err(CheckpointError::NonFinite {
-                    path: self.path.clone(),
-                    name: name.to_string(),
-                    index,
-                    value,
-                });
-            }
+            self.check_finite(name)?;
         }
         Ok(bits)
+    }
+
+    /// [`CheckpointError::NonFinite`] naming tensor `name`'s first NaN or infinite element.
+    fn check_finite(&self, name: &str) -> Result<(), CheckpointError> {
+        match self
+            .tensors
+            .get(name)
+            .and_then(CheckpointTensor::non_finite)
+        {
+            Some(bad) => Err(CheckpointError::NonFinite {
+                path: self.path.clone(),
+                name: name.to_string(),
+                index: bad.first,
+                value: bad.value,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The checksum of the tensors and the metadata other than the checksum itself.
