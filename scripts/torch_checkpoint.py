@@ -108,21 +108,45 @@ def read(path):
     if 8 + n > len(raw):
         raise CheckpointError(f"{path}: the header runs past the end (truncated)")
     try:
-        header = json.loads(raw[8 : 8 + n])
+        header = json.loads(raw[8 : 8 + n].decode("utf-8"))
     except ValueError as e:
         raise CheckpointError(f"{path}: unreadable header ({e})")
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: the header is no JSON object")
     metadata = header.pop("__metadata__", {}) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise CheckpointError(f"{path}: metadata that is not strings")
     if metadata.get(FORMAT_KEY) != FORMAT:
         raise CheckpointError(f"{path}: format {metadata.get(FORMAT_KEY)!r}, this reads {FORMAT!r}")
     body = raw[8 + n :]
     tensors = {}
+    spans = []
     for name, t in header.items():
-        start, end = t["data_offsets"]
-        if t["dtype"] not in DTYPE_BYTES:
-            raise CheckpointError(f"{path}: tensor `{name}` is {t['dtype']}, no type of a state")
+        try:
+            start, end = t["data_offsets"]
+            dtype, shape = t["dtype"], tuple(int(d) for d in t["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(f"{path}: tensor `{name}` has no dtype, shape and offsets")
+        if dtype not in DTYPE_BYTES:
+            raise CheckpointError(f"{path}: tensor `{name}` is {dtype}, no type of a state")
         if end > len(body):
             raise CheckpointError(f"{path}: tensor `{name}` runs past the end (truncated)")
-        tensors[name] = (t["dtype"], tuple(t["shape"]), body[start:end])
+        count = 1
+        for d in shape:
+            count *= d
+        if not (0 <= start <= end) or end - start != count * DTYPE_BYTES[dtype]:
+            raise CheckpointError(f"{path}: tensor `{name}`: offsets {start}..{end} for {dtype} {list(shape)}")
+        spans.append((start, end, name))
+        tensors[name] = (dtype, shape, body[start:end])
+    # The tensors tile the data exactly, as safetensors requires: no gap, no overlap, nothing
+    # after the last (bytes no tensor owns are damage, not padding).
+    at = 0
+    for start, end, name in sorted(spans):
+        if start != at:
+            raise CheckpointError(f"{path}: tensor `{name}` starts at {start}, the data before it ends at {at}")
+        at = end
+    if at != len(body):
+        raise CheckpointError(f"{path}: {len(body) - at} bytes after the last tensor (damaged or truncated)")
     computed = checksum(tensors, metadata)
     if metadata.get(CHECKSUM_KEY) != computed:
         raise CheckpointError(f"{path}: checksum mismatch: the file was changed or damaged after it was written")

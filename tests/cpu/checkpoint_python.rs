@@ -141,7 +141,11 @@ fn the_cli_lists_a_checkpoint_and_its_non_finite_values() {
             .unwrap()
     };
     let out = run(&path);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     for line in [
         "checksum verified",
@@ -162,5 +166,75 @@ fn the_cli_lists_a_checkpoint_and_its_non_finite_values() {
     let out = run(&path);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("checksum mismatch"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every change of one byte's highest bit, every tenth cut and appended bytes: the Python
+/// reader refuses each, as the Rust one does (`checkpoint::tests`, which tries every bit).
+#[test]
+fn python_refuses_what_adamant_refuses() {
+    let dir = folder("py-damage");
+    let path = dir.join("c.safetensors");
+    let mut small = Checkpoint::new();
+    small.insert_f32("w", &[1.0, 2.0]).unwrap();
+    small.set_metadata("w.kernel", "attn_adam_kernel").unwrap();
+    small.save(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut damaged: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x80;
+        damaged.push((format!("byte {i} ^ 0x80"), b));
+    }
+    for cut in (0..bytes.len()).step_by(10) {
+        damaged.push((format!("cut at {cut}"), bytes[..cut].to_vec()));
+    }
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&[0; 8]);
+    damaged.push(("eight bytes appended".into(), longer));
+    // One Python process reads them all: each is a file of its own.
+    let files: Vec<PathBuf> = damaged
+        .iter()
+        .enumerate()
+        .map(|(k, (_, b))| {
+            let p = dir.join(format!("d{k}.safetensors"));
+            std::fs::write(&p, b).unwrap();
+            p
+        })
+        .collect();
+    let code = "import sys; sys.path.insert(0, sys.argv[1]); import torch_checkpoint as t\n\
+                for f in sys.argv[2:]:\n\
+                \x20   try:\n\
+                \x20       t.read(f); print('accepted', f)\n\
+                \x20   except t.CheckpointError:\n\
+                \x20       pass\n";
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(script().parent().unwrap())
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let accepted = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        accepted.is_empty(),
+        "Python accepted damaged files:\n{accepted}"
+    );
+    for (what, b) in &damaged {
+        assert!(
+            Checkpoint::load(&{
+                let p = dir.join("rust.safetensors");
+                std::fs::write(&p, b).unwrap();
+                p
+            })
+            .is_err(),
+            "{what}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

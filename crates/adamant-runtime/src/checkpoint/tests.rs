@@ -116,6 +116,38 @@ fn a_truncated_file_is_unreadable() {
     }
 }
 
+/// Every change of one bit (the lowest or the highest of each byte) and every cut of a whole
+/// file is refused with a typed error, and none panics: the header (the reader's validation, or
+/// the checksum for a change that leaves it valid), the metadata and every tensor byte.
+#[test]
+fn every_changed_bit_and_every_cut_is_refused() {
+    let dir = folder("every-bit");
+    let path = save(&state(), &dir);
+    let bytes = std::fs::read(&path).unwrap();
+    let refused = |b: Vec<u8>, what: &str| match Checkpoint::from_bytes(Arc::new(b), &path) {
+        Err(
+            CheckpointError::Unreadable { .. }
+            | CheckpointError::Checksum { .. }
+            | CheckpointError::Version { .. },
+        ) => {}
+        other => panic!("{what}: {other:?}"),
+    };
+    for i in 0..bytes.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= bit;
+            refused(b, &format!("byte {i} ^ {bit:#x}"));
+        }
+    }
+    for cut in 0..bytes.len() {
+        refused(bytes[..cut].to_vec(), &format!("cut at {cut}"));
+    }
+    // Bytes after the end are no part of any tensor: refused too, not ignored.
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&[0; 8]);
+    refused(longer, "eight bytes appended");
+}
+
 #[test]
 fn a_changed_byte_fails_the_checksum() {
     let dir = folder("checksum");
