@@ -505,15 +505,38 @@ fn a_session_saved_to_a_file_resumes_exactly() {
         "adamant-session-{}.safetensors",
         std::process::id()
     ));
+    let snapped = path.with_extension("snapshot.safetensors");
+    let side = adamant::runtime::cust::stream::Stream::new(
+        adamant::runtime::cust::stream::StreamFlags::NON_BLOCKING,
+        None,
+    )
+    .unwrap();
     let mut a = session(&rt);
     a.capture().unwrap();
+    let mut pending = None;
     for t in 1..=total {
         prepare(&mut a, t);
         a.replay().unwrap();
         if t == at {
             a.save(&path).unwrap();
+            pending = Some(a.snapshot().unwrap());
+        }
+        if t == at + 1 {
+            // Read after the next step was enqueued: still the state at step `at`.
+            let taken = pending.take().unwrap().read(&side).unwrap();
+            taken.save(&snapped).unwrap();
         }
     }
+    let (saved, taken) = (
+        adamant::runtime::checkpoint::Checkpoint::load(&path).unwrap(),
+        adamant::runtime::checkpoint::Checkpoint::load(&snapped).unwrap(),
+    );
+    assert!(
+        saved.names().eq(taken.names())
+            && saved.names().all(|n| saved.get(n) == taken.get(n))
+            && saved.metadata_entries().eq(taken.metadata_entries()),
+        "a session's snapshot is its save"
+    );
     let groups = TrainingGroups::new(sizes(), |_, n| vec![0.0; n]).unwrap();
     let cfg = SessionConfig::uniform(hyper());
     let mut b =
@@ -554,6 +577,7 @@ fn a_session_saved_to_a_file_resumes_exactly() {
     }
     assert_eq!(weights(&c), before);
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&snapped);
 }
 
 /// The session's check reads its thresholds from the record: a weight past 1e3 × q_abs_ref_eff

@@ -229,6 +229,8 @@ pub struct TrainingSession<'rt> {
     guard: GradientGuard,
     groups: TrainingGroups,
     grad_scale: DeviceScalar,
+    /// The value last written to `grad_scale` (in stream order: what the next step reads).
+    grad_scale_value: f32,
     /// Recorded after each step when there is no checker (the checker's own event marks the
     /// step's end otherwise): one event record per step.
     done: Event,
@@ -374,6 +376,7 @@ impl<'rt> TrainingSession<'rt> {
             guard,
             groups,
             grad_scale,
+            grad_scale_value: 1.0,
             done: Event::new(EventFlags::DISABLE_TIMING).during("creating the session event")?,
             uniforms,
             launch: OptimizerLaunch::default(),
@@ -594,7 +597,9 @@ impl<'rt> TrainingSession<'rt> {
     ///
     /// [`Error::Cuda`] if the driver refuses the write.
     pub fn set_grad_scale(&mut self, value: f32) -> Result<()> {
-        self.grad_scale.set_async(value, self.rt.stream())
+        self.grad_scale.set_async(value, self.rt.stream())?;
+        self.grad_scale_value = value;
+        Ok(())
     }
 
     /// Copies `data` into `buffer` of group `group` (new gradients, or a checkpoint's weights and

@@ -5,7 +5,7 @@
 //! written, and writes in place: a captured graph replays the restored state with no recapture.
 use std::path::Path;
 
-use adamant_runtime::checkpoint::{Checkpoint, CheckpointError};
+use adamant_runtime::checkpoint::{Checkpoint, CheckpointError, PendingSnapshot, Snapshot};
 use adamant_runtime::{Error, Result};
 
 use super::TrainingSession;
@@ -37,7 +37,7 @@ impl TrainingSession<'_> {
                 stream,
             )?;
         }
-        ck.set_metadata(GRAD_SCALE_KEY, &format!("{:?}", self.grad_scale.get()?))?;
+        ck.set_metadata(GRAD_SCALE_KEY, &format!("{:?}", self.grad_scale_value))?;
         ck.save(path)?;
         Ok(())
     }
@@ -74,6 +74,28 @@ impl TrainingSession<'_> {
         }
         restore.steps(&self.states)?;
         restore.commit(self.rt.stream())?;
-        self.grad_scale.set_async(grad_scale, self.rt.stream())
+        self.set_grad_scale(grad_scale)
+    }
+
+    /// [`TrainingSession::save`]'s state, copied on the device after the steps enqueued so far
+    /// (a [`Snapshot`]): the next steps can be enqueued at once, and the copies read (on
+    /// another stream, or another thread) and saved meanwhile:
+    /// `session.snapshot()?.read(&side)?.save(path)`. A file written so is one
+    /// [`TrainingSession::load`] reads.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutOfMemory`] for the copies (the saved state's size again);
+    /// [`Error::Cuda`].
+    pub fn snapshot(&self) -> Result<PendingSnapshot> {
+        let stream = self.rt.stream();
+        let mut snapshot = Snapshot::new();
+        snapshot.steps(&self.states, stream)?;
+        for (record, group) in self.groups.every().into_iter().enumerate() {
+            let rule = GroupRule::of(record, group.has_amsgrad());
+            snapshot.group(group, rule.descriptor(), Some(record), stream)?;
+        }
+        snapshot.set_metadata(GRAD_SCALE_KEY, &format!("{:?}", self.grad_scale_value))?;
+        snapshot.finish(stream)
     }
 }

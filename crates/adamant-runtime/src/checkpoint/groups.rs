@@ -20,7 +20,10 @@ use crate::step::StepStates;
 /// [`Error::MissingBuffer`] for a buffer the kernel keeps that the group has not (a `v_max`,
 /// or any buffer of a kernel that is no single-tensor optimizer entry of f32 buffers);
 /// [`Error::StorageMismatch`] for a kernel that keeps a 16-bit buffer (a group is f32).
-fn group_kept(group: &ParamGroup, kernel: &'static KernelDescriptor) -> Result<Vec<Kept>> {
+pub(super) fn group_kept(
+    group: &ParamGroup,
+    kernel: &'static KernelDescriptor,
+) -> Result<Vec<Kept>> {
     let missing = |buffer: &'static str| Error::MissingBuffer {
         kernel: kernel.name,
         group: group.name().to_string(),

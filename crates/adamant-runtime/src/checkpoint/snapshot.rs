@@ -9,12 +9,14 @@ use adamant_device::abi::{KernelDescriptor, OptimizerEntry};
 use cust::event::{Event, EventFlags};
 use cust::stream::Stream;
 
+use super::groups::group_kept;
 use super::state::{check_regions, kept, Kept};
 use super::transfer::Staging;
 use super::{kernel_key, state_name, step_key, Checkpoint, CheckpointError, TensorKind};
 use super::{Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 use crate::buffers::Shared;
 use crate::error::{Error, Result};
+use crate::groups::ParamGroup;
 use crate::interop::Raw;
 use crate::memory::DeviceMemory;
 use crate::step::restore::{record_bytes, RecordsCopy, RECORD_WORDS};
@@ -54,6 +56,8 @@ pub struct Snapshot {
     records_len: usize,
     /// Per tensor: its kernel, and the record (of the snapshot's step states) it steps with.
     tensors: Vec<(String, &'static str, Option<usize>)>,
+    /// The caller's metadata entries.
+    metadata: Vec<(String, String)>,
 }
 
 impl Snapshot {
@@ -125,6 +129,36 @@ impl Snapshot {
         check_regions::<E>(buffers)?;
         let kept = kept::<E, Raw>(buffers)?;
         self.copy(E::DESCRIPTOR, tensor, kept, record, stream)
+    }
+
+    /// As [`Snapshot::tensor`], for `group` stepped by `kernel` (as
+    /// [`Checkpoint::save_group`] saves it).
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::tensor`]; [`Error::MissingBuffer`] or [`Error::StorageMismatch`] for a
+    /// kernel whose buffers the group does not hold.
+    pub fn group(
+        &mut self,
+        group: &ParamGroup,
+        kernel: &'static KernelDescriptor,
+        record: Option<usize>,
+        stream: &Stream,
+    ) -> Result<()> {
+        let kept = group_kept(group, kernel)?;
+        self.copy(kernel, group.name(), kept, record, stream)
+    }
+
+    /// Metadata entry `key` of the checkpoint the snapshot becomes (a value the host knows as
+    /// of the snapshot).
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Metadata`] for a key of the format's own.
+    pub fn set_metadata(&mut self, key: &str, value: &str) -> Result<(), CheckpointError> {
+        Checkpoint::new().set_metadata(key, value)?;
+        self.metadata.push((key.to_string(), value.to_string()));
+        Ok(())
     }
 
     fn copy(
@@ -265,6 +299,9 @@ impl PendingSnapshot {
             let bytes = part.len * part.kind.bytes();
             let data = download(part.copy.address(), bytes, &part.name)?;
             ck.insert(&part.name, part.kind, &[part.len], data)?;
+        }
+        for (key, value) in &s.metadata {
+            ck.set_metadata(key, value)?;
         }
         for (tensor, kernel, record) in &s.tensors {
             ck.set_metadata(&kernel_key(tensor), kernel)?;
