@@ -25,19 +25,30 @@ use crate::error::{Error, Result};
 use crate::memory::{DeviceMemory, Keep};
 
 mod sealed {
-    /// Implemented by the runtime's buffer types only: a launch trusts what `memory` returns.
+    /// Implemented by the runtime's buffer types only: a launch trusts what `memory` and
+    /// `layout` return.
     pub trait Sealed {
+        /// The allocation, in 32-bit words (a 16-bit buffer's elements two to a word).
         fn memory(&self) -> &std::sync::Arc<crate::memory::DeviceMemory<f32>>;
+        /// The number of elements and how each is stored.
+        fn layout(&self) -> (usize, adamant_device::abi::Storage);
     }
 }
 
-/// A device buffer of `f32`s that a launch may read: a [`ParamBuffer`] or a [`DeviceArray`],
-/// for an `#[input]` slot (a target network's soft update reads the online network's
-/// parameters, say), a NaN-check binding or a `Q_ABS_REF` slot. Sealed.
+/// A device buffer that a launch may read: a [`ParamBuffer`] or a [`DeviceArray`], for an
+/// `#[input]` slot (a target network's soft update reads the online network's parameters,
+/// say), a NaN-check binding or a `Q_ABS_REF` slot (those two read `f32` only). Sealed.
 pub trait ReadBuffer: sealed::Sealed {
-    /// Number of `f32` elements.
+    /// Number of elements (of its storage type: `f32` unless made 16-bit).
     fn len(&self) -> usize {
-        self.memory().len()
+        self.layout().0
+    }
+
+    /// How its elements are stored: [`Storage::F32`] unless it was made with a 16-bit storage
+    /// type (`zeroed_as`, `from_bits`). A launch refuses a buffer whose storage is not the one
+    /// its kernel declares for it.
+    fn storage(&self) -> Storage {
+        self.layout().1
     }
 
     /// Whether the buffer has no elements.
@@ -53,10 +64,41 @@ pub trait ReadBuffer: sealed::Sealed {
 
     /// The buffer as an `#[input]` of a launch: a shared borrow, read only.
     fn input(&self) -> Input<'_> {
+        let (len, storage) = self.layout();
         Input {
             memory: self.memory(),
+            len,
+            storage,
         }
     }
+}
+
+/// 32-bit words that hold `len` elements of `storage`.
+fn words(len: usize, storage: Storage) -> usize {
+    (len * storage.bytes()).div_ceil(4)
+}
+
+/// 16-bit elements packed two to a little-endian word (element `2k` in word `k`'s low half), as
+/// the device reads them at `base + 2i`.
+fn pack(bits: &[u16]) -> Vec<f32> {
+    bits.chunks(2)
+        .map(|pair| {
+            let high = pair.get(1).copied().unwrap_or(0);
+            f32::from_bits(u32::from(pair[0]) | (u32::from(high) << 16))
+        })
+        .collect()
+}
+
+/// The first `len` 16-bit elements of `words` (the inverse of [`pack`]).
+fn unpack(words: &[f32], len: usize) -> Vec<u16> {
+    words
+        .iter()
+        .flat_map(|w| {
+            let b = w.to_bits();
+            [b as u16, (b >> 16) as u16]
+        })
+        .take(len)
+        .collect()
 }
 
 /// A shared borrow of a [`ParamBuffer`] or a [`DeviceArray`] for an `#[input]` slot, which the
@@ -65,6 +107,8 @@ pub trait ReadBuffer: sealed::Sealed {
 #[derive(Clone, Copy)]
 pub struct Input<'a> {
     memory: &'a Arc<DeviceMemory<f32>>,
+    len: usize,
+    storage: Storage,
 }
 
 impl std::fmt::Debug for Input<'_> {
@@ -84,6 +128,9 @@ macro_rules! f32_buffer {
         impl sealed::Sealed for $ty {
             fn memory(&self) -> &Arc<DeviceMemory<f32>> {
                 &self.memory
+            }
+            fn layout(&self) -> (usize, Storage) {
+                (self.len, self.storage)
             }
         }
 
@@ -109,6 +156,8 @@ macro_rules! f32_buffer {
             pub fn filled(len: usize, value: f32) -> Result<$ty> {
                 Ok($ty {
                     memory: DeviceMemory::filled(len, value, $what)?,
+                    len,
+                    storage: Storage::F32,
                 })
             }
 
@@ -120,17 +169,62 @@ macro_rules! f32_buffer {
             pub fn from_host(data: &[f32]) -> Result<$ty> {
                 Ok($ty {
                     memory: DeviceMemory::from_host(data, $what)?,
+                    len: data.len(),
+                    storage: Storage::F32,
                 })
             }
 
-            /// Number of `f32` elements.
+            /// A buffer of `len` zeros stored as `storage` (for a kernel that declares this
+            /// buffer `bf16`, `f16` or a bf16 remainder; `Storage::F32` is [`Self::zeroed`]).
+            ///
+            /// # Errors
+            ///
+            /// As [`Self::zeroed`].
+            pub fn zeroed_as(len: usize, storage: Storage) -> Result<$ty> {
+                Ok($ty {
+                    memory: DeviceMemory::filled(words(len, storage), 0.0, $what)?,
+                    len,
+                    storage,
+                })
+            }
+
+            /// A buffer of 16-bit elements stored as `storage` (`Bf16`, `F16` or a remainder's
+            /// `Bf16Remainder`), holding a copy of `bits` (`half::bf16::to_bits` of each value,
+            /// say).
+            ///
+            /// # Errors
+            ///
+            /// [`Error::BufferStorage`] for `Storage::F32` (use [`Self::from_host`]); as
+            /// [`Self::zeroed`].
+            pub fn from_bits(bits: &[u16], storage: Storage) -> Result<$ty> {
+                if storage.bytes() != 2 {
+                    return Err(Error::BufferStorage {
+                        operation: "from_bits",
+                        buffer: $what,
+                        storage,
+                        needs: "a 16-bit storage type (f32 buffers: from_host)",
+                    });
+                }
+                Ok($ty {
+                    memory: DeviceMemory::from_host(&pack(bits), $what)?,
+                    len: bits.len(),
+                    storage,
+                })
+            }
+
+            /// Number of elements.
             pub fn len(&self) -> usize {
-                self.memory.len()
+                self.len
             }
 
             /// Whether the buffer has no elements.
             pub fn is_empty(&self) -> bool {
-                self.memory.len() == 0
+                self.len == 0
+            }
+
+            /// How its elements are stored (see [`ReadBuffer::storage`]).
+            pub fn storage(&self) -> Storage {
+                self.storage
             }
 
             /// The device address of the first element (see [`ReadBuffer::device_ptr`]).
@@ -140,9 +234,24 @@ macro_rules! f32_buffer {
 
             /// The buffer as an `#[input]` of a launch (see [`Input`]).
             pub fn input(&self) -> Input<'_> {
-                Input {
-                    memory: &self.memory,
+                ReadBuffer::input(self)
+            }
+
+            /// `operation` needs the buffer stored as `f32` (or, `sixteen`, as 16 bits).
+            fn expect_storage(&self, operation: &'static str, sixteen: bool) -> Result<()> {
+                if (self.storage.bytes() == 2) == sixteen {
+                    return Ok(());
                 }
+                Err(Error::BufferStorage {
+                    operation,
+                    buffer: $what,
+                    storage: self.storage,
+                    needs: if sixteen {
+                        "a 16-bit buffer (f32 buffers: upload, download)"
+                    } else {
+                        "an f32 buffer (16-bit buffers: upload_bits, download_bits)"
+                    },
+                })
             }
 
             /// Overwrites the buffer with `data`, by cust's synchronous copy on the legacy
@@ -151,9 +260,11 @@ macro_rules! f32_buffer {
             ///
             /// # Errors
             ///
+            /// [`Error::BufferStorage`] for a 16-bit buffer ([`Self::upload_bits`]);
             /// [`Error::UploadLength`] unless `data` has exactly [`Self::len`] elements (nothing
             /// is written); [`Error::Cuda`] if the copy fails.
             pub fn upload(&mut self, data: &[f32]) -> Result<()> {
+                self.expect_storage("upload", false)?;
                 if data.len() != self.len() {
                     return Err(Error::UploadLength {
                         buffer: $what,
@@ -164,20 +275,56 @@ macro_rules! f32_buffer {
                 self.memory.write(data, $what)
             }
 
+            /// As [`Self::upload`], for a 16-bit buffer: `bits` are its elements' bits.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::BufferStorage`] for an `f32` buffer; as [`Self::upload`].
+            pub fn upload_bits(&mut self, bits: &[u16]) -> Result<()> {
+                self.expect_storage("upload_bits", true)?;
+                if bits.len() != self.len() {
+                    return Err(Error::UploadLength {
+                        buffer: $what,
+                        found: bits.len(),
+                        expected: self.len(),
+                    });
+                }
+                self.memory.write(&pack(bits), $what)
+            }
+
             /// A copy of the buffer on the host, by cust's synchronous copy (after the work
             /// enqueued before it on the runtime's blocking stream).
             ///
             /// # Errors
             ///
+            /// [`Error::BufferStorage`] for a 16-bit buffer ([`Self::download_bits`]);
             /// [`Error::Cuda`] if the copy fails (a fault of an earlier launch may surface here).
             pub fn download(&self) -> Result<Vec<f32>> {
+                self.expect_storage("download", false)?;
                 self.memory.read($what)
+            }
+
+            /// As [`Self::download`], for a 16-bit buffer: its elements' bits.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::BufferStorage`] for an `f32` buffer; as [`Self::download`].
+            pub fn download_bits(&self) -> Result<Vec<u16>> {
+                self.expect_storage("download_bits", true)?;
+                Ok(unpack(&self.memory.read($what)?, self.len))
             }
         }
 
         impl std::fmt::Debug for $ty {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "{}({:?})", stringify!($ty), self.memory)
+                write!(
+                    f,
+                    "{}({} × {}, {:?})",
+                    stringify!($ty),
+                    self.len,
+                    self.storage.name(),
+                    self.memory
+                )
             }
         }
     };
@@ -191,6 +338,8 @@ macro_rules! f32_buffer {
 /// caller's values: the next optimizer step clamps whatever it finds.
 pub struct ParamBuffer {
     memory: Arc<DeviceMemory<f32>>,
+    len: usize,
+    storage: Storage,
 }
 f32_buffer!(ParamBuffer, "a parameter buffer");
 
@@ -200,6 +349,8 @@ f32_buffer!(ParamBuffer, "a parameter buffer");
 /// of its own.
 pub struct DeviceArray {
     memory: Arc<DeviceMemory<f32>>,
+    len: usize,
+    storage: Storage,
 }
 f32_buffer!(DeviceArray, "a device array");
 
@@ -371,10 +522,13 @@ impl<T: ReadBuffer> LaunchBuffer for &mut T {
         self.memory().address()
     }
     fn len(&self) -> usize {
-        self.memory().len()
+        ReadBuffer::len(*self)
     }
     fn keep(&self) -> Option<Keep> {
         Some(self.memory().clone())
+    }
+    fn storage(&self) -> Storage {
+        ReadBuffer::storage(*self)
     }
 }
 
@@ -384,10 +538,13 @@ impl<T: ReadBuffer> LaunchBuffer for &T {
         self.memory().address()
     }
     fn len(&self) -> usize {
-        self.memory().len()
+        ReadBuffer::len(*self)
     }
     fn keep(&self) -> Option<Keep> {
         Some(self.memory().clone())
+    }
+    fn storage(&self) -> Storage {
+        ReadBuffer::storage(*self)
     }
 }
 
@@ -396,10 +553,13 @@ impl LaunchBuffer for Input<'_> {
         self.memory.address()
     }
     fn len(&self) -> usize {
-        self.memory.len()
+        self.len
     }
     fn keep(&self) -> Option<Keep> {
         Some(self.memory.clone())
+    }
+    fn storage(&self) -> Storage {
+        self.storage
     }
 }
 
@@ -424,4 +584,32 @@ pub(crate) trait LaunchKinds:
 impl<K> LaunchKinds for K where
     K: BufferKinds<Param: LaunchBuffer, Input: LaunchBuffer, State: LaunchBuffer>
 {
+}
+
+#[cfg(test)]
+mod sixteen_bit_tests {
+    use super::*;
+
+    /// 16-bit elements two to a word, the even one in the low half (the device reads element
+    /// `i` at byte `2i`), an odd count padded; and back, exactly.
+    #[test]
+    fn sixteen_bit_elements_pack_as_the_device_reads_them() {
+        let bits = [0x3f80u16, 0xbf80, 0x0001, 0xffff, 0x7fc0];
+        let packed = pack(&bits);
+        assert_eq!(packed.len(), 3);
+        assert_eq!(packed[0].to_bits(), 0xbf80_3f80);
+        assert_eq!(packed[1].to_bits(), 0xffff_0001);
+        assert_eq!(packed[2].to_bits(), 0x0000_7fc0);
+        // The bytes in memory, little-endian: element i at byte 2i.
+        let bytes: Vec<u8> = packed
+            .iter()
+            .flat_map(|w| w.to_bits().to_le_bytes())
+            .collect();
+        for (i, b) in bits.iter().enumerate() {
+            assert_eq!(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]), *b);
+        }
+        assert_eq!(unpack(&packed, bits.len()), bits);
+        assert_eq!((words(5, Storage::Bf16), words(4, Storage::F16)), (3, 2));
+        assert_eq!((words(5, Storage::F32), words(0, Storage::Bf16)), (5, 0));
+    }
 }

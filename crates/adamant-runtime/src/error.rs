@@ -133,6 +133,25 @@ pub enum Error {
         expected: usize,
     },
 
+    /// A host copy of a buffer in a type it does not hold: `upload`/`download` of `f32`s to or
+    /// from a 16-bit buffer, `upload_bits`/`download_bits` of an `f32` one, a 16-bit buffer where
+    /// only `f32` is read (a NaN-check slot, a `Q_ABS_REF` slot), or a 16-bit constructor given
+    /// `Storage::F32`.
+    #[error(
+        "{operation} on {buffer} of {} elements: {needs} (nothing was written)",
+        storage.name()
+    )]
+    BufferStorage {
+        /// What was asked: `upload`, `download_bits`, `a NaN-check binding`, ...
+        operation: &'static str,
+        /// Which kind of buffer.
+        buffer: &'static str,
+        /// How the buffer's elements are stored.
+        storage: adamant_device::abi::Storage,
+        /// What the operation needs.
+        needs: &'static str,
+    },
+
     /// A `#[uniform_ptr]` argument that is not a live [`DeviceScalar`](crate::DeviceScalar)'s
     /// pointer: the scalar was dropped (a copy of its pointer outlived it), or the pointer was
     /// made by hand.

@@ -137,29 +137,29 @@ impl GradientGuard {
     /// One guard pass for several records: `groups` pairs each record (counted from the one
     /// [`GradientGuard::enqueue`] is given) with the gradients of the tensors that step with
     /// it. One launch judges every record, each by its own gradients only: a group of eight
-    /// records costs one pass over their gradients, not eight launches. Setup, as
-    /// [`GradientGuard::new`].
+    /// records costs one pass over their gradients, not eight launches. A gradient in a 16-bit
+    /// buffer (`DeviceArray::zeroed_as(n, Storage::F16)`) is widened exactly before it is
+    /// squared. Setup, as [`GradientGuard::new`].
     ///
     /// # Errors
     ///
-    /// [`Error::GuardGroups`] for no group or a record named twice (two verdicts for one
-    /// record); as [`GradientGuard::new`].
+    /// [`Error::GuardGroups`] for no group, a record named twice (two verdicts for one
+    /// record) or a buffer that holds no gradient type (a bf16 remainder); as
+    /// [`GradientGuard::new`].
     pub fn per_record(groups: &[(usize, &[&dyn ReadBuffer])]) -> Result<GradientGuard> {
-        let sources: Vec<(usize, Vec<Source>)> = groups
-            .iter()
-            .map(|(record, gs)| {
-                let sources = gs
-                    .iter()
-                    .map(|g| Source {
-                        ptr: g.device_ptr(),
-                        len: g.len(),
-                        storage: GUARD_F32,
-                        keep: Some(keep_of(*g)),
-                    })
-                    .collect();
-                (*record, sources)
-            })
-            .collect();
+        let mut sources = Vec::with_capacity(groups.len());
+        for (record, gs) in groups {
+            let mut group = Vec::with_capacity(gs.len());
+            for (t, g) in gs.iter().enumerate() {
+                group.push(Source {
+                    ptr: g.device_ptr(),
+                    len: g.len(),
+                    storage: guard_storage(*record, t, g.storage())?,
+                    keep: Some(keep_of(*g)),
+                });
+            }
+            sources.push((*record, group));
+        }
         GradientGuard::from_sources(&sources)
     }
 
@@ -179,30 +179,14 @@ impl GradientGuard {
     /// [`Error::GuardGroups`] for a region that holds no gradient type (a bf16 remainder); as
     /// [`GradientGuard::per_record`].
     pub unsafe fn per_record_raw(groups: &[(usize, &[DeviceRegion])]) -> Result<GradientGuard> {
-        let kernel = grad_guard_kernel::DESCRIPTOR.name;
         let mut sources = Vec::with_capacity(groups.len());
         for (record, regions) in groups {
             let mut group = Vec::with_capacity(regions.len());
             for (t, r) in regions.iter().enumerate() {
-                let storage = match r.storage() {
-                    Storage::F32 => GUARD_F32,
-                    Storage::Bf16 => GUARD_BF16,
-                    Storage::F16 => GUARD_F16,
-                    other => {
-                        return Err(Error::GuardGroups {
-                            kernel,
-                            problem: format!(
-                                "record {record}'s gradient {t} is stored as `{}`, which holds \
-                                 no gradient (f32, bf16 or f16)",
-                                other.name()
-                            ),
-                        })
-                    }
-                };
                 group.push(Source {
                     ptr: r.ptr(),
                     len: r.len(),
-                    storage,
+                    storage: guard_storage(*record, t, r.storage())?,
                     keep: None,
                 });
             }
@@ -446,6 +430,28 @@ fn guard_args(
     ];
     crate::args::assert_args_match(&grad_guard_kernel::DESCRIPTOR, &values);
     values
+}
+
+/// The guard's code for gradient `t` of record `record` stored as `storage`: f32, bf16 or f16
+/// (a 16-bit gradient is widened exactly before it is squared).
+///
+/// # Errors
+///
+/// [`Error::GuardGroups`] for a storage that holds no gradient (a bf16 remainder).
+fn guard_storage(record: usize, t: usize, storage: Storage) -> Result<u32> {
+    match storage {
+        Storage::F32 => Ok(GUARD_F32),
+        Storage::Bf16 => Ok(GUARD_BF16),
+        Storage::F16 => Ok(GUARD_F16),
+        other => Err(Error::GuardGroups {
+            kernel: grad_guard_kernel::DESCRIPTOR.name,
+            problem: format!(
+                "record {record}'s gradient {t} is stored as `{}`, which holds no gradient \
+                 (f32, bf16 or f16)",
+                other.name()
+            ),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! a checkpoint and back, for the kernel that steps it, named by the group: an application whose
 //! step updates groups with kernels chosen at run time (adamant-rl's session) saves and restores
 //! them through the same checks as [`Checkpoint::save_tensor`] and [`Restore::tensor`].
-use adamant_device::abi::{KernelDescriptor, ParamRole, Storage};
+use adamant_device::abi::{KernelDescriptor, ParamRole};
 use cust::stream::Stream;
 
 use super::state::{Kept, Restore};
@@ -19,7 +19,8 @@ use crate::step::StepStates;
 ///
 /// [`Error::MissingBuffer`] for a buffer the kernel keeps that the group has not (a `v_max`,
 /// or any buffer of a kernel that is no single-tensor optimizer entry of f32 buffers);
-/// [`Error::StorageMismatch`] for a kernel that keeps a 16-bit buffer (a group is f32).
+/// [`Error::StorageMismatch`] for a kernel that keeps a buffer in another storage type than
+/// the group's.
 pub(super) fn group_kept(
     group: &ParamGroup,
     kernel: &'static KernelDescriptor,
@@ -39,14 +40,6 @@ pub(super) fn group_kept(
         if !matches!(param.role, ParamRole::ParamBuffer | ParamRole::State) {
             continue;
         }
-        if param.storage != Storage::F32 {
-            return Err(Error::StorageMismatch {
-                kernel: kernel.name,
-                buffer: param.name,
-                declared: param.storage,
-                given: Storage::F32,
-            });
-        }
         let which = match param.name {
             "p" => GroupBuffer::Params,
             "m" => GroupBuffer::M,
@@ -55,11 +48,19 @@ pub(super) fn group_kept(
             other => return Err(missing(other)),
         };
         let buffer = group.buffer(which).ok_or_else(|| missing(param.name))?;
+        if param.storage != buffer.storage() {
+            return Err(Error::StorageMismatch {
+                kernel: kernel.name,
+                buffer: param.name,
+                declared: param.storage,
+                given: buffer.storage(),
+            });
+        }
         kept.push(Kept {
             buffer: param.name,
             address: buffer.device_ptr(),
             len: buffer.len(),
-            storage: Storage::F32,
+            storage: buffer.storage(),
             keep: Some(keep_of(buffer)),
         });
     }

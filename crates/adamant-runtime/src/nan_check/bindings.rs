@@ -91,6 +91,15 @@ impl SlotBindings {
     /// [`Error::ForeignSlot`] for a slot of another table (nothing is bound).
     pub fn bind(&mut self, slot: SlotId, data: &dyn ReadBuffer) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
+        if data.storage() != adamant_device::abi::Storage::F32 {
+            // The checker reads f32: 16-bit values would be misread two to a word.
+            return Err(Error::BufferStorage {
+                operation: "a NaN-check binding",
+                buffer: slot.name(),
+                storage: data.storage(),
+                needs: "an f32 buffer (the checker reads f32)",
+            });
+        }
         self.regions[index] = Some(Binding {
             region: SlotRegion::of(data),
             keep: Some(keep_of(data)),

@@ -210,6 +210,14 @@ impl StepStates {
                 (word, true, ptr)
             }
             QAbsRef::Slot { buffer, index } => {
+                if buffer.storage() != adamant_device::abi::Storage::F32 {
+                    return Err(Error::BufferStorage {
+                        operation: "a Q_ABS_REF slot",
+                        buffer: "the step states' Q_ABS_REF buffer",
+                        storage: buffer.storage(),
+                        needs: "an f32 buffer (every advance reads Q_ABS_REF as f32)",
+                    });
+                }
                 if index >= buffer.len() {
                     return Err(Error::StepIndex {
                         index,
