@@ -12,14 +12,14 @@ use cust::stream::Stream;
 use super::groups::group_kept;
 use super::state::{check_regions, kept, Kept};
 use super::transfer::Staging;
+use super::RECORDS_TENSOR;
 use super::{kernel_key, state_name, step_key, Checkpoint, CheckpointError, TensorKind};
-use super::{Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 use crate::buffers::Shared;
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
 use crate::interop::Raw;
 use crate::memory::DeviceMemory;
-use crate::step::restore::{record_bytes, RecordsCopy, RECORD_WORDS};
+use crate::step::restore::RecordsCopy;
 use crate::step::StepStates;
 use std::sync::Arc;
 
@@ -273,27 +273,7 @@ impl PendingSnapshot {
         if let Some(records) = &s.records {
             let snapshot = records.read(&mut download)?;
             steps = snapshot.records.iter().map(|r| r.state.step).collect();
-            let data: Vec<u8> = snapshot
-                .records
-                .iter()
-                .flat_map(|r| {
-                    let mut r = *r;
-                    r.state.q_abs_ref = 0;
-                    record_bytes(&r)
-                })
-                .collect();
-            ck.insert(
-                RECORDS_TENSOR,
-                TensorKind::U32,
-                &[snapshot.records.len(), RECORD_WORDS],
-                data,
-            )?;
-            if let Some(q) = snapshot.q_abs_ref {
-                ck.insert_f32(Q_ABS_REF_TENSOR, &[q])?;
-            }
-            for (key, value) in snapshot.described {
-                ck.set_metadata(&key, &value)?;
-            }
+            ck.insert_records(snapshot)?;
         }
         for part in &s.parts {
             let bytes = part.len * part.kind.bytes();

@@ -18,7 +18,9 @@ use crate::buffers::{LaunchBuffer, LaunchKinds, Owned, Shared};
 use crate::error::{Error, Result};
 use crate::interop::Raw;
 use crate::memory::Keep;
-use crate::step::restore::{record_bytes, record_from_bytes, RECORD_WORDS};
+use crate::step::restore::{
+    record_bytes, record_from_bytes, Snapshot as RecordsSnapshot, RECORD_WORDS,
+};
 use crate::step::{RecordsRestore, StepStates};
 
 /// The tensor that holds a [`StepStates`]' records: `u32` words, one row of
@@ -221,7 +223,12 @@ impl Checkpoint {
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] for the copies;
     /// [`Error::Checkpoint`] for records already in the checkpoint.
     pub fn save_steps(&mut self, states: &StepStates, stream: &Stream) -> Result<()> {
-        let snapshot = states.snapshot(stream)?;
+        self.insert_records(states.snapshot(stream)?)
+    }
+
+    /// Adds records as a save took them: the rows (device addresses cleared: they mean
+    /// nothing in another process), the owned `Q_ABS_REF` and the records' description.
+    pub(super) fn insert_records(&mut self, snapshot: RecordsSnapshot) -> Result<()> {
         let data: Vec<u8> = snapshot
             .records
             .iter()
