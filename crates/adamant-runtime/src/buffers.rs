@@ -425,14 +425,7 @@ impl DeviceScalar {
     ///
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] if the driver refuses the write.
     pub fn set_async(&self, value: f32, stream: &Stream) -> Result<()> {
-        if crate::graph::is_capturing(stream)? {
-            return Err(Error::Capture {
-                operation: "DeviceScalar::set_async is a host write between steps; recorded into \
-                            a graph it would write the same value at every replay (call it \
-                            between replays)"
-                    .into(),
-            });
-        }
+        crate::graph::refuse_capture(stream, "DeviceScalar::set_async", crate::graph::HOST_WRITE)?;
         // SAFETY: one word of our own live allocation; kernels only read it.
         unsafe {
             crate::driver::fill_words_async(

@@ -45,6 +45,29 @@ pub(crate) fn is_capturing(stream: &Stream) -> Result<bool> {
     Ok(capture_of(stream)?.is_some())
 }
 
+/// What a graph must not record: a host write between steps (recorded, it would write the same
+/// value at every replay).
+pub(crate) const HOST_WRITE: &str =
+    "a host write between steps; recorded into a graph it would write the same value at every \
+     replay";
+
+/// What a graph must not record: a checkpoint's save, snapshot or restore (recorded, its copies
+/// would run again at every replay).
+pub(crate) const HOST_COPY: &str =
+    "part of a checkpoint's save or restore; recorded into a graph its copies would run again at \
+     every replay";
+
+/// [`Error::Capture`] if `stream` is being captured: `what` (the call) is `why` ([`HOST_WRITE`],
+/// [`HOST_COPY`]), work of the host between steps.
+pub(crate) fn refuse_capture(stream: &Stream, what: &str, why: &str) -> Result<()> {
+    if is_capturing(stream)? {
+        return Err(Error::Capture {
+            operation: format!("{what} is {why} (call it between replays)"),
+        });
+    }
+    Ok(())
+}
+
 /// The id of the capture `stream` is part of, if any (an invalidated capture is an error). One
 /// driver call: a launch path asks once and hands the answer to every check that needs it.
 pub(crate) fn capture_of(stream: &Stream) -> Result<Option<u64>> {

@@ -10,7 +10,7 @@ use cust::event::{Event, EventFlags};
 use cust::stream::Stream;
 
 use super::groups::group_kept;
-use super::state::{check_regions, kept, Kept};
+use super::state::{check_regions, kept, refuse_capture, Kept};
 use super::transfer::Staging;
 use super::RECORDS_TENSOR;
 use super::{kernel_key, state_name, step_key, Checkpoint, CheckpointError, TensorKind};
@@ -53,7 +53,6 @@ struct Part {
 pub struct Snapshot {
     parts: Vec<Part>,
     records: Option<RecordsCopy>,
-    records_len: usize,
     /// Per tensor: its kernel, and the record (of the snapshot's step states) it steps with.
     tensors: Vec<(String, &'static str, Option<usize>)>,
     /// The caller's metadata entries.
@@ -82,7 +81,6 @@ impl Snapshot {
             .into());
         }
         self.records = Some(states.copy_on_device(stream)?);
-        self.records_len = states.len();
         Ok(())
     }
 
@@ -169,17 +167,13 @@ impl Snapshot {
         record: Option<usize>,
         stream: &Stream,
     ) -> Result<()> {
-        if crate::graph::is_capturing(stream)? {
-            return Err(Error::Capture {
-                operation: "a snapshot copies between allocations; take it between steps".into(),
-            });
-        }
+        // Recorded, the copies would be taken at every replay into the same allocations, and
+        // read once.
+        refuse_capture(stream, "a snapshot")?;
         if let Some(index) = record {
-            if self.records.is_none() || index >= self.records_len {
-                return Err(Error::StepIndex {
-                    index,
-                    len: self.records_len,
-                });
+            let len = self.records.as_ref().map_or(0, RecordsCopy::len);
+            if index >= len {
+                return Err(Error::StepIndex { index, len });
             }
         }
         if self.tensors.iter().any(|(t, _, _)| t == tensor) {

@@ -107,15 +107,9 @@ fn name_of(descriptor: &KernelDescriptor, tensor: &str, k: &Kept) -> String {
         .expect("every kept buffer is a parameter, companion or state of the kernel")
 }
 
-fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
-    if crate::graph::is_capturing(stream)? {
-        return Err(Error::Capture {
-            operation: format!(
-                "{what} copies between the host and the device; call it between steps"
-            ),
-        });
-    }
-    Ok(())
+/// [`crate::graph::refuse_capture`] for a copy to or from the host.
+pub(super) fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
+    crate::graph::refuse_capture(stream, what, crate::graph::HOST_COPY)
 }
 
 impl Checkpoint {
@@ -223,7 +217,15 @@ impl Checkpoint {
     /// [`Error::Capture`] during a capture; [`Error::Cuda`] for the copies;
     /// [`Error::Checkpoint`] for records already in the checkpoint.
     pub fn save_steps(&mut self, states: &StepStates, stream: &Stream) -> Result<()> {
-        self.insert_records(states.snapshot(stream)?)
+        // The snapshot's copies, read at once on the same stream (after them).
+        let copy = states.copy_on_device(stream)?;
+        let mut staging = Staging::default();
+        let records = copy.read(&mut |address, bytes, what| {
+            // SAFETY: the copy's own allocations, of these sizes, written by copies enqueued
+            // on `stream` before this read.
+            unsafe { staging.download(address, bytes, stream, what) }
+        })?;
+        self.insert_records(records)
     }
 
     /// Adds records as a save took them: the rows (device addresses cleared: they mean
@@ -386,17 +388,10 @@ impl<'c, 's> Restore<'c, 's> {
             let name = name_of(descriptor, tensor, &k);
             let kind = TensorKind::of_storage(k.storage);
             let data = ck.tensor(&name, kind, &[k.len])?;
+            // A remainder holds no value by itself (`non_finite` skips words); its weight is
+            // checked as bf16.
             if !self.allow_non_finite {
-                match kind {
-                    TensorKind::F32 => {
-                        ck.f32s(&name, k.len, true)?;
-                    }
-                    TensorKind::Bf16 | TensorKind::F16 => {
-                        ck.u16s(&name, kind, k.len, true)?;
-                    }
-                    // A remainder is no value by itself; its weight is checked as bf16.
-                    TensorKind::U16 | TensorKind::U32 => {}
-                }
+                ck.check_finite(&name)?;
             }
             let end = k.address + data.len() as u64;
             let clash = self

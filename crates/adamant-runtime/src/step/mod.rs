@@ -623,16 +623,9 @@ pub(crate) fn check_field(
     }
 }
 
+/// [`crate::graph::refuse_capture`] for a host write to the records.
 fn refuse_capture(stream: &Stream, what: &str) -> Result<()> {
-    if crate::graph::is_capturing(stream)? {
-        return Err(Error::Capture {
-            operation: format!(
-                "{what} is a host write between steps; recorded into a graph it would write the \
-                 same value at every replay (call it between replays)"
-            ),
-        });
-    }
-    Ok(())
+    crate::graph::refuse_capture(stream, what, crate::graph::HOST_WRITE)
 }
 
 /// One 32-bit word at `address`, written on `stream` (a memset node of one element: no host

@@ -18,7 +18,7 @@ use cust::stream::Stream;
 
 use super::scalars::plan;
 use super::spec::check_max_norm;
-use super::{refuse_capture, write_word, DeviceStepRecord, Mirror, StepStates};
+use super::{write_word, DeviceStepRecord, Mirror, StepStates};
 use crate::clamp_policy::BOUND_FACTOR;
 use crate::error::{Error, Result};
 use crate::memory::DeviceMemory;
@@ -45,6 +45,11 @@ pub(crate) struct RecordsCopy {
 }
 
 impl RecordsCopy {
+    /// How many records were copied.
+    pub(crate) fn len(&self) -> usize {
+        self.mirror.len()
+    }
+
     /// The copies read with `download(address, bytes, what)` (once they have landed), as a
     /// save takes them.
     pub(crate) fn read(&self, download: Download<'_>) -> Result<Snapshot> {
@@ -164,37 +169,6 @@ fn describe(index: usize, mirror: &Mirror, record: &StepRecord) -> Vec<(String, 
 }
 
 impl StepStates {
-    /// Every record and the owned `Q_ABS_REF` (None for a slot of the caller's buffer) after
-    /// the work enqueued on `stream`, with what each record is in words ([`describe`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Capture`] during a capture; [`Error::Cuda`] for the copies.
-    pub(crate) fn snapshot(&self, stream: &Stream) -> Result<Snapshot> {
-        refuse_capture(stream, "saving step states")?;
-        stream
-            .synchronize()
-            .map_err(|e| Error::cuda("waiting for the stream before a save", e))?;
-        let records = self.read_records()?;
-        let q = if self.owns_q {
-            let word = self.q_word_value()?;
-            Some(word)
-        } else {
-            None
-        };
-        let mirror = self.mirror.lock().unwrap_or_else(|e| e.into_inner());
-        let described = records
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| describe(i, &mirror[i], r))
-            .collect();
-        Ok(Snapshot {
-            records,
-            q_abs_ref: q,
-            described,
-        })
-    }
-
     /// The records (and the owned `Q_ABS_REF`) copied on the device on `stream`, in stream
     /// order, into allocations of the copy's own, with what the host knows of each record now:
     /// what a save that does not wait for the stream reads later ([`RecordsCopy::read`]).
@@ -203,7 +177,7 @@ impl StepStates {
     ///
     /// [`Error::Capture`] during a capture; [`Error::OutOfMemory`], [`Error::Cuda`].
     pub(crate) fn copy_on_device(&self, stream: &Stream) -> Result<RecordsCopy> {
-        refuse_capture(stream, "a snapshot of step states")?;
+        crate::graph::refuse_capture(stream, "a save of step states", crate::graph::HOST_COPY)?;
         let bytes = self.len() * size_of::<StepRecord>();
         let records = DeviceMemory::for_copy(bytes, "a snapshot of the step records")?;
         // SAFETY: our records (`bytes` long) into the new allocation of the same size.
@@ -238,20 +212,6 @@ impl StepStates {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         Ok(RecordsCopy { records, q, mirror })
-    }
-
-    fn q_word_value(&self) -> Result<f32> {
-        let mut word = [0f32];
-        // SAFETY: the owned word is one f32 of our own allocation (`new`), alive with `self`.
-        let view = unsafe {
-            cust::memory::DeviceSlice::<f32>::from_raw_parts(
-                cust::memory::DevicePointer::from_raw(self.q_abs_ref_ptr),
-                1,
-            )
-        };
-        cust::memory::CopyDestination::copy_to(&view, &mut word[..])
-            .map_err(|e| Error::cuda("downloading the step state's Q_ABS_REF", e))?;
-        Ok(word[0])
     }
 
     /// What record `index` is, in words, as a file's record must describe it once read
@@ -408,7 +368,7 @@ impl StepStates {
         stream: &Stream,
         upload: Upload<'_>,
     ) -> Result<()> {
-        refuse_capture(stream, "restoring step states")?;
+        crate::graph::refuse_capture(stream, "a restore of step states", crate::graph::HOST_COPY)?;
         let bytes: Vec<u8> = plan
             .records
             .iter()
