@@ -13,10 +13,7 @@ use adamant_kernels::half_weights::{
 };
 use adamant_kernels::optimizers::attn_adam_kernel;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
-use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceRegion, QAbsRef, Records, StepBound, StepSpec,
-    StepStates, Storage,
-};
+use adamant_runtime::{Adamant, DeviceRegion, Records, StepStates, Storage};
 use half::bf16;
 
 #[path = "../support/mod.rs"]
@@ -42,15 +39,7 @@ fn record<E: adamant_device::abi::OptimizerEntry>(hyper: E::Hyper) -> StepStates
 where
     E::Hyper: Send + Sync + 'static,
 {
-    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, 1).unwrap();
-    let spec = StepSpec::adam(
-        &adam,
-        StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }),
-    )
-    .unwrap()
-    .with_kernel::<E>(hyper)
-    .unwrap();
-    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+    support::fixed_bound_states::<E>(hyper, LR, BOUND, 0)
 }
 
 fn bf16_bits(x: &[f64]) -> Vec<u16> {

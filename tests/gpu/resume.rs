@@ -18,8 +18,8 @@ use adamant_runtime::checkpoint::{Checkpoint, CheckpointError};
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::cust::stream::Stream;
 use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceRegion, Error, ParamBuffer, QAbsRef,
-    Records, StepBound, StepGraph, StepSpec, StepStates, Storage, TensorSet,
+    Adamant, DeviceArray, DeviceRegion, Error, ParamBuffer, Records, StepGraph, StepStates,
+    Storage, TensorSet,
 };
 use half::bf16;
 
@@ -50,26 +50,7 @@ fn states<E: adamant_device::abi::OptimizerEntry>(hyper: E::Hyper) -> StepStates
 where
     E::Hyper: Send + Sync + 'static,
 {
-    states_from::<E>(hyper, 0)
-}
-
-/// Records of a run that has taken `steps_taken` steps (a run resumed from PyTorch's state).
-fn states_from<E: adamant_device::abi::OptimizerEntry>(
-    hyper: E::Hyper,
-    steps_taken: u32,
-) -> StepStates
-where
-    E::Hyper: Send + Sync + 'static,
-{
-    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, u64::from(steps_taken) + 1).unwrap();
-    let spec = StepSpec::adam(
-        &adam,
-        StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }),
-    )
-    .unwrap()
-    .with_kernel::<E>(hyper)
-    .unwrap();
-    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+    support::fixed_bound_states::<E>(hyper, LR, BOUND, 0)
 }
 
 fn f32_grad(grad: &[f64]) -> Vec<f32> {
@@ -398,14 +379,18 @@ fn make<'rt>(rt: &'rt Adamant, case: &str, zero: bool) -> Box<dyn Run + 'rt> {
     }
 }
 
-/// Steps `from + 1 ..= to` of `run`.
-fn train(run: &mut dyn Run, from: u32, to: u32) {
+/// Steps `from + 1 ..= to` of `run`, every weight finite and within the bound before each;
+/// each step's loss (before its update).
+fn train(run: &mut dyn Run, from: u32, to: u32) -> Vec<f64> {
+    let mut losses = Vec::with_capacity((to - from) as usize);
     for _ in from..to {
         let w = run.weights();
         assert!(w.iter().all(|x| x.is_finite() && x.abs() <= BOUND));
-        let (_, grad) = loss_and_grad(&w);
+        let (loss, grad) = loss_and_grad(&w);
+        losses.push(loss);
         run.step(&grad);
     }
+    losses
 }
 
 fn folder() -> PathBuf {
@@ -594,17 +579,6 @@ fn torch_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/torch_checkpoint.py")
 }
 
-/// Steps `from + 1 ..= to` of `run`, returning each step's loss (before its update).
-fn train_losses(run: &mut dyn Run, from: u32, to: u32) -> Vec<f64> {
-    let mut losses = Vec::new();
-    for _ in from..to {
-        let (loss, grad) = loss_and_grad(&run.weights());
-        losses.push(loss);
-        run.step(&grad);
-    }
-    losses
-}
-
 /// PyTorch interchange: PyTorch's AdamW state at step 700 (`torch_checkpoint.py`'s
 /// `from_torch`) continued by adamant ends where PyTorch's own continuation ends, and adamant's
 /// state at step 700 continued by PyTorch (`to_torch`) ends where adamant's run ends: the loss
@@ -617,11 +591,11 @@ fn a_run_moves_between_pytorch_and_adamant() {
     std::fs::create_dir_all(&dir).unwrap();
     let ours_at = dir.join("adamant-700.safetensors");
     let mut ours = make(&rt, "f32", false);
-    let mut our_losses = train_losses(ours.as_mut(), 0, SAVE_AT);
+    let mut our_losses = train(ours.as_mut(), 0, SAVE_AT);
     let mut at = Checkpoint::new();
     ours.save(&mut at);
     at.save(&ours_at).unwrap();
-    our_losses.extend(train_losses(ours.as_mut(), SAVE_AT, STEPS));
+    our_losses.extend(train(ours.as_mut(), SAVE_AT, STEPS));
 
     let theirs_at = dir.join("torch-700.safetensors");
     let json = dir.join("losses.json");
@@ -655,11 +629,13 @@ fn a_run_moves_between_pytorch_and_adamant() {
     let taken = torch_ck.steps_taken("mlp").unwrap();
     assert_eq!(taken, SAVE_AT);
     let mut resumed = Single::new(&rt, false, &vec![0.0; PARAMS]);
-    resumed.states = states_from::<attn_adam_kernel::Entry>(
+    resumed.states = support::fixed_bound_states::<attn_adam_kernel::Entry>(
         attn_adam_kernel::Hyper {
             eps: 1e-8,
             weight_decay: WD,
         },
+        LR,
+        BOUND,
         taken,
     );
     {
@@ -675,7 +651,7 @@ fn a_run_moves_between_pytorch_and_adamant() {
             .unwrap();
         restore.commit(rt.stream()).unwrap();
     }
-    let continued = train_losses(&mut resumed, SAVE_AT, STEPS);
+    let continued = train(&mut resumed, SAVE_AT, STEPS);
     let last = |l: &[f64]| *l.last().unwrap();
     let rel = |a: f64, b: f64| ((a - b) / b).abs();
     let torch = &losses["torch"];

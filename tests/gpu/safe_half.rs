@@ -7,13 +7,14 @@
 //! saves and restores one in its own type.
 //!
 //! GPU only (`#[ignore]`).
+use adamant_device::abi::OptimizerEntry;
 use adamant_kernels::half_weights::{adamw_bf16_remainder, adamw_bf16_sr};
 use adamant_runtime::checkpoint::Checkpoint;
 use adamant_runtime::cust::memory::DeviceBuffer;
 use adamant_runtime::nan_check::SlotBindings;
 use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceArray, DeviceRegion, Error, ParamBuffer, QAbsRef,
-    ReadBuffer, Records, StepBound, StepSpec, StepStates, Storage,
+    Adamant, DeviceArray, DeviceRegion, Error, Owned, ParamBuffer, QAbsRef, Raw, ReadBuffer,
+    Records, StepStates, Storage,
 };
 use half::bf16;
 
@@ -29,14 +30,48 @@ fn states<E: adamant_device::abi::OptimizerEntry>(hyper: E::Hyper) -> StepStates
 where
     E::Hyper: Send + Sync + 'static,
 {
-    let spec = StepSpec::adam(
-        &AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1).unwrap(),
-        StepBound::Policy(ClampPolicy::Fixed { bound: 0.75 }),
-    )
-    .unwrap()
-    .with_kernel::<E>(hyper)
-    .unwrap();
-    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+    support::fixed_bound_states::<E>(hyper, 1e-3, 0.75, 0)
+}
+
+/// `STEPS` stepped launches of kernel `E` on `safe` (the runtime's buffers) and on `raw` (the
+/// same values in memory the test owns), each with records of its own made from `hyper`; the
+/// safe launches' records.
+fn launch_both<E: OptimizerEntry>(
+    rt: &Adamant,
+    hyper: E::Hyper,
+    scalars: &E::StepScalars,
+    safe: &E::Buffers<Owned<'_>>,
+    raw: &E::Buffers<Raw>,
+) -> StepStates
+where
+    E::Hyper: Send + Sync + 'static,
+{
+    let s = rt.stream();
+    let (safe_states, raw_states) = (states::<E>(hyper), states::<E>(hyper));
+    let safe_records = Records::single::<E>().unwrap();
+    let raw_records = Records::single::<E>().unwrap();
+    for _ in 0..STEPS {
+        safe_states.advance(rt, s).unwrap();
+        rt.launch::<E>(s)
+            .stepped(scalars, &safe_states, 0)
+            .buffers(safe, &safe_records)
+            .unwrap();
+        raw_states.advance(rt, s).unwrap();
+        // SAFETY: the test's own buffers, alive and synchronised below.
+        unsafe {
+            rt.launch::<E>(s)
+                .stepped(scalars, &raw_states, 0)
+                .raw_buffers(raw, &raw_records)
+        }
+        .unwrap();
+    }
+    rt.synchronize().unwrap();
+    safe_states
+}
+
+/// `n` elements of `storage` at `ptr`, memory the test owns.
+fn at(ptr: u64, storage: Storage) -> DeviceRegion {
+    DeviceRegion::of(ptr, N, storage).unwrap()
 }
 
 fn bits(f: impl Fn(usize) -> f32) -> Vec<u16> {
@@ -62,8 +97,6 @@ fn a_safe_sixteen_bit_launch_equals_the_raw_one() {
         DeviceArray::zeroed(N).unwrap(),
         DeviceArray::zeroed(N).unwrap(),
     );
-    let safe_states = states::<adamw_bf16_sr::Entry>(hyper);
-    let safe_records = Records::single::<adamw_bf16_sr::Entry>().unwrap();
     // Raw: the same values in memory the test owns.
     let (rp, rg) = (
         DeviceBuffer::from_slice(&p0).unwrap(),
@@ -73,37 +106,25 @@ fn a_safe_sixteen_bit_launch_equals_the_raw_one() {
         DeviceBuffer::from_slice(&vec![0f32; N]).unwrap(),
         DeviceBuffer::from_slice(&vec![0f32; N]).unwrap(),
     );
-    let raw_states = states::<adamw_bf16_sr::Entry>(hyper);
-    let raw_records = Records::single::<adamw_bf16_sr::Entry>().unwrap();
-    let at = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
     let raw = adamw_bf16_sr::Buffers {
         p: at(rp.as_device_ptr().as_raw(), Storage::Bf16),
         g: at(rg.as_device_ptr().as_raw(), Storage::Bf16),
         m: at(rm.as_device_ptr().as_raw(), Storage::F32),
         v: at(rv.as_device_ptr().as_raw(), Storage::F32),
     };
-    for _ in 0..STEPS {
-        safe_states.advance(&rt, s).unwrap();
-        let b = adamw_bf16_sr::Buffers {
-            p: &mut p,
-            g: g.input(),
-            m: &mut m,
-            v: &mut v,
-        };
-        rt.launch::<adamw_bf16_sr::Entry>(s)
-            .stepped(&adamw_bf16_sr::StepScalars {}, &safe_states, 0)
-            .buffers(&b, &safe_records)
-            .unwrap();
-        raw_states.advance(&rt, s).unwrap();
-        // SAFETY: the test's own buffers, alive and synchronised below.
-        unsafe {
-            rt.launch::<adamw_bf16_sr::Entry>(s)
-                .stepped(&adamw_bf16_sr::StepScalars {}, &raw_states, 0)
-                .raw_buffers(&raw, &raw_records)
-        }
-        .unwrap();
-    }
-    rt.synchronize().unwrap();
+    let safe = adamw_bf16_sr::Buffers {
+        p: &mut p,
+        g: g.input(),
+        m: &mut m,
+        v: &mut v,
+    };
+    let safe_states = launch_both::<adamw_bf16_sr::Entry>(
+        &rt,
+        hyper,
+        &adamw_bf16_sr::StepScalars {},
+        &safe,
+        &raw,
+    );
     let safe_p = p.download_bits().unwrap();
     assert_eq!(safe_p, download(&rp), "weights");
     assert_ne!(safe_p, p0, "the weights moved");
@@ -147,7 +168,6 @@ fn a_safe_sixteen_bit_launch_equals_the_raw_one() {
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn a_safe_companion_launch_equals_the_raw_one() {
     let rt = Adamant::new().expect("a GPU");
-    let s = rt.stream();
     let halves: Vec<(u16, u16)> = (0..N)
         .map(|i| adamant_device::storage::split_store(pseudo(i, 3) * 0.5, 0.0))
         .collect();
@@ -164,8 +184,6 @@ fn a_safe_companion_launch_equals_the_raw_one() {
         DeviceArray::zeroed(N).unwrap(),
         DeviceArray::zeroed(N).unwrap(),
     );
-    let safe_states = states::<adamw_bf16_remainder::Entry>(hyper);
-    let records = Records::single::<adamw_bf16_remainder::Entry>().unwrap();
     let (rp, rl, rg) = (
         DeviceBuffer::from_slice(&high).unwrap(),
         DeviceBuffer::from_slice(&low).unwrap(),
@@ -175,9 +193,6 @@ fn a_safe_companion_launch_equals_the_raw_one() {
         DeviceBuffer::from_slice(&vec![0f32; N]).unwrap(),
         DeviceBuffer::from_slice(&vec![0f32; N]).unwrap(),
     );
-    let raw_states = states::<adamw_bf16_remainder::Entry>(hyper);
-    let raw_records = Records::single::<adamw_bf16_remainder::Entry>().unwrap();
-    let at = |ptr: u64, storage| DeviceRegion::of(ptr, N, storage).unwrap();
     let raw = adamw_bf16_remainder::Buffers {
         p: at(rp.as_device_ptr().as_raw(), Storage::Bf16),
         g: at(rg.as_device_ptr().as_raw(), Storage::Bf16),
@@ -185,29 +200,20 @@ fn a_safe_companion_launch_equals_the_raw_one() {
         v: at(rv.as_device_ptr().as_raw(), Storage::F32),
         p_remainder: at(rl.as_device_ptr().as_raw(), Storage::Bf16Remainder),
     };
-    for _ in 0..STEPS {
-        safe_states.advance(&rt, s).unwrap();
-        let b = adamw_bf16_remainder::Buffers {
-            p: &mut p,
-            g: g.input(),
-            m: &mut m,
-            v: &mut v,
-            p_remainder: &mut rem,
-        };
-        rt.launch::<adamw_bf16_remainder::Entry>(s)
-            .stepped(&adamw_bf16_remainder::StepScalars {}, &safe_states, 0)
-            .buffers(&b, &records)
-            .unwrap();
-        raw_states.advance(&rt, s).unwrap();
-        // SAFETY: the test's own buffers, alive and synchronised below.
-        unsafe {
-            rt.launch::<adamw_bf16_remainder::Entry>(s)
-                .stepped(&adamw_bf16_remainder::StepScalars {}, &raw_states, 0)
-                .raw_buffers(&raw, &raw_records)
-        }
-        .unwrap();
-    }
-    rt.synchronize().unwrap();
+    let safe = adamw_bf16_remainder::Buffers {
+        p: &mut p,
+        g: g.input(),
+        m: &mut m,
+        v: &mut v,
+        p_remainder: &mut rem,
+    };
+    launch_both::<adamw_bf16_remainder::Entry>(
+        &rt,
+        hyper,
+        &adamw_bf16_remainder::StepScalars {},
+        &safe,
+        &raw,
+    );
     assert_eq!(p.download_bits().unwrap(), download(&rp), "weights");
     assert_eq!(rem.download_bits().unwrap(), download(&rl), "remainders");
     assert_eq!(m.download().unwrap(), download(&rm), "m");

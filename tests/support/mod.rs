@@ -38,3 +38,24 @@ where
 pub fn pseudo(i: usize, k: u32) -> f32 {
     (((i as u32).wrapping_mul(2654435761) ^ k.wrapping_mul(40503)) % 20001) as f32 / 10000.0 - 1.0
 }
+
+/// One step-state record made for kernel `E` with its `#[hyper]` scalars `hyper`: lr `lr`,
+/// betas (0.9, 0.999), a fixed clamp `bound`, `steps_taken` steps already taken (0 for a fresh
+/// run, a checkpoint's count to resume one), its own `Q_ABS_REF`.
+pub fn fixed_bound_states<E: adamant_device::abi::OptimizerEntry>(
+    hyper: E::Hyper,
+    lr: f32,
+    bound: f32,
+    steps_taken: u32,
+) -> adamant_runtime::StepStates
+where
+    E::Hyper: Send + Sync + 'static,
+{
+    use adamant_runtime::{AdamHyper, ClampPolicy, QAbsRef, StepBound, StepSpec, StepStates};
+    let adam = AdamHyper::new(lr, 0.9, 0.999, 1e-8, 0.0, u64::from(steps_taken) + 1).unwrap();
+    let spec = StepSpec::adam(&adam, StepBound::Policy(ClampPolicy::Fixed { bound }))
+        .unwrap()
+        .with_kernel::<E>(hyper)
+        .unwrap();
+    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+}
