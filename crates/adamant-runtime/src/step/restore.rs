@@ -11,13 +11,13 @@
 use std::mem::size_of;
 use std::sync::Arc;
 
-use adamant_device::abi::{ArgValue, Lifetime, ParamType};
+use adamant_device::abi::{ArgValue, Lifetime};
 use adamant_device::guard::{GUARD_CLIP, GUARD_LOSS_SCALE};
 use adamant_device::step::{StepRecord, BOUND_FIXED, BOUND_FROM_Q_ABS_REF};
 use cust::stream::Stream;
 
 use super::scalars::plan;
-use super::spec::check_max_norm;
+use super::spec::{check_max_norm, word_value};
 use super::{write_word, DeviceStepRecord, Mirror, StepStates};
 use crate::clamp_policy::BOUND_FACTOR;
 use crate::error::{Error, Result};
@@ -153,19 +153,26 @@ fn describe(index: usize, mirror: &Mirror, record: &StepRecord) -> Vec<(String, 
         (key("beta1"), format!("{:?}", s.beta1)),
         (key("beta2"), format!("{:?}", s.beta2)),
     ];
-    let layout = mirror.kernel.as_ref().map_or(&[][..], |k| k.layout);
-    for scalar in layout {
-        if !matches!(scalar.lifetime, Lifetime::Hyper { .. }) {
-            continue;
-        }
-        let bits = record.scalars[scalar.slot().expect("a hyperparameter has a word")];
-        let value = match scalar.ty {
-            ParamType::U32 => bits.to_string(),
-            _ => format!("{:?}", f32::from_bits(bits)),
+    for (name, value) in hyper_values(mirror, record) {
+        let value = match value {
+            ArgValue::U32(bits) => bits.to_string(),
+            ArgValue::F32(v) => format!("{v:?}"),
+            other => format!("{other:?}"),
         };
-        out.push((key(&format!("hyper.{}", scalar.name)), value));
+        out.push((key(&format!("hyper.{name}")), value));
     }
     out
+}
+
+/// The `#[hyper]` scalars `record` holds for the kernel `mirror`'s record was made for, by
+/// name, each of its declared type.
+fn hyper_values(mirror: &Mirror, record: &StepRecord) -> Vec<(&'static str, ArgValue)> {
+    let layout = mirror.kernel.as_ref().map_or(&[][..], |k| k.layout);
+    layout
+        .iter()
+        .filter(|scalar| matches!(scalar.lifetime, Lifetime::Hyper { .. }))
+        .map(|scalar| (scalar.name, word_value(scalar, &record.scalars)))
+        .collect()
 }
 
 impl StepStates {
@@ -314,18 +321,7 @@ fn plan_records(
             ("beta1", ArgValue::F32(record.state.beta1)),
             ("beta2", ArgValue::F32(record.state.beta2)),
         ];
-        let layout = m.kernel.as_ref().map_or(&[][..], |k| k.layout);
-        for scalar in layout {
-            if !matches!(scalar.lifetime, Lifetime::Hyper { .. }) {
-                continue;
-            }
-            let bits = record.scalars[scalar.slot().expect("a hyperparameter has a word")];
-            let value = match scalar.ty {
-                ParamType::U32 => ArgValue::U32(bits),
-                _ => ArgValue::F32(f32::from_bits(bits)),
-            };
-            writes.push((scalar.name, value));
-        }
+        writes.extend(hyper_values(m, &record));
         for (name, value) in writes {
             let write = plan(m, index, name, value).map_err(|e| {
                 refuse(

@@ -11,7 +11,7 @@ use adamant_device::guard::{StepGuard, GUARD_CLIP};
 use adamant_device::step::{StepRecord, StepState, SCALARS_OFFSET};
 use cust::stream::Stream;
 
-use super::spec::{check_max_norm, check_value, word};
+use super::spec::{check_max_norm, check_value, word, word_value};
 use super::{check_field, refuse_capture, write_word, Mirror, StepStates};
 use crate::error::{Error, Result};
 use crate::hyper::AdamHyper;
@@ -136,11 +136,7 @@ impl StepStates {
             _ => {}
         }
         let scalar = find(record, index, name)?;
-        let bits = record.words[scalar.slot().expect("a hyperparameter has a word")];
-        Ok(match scalar.ty {
-            ParamType::U32 => ArgValue::U32(bits),
-            _ => ArgValue::F32(f32::from_bits(bits)),
-        })
+        Ok(word_value(&scalar, &record.words))
     }
 }
 

@@ -342,6 +342,18 @@ pub(crate) fn word(value: ArgValue) -> u32 {
     }
 }
 
+/// Record scalar `scalar`'s value from `words`, the record's own words (the inverse of
+/// [`word`]).
+pub(crate) fn word_value(scalar: &RecordScalar, words: &[u32; RECORD_SCALARS]) -> ArgValue {
+    let bits = words[scalar
+        .slot()
+        .expect("a record scalar the host reads has a word")];
+    match scalar.ty {
+        adamant_device::abi::ParamType::U32 => ArgValue::U32(bits),
+        _ => ArgValue::F32(f32::from_bits(bits)),
+    }
+}
+
 /// `value` for record scalar `scalar` of `kernel`: an `f32` within its `#[domain]`.
 pub(crate) fn check_value(
     kernel: &'static str,
