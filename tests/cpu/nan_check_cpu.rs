@@ -14,9 +14,10 @@ use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
 use adamant::nan_check_reference::{self as reference, ReferenceSlot};
+use adamant_device::abi::Storage;
 use adamant_device::nan_check::{
     abs_bits, element_flags, Partial, WorkItem, FLAG_NON_FINITE, FLAG_OVER_THRESHOLD,
-    NON_FINITE_ONLY, NO_BAD_INDEX,
+    NON_FINITE_ONLY, NO_BAD_INDEX, SLOT_BF16, SLOT_F16, SLOT_F32,
 };
 use adamant_rl::{slot, ALL_SLOTS, FUSED_RANGE, SEED_TABLE, SLOTS, SLOT_COUNT};
 use adamant_runtime::nan_check::layout;
@@ -159,7 +160,7 @@ fn fake_bindings(table: SlotTable, lens: &[usize]) -> SlotBindings {
             0x1000_0000 * (index as u64 + 1)
         };
         // SAFETY: these bindings only feed host-side layout code; nothing is launched.
-        unsafe { bindings.bind_raw(id, ptr, len) }.unwrap();
+        unsafe { bindings.bind_raw(id, ptr, len, Storage::F32) }.unwrap();
     }
     bindings
 }
@@ -239,7 +240,7 @@ fn an_unbound_slot_in_range_is_an_error_naming_it() {
 fn a_null_address_is_only_accepted_for_an_empty_slot() {
     let mut bindings = SlotBindings::new(SEED_TABLE);
     // SAFETY: never launched.
-    let err = unsafe { bindings.bind_raw(slot::td_errors, 0, 10) }.unwrap_err();
+    let err = unsafe { bindings.bind_raw(slot::td_errors, 0, 10, Storage::F32) }.unwrap_err();
     assert!(matches!(
         err,
         Error::NullSlotBuffer {
@@ -248,10 +249,10 @@ fn a_null_address_is_only_accepted_for_an_empty_slot() {
             len: 10
         }
     ));
-    assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0) }.is_ok());
+    assert!(unsafe { bindings.bind_raw(slot::td_errors, 0, 0, Storage::F32) }.is_ok());
     assert_eq!(
         bindings.region(slot::td_errors).unwrap(),
-        Some(SlotRegion { ptr: 0, len: 0 })
+        Some(SlotRegion::EMPTY)
     );
 }
 
@@ -795,7 +796,7 @@ fn a_slot_of_another_table_is_refused_by_the_bindings() {
     // Slot 1 of the seed's table is not slot 1 of this one.
     let seed_slot = SEED_TABLE.id(1).unwrap();
     // SAFETY: never launched.
-    let err = unsafe { bindings.bind_raw(seed_slot, 0x1000, 10) }.unwrap_err();
+    let err = unsafe { bindings.bind_raw(seed_slot, 0x1000, 10, Storage::F32) }.unwrap_err();
     assert!(
         matches!(
             err,
@@ -902,6 +903,62 @@ fn a_user_tables_layout_carries_its_own_metadata() {
     let one = layout::build(table, &(1..=1), &bindings.regions_for(&(1..=1)).unwrap()).unwrap();
     assert_eq!(one.slots.len(), 1);
     assert_eq!(one.slots[0].factor, custom::Q_FACTOR);
+}
+
+/// A slot's storage reaches the kernel as the code it branches on, from the one mapping
+/// (`slot_storage`); a bf16 remainder, no value by itself, is refused by the binding and by a
+/// layout built from a region made by hand, each naming the slot, and nothing is bound.
+#[test]
+fn a_slots_storage_reaches_the_kernel_and_a_remainder_is_refused() {
+    let table = custom::TABLE;
+    let mut bindings = SlotBindings::new(table);
+    let storages = [Storage::Bf16, Storage::F16, Storage::F32];
+    for (id, storage) in table.ids().zip(storages) {
+        // SAFETY: these bindings only feed host-side layout code; nothing is launched.
+        unsafe { bindings.bind_raw(id, 0x1000_0000, 100, storage) }.unwrap();
+    }
+    let regions = bindings.regions_for(&table.all()).unwrap();
+    let built = layout::build(table, &table.all(), &regions).unwrap();
+    let codes: Vec<u32> = built.slots.iter().map(|m| m.storage).collect();
+    assert_eq!(codes, [SLOT_BF16, SLOT_F16, SLOT_F32]);
+    assert_eq!(
+        built.slots[0].len, 100,
+        "a 16-bit slot's length counts elements"
+    );
+
+    // SAFETY: never launched.
+    let err =
+        unsafe { bindings.bind_raw(custom::slot::hidden, 0x2000_0000, 8, Storage::Bf16Remainder) }
+            .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferStorage {
+                buffer: "hidden",
+                storage: Storage::Bf16Remainder,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        bindings.region(custom::slot::hidden).unwrap().unwrap().ptr,
+        0x1000_0000,
+        "the refused binding replaced the slot's"
+    );
+    let mut by_hand = regions.clone();
+    by_hand[1].storage = Storage::Bf16Remainder;
+    let err = layout::build(table, &table.all(), &by_hand).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferStorage {
+                buffer: "q_max",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -58,8 +58,35 @@ pub struct SlotMeta {
     /// The threshold is `factor × q_abs_ref_eff` (read from device memory, so a new `Q_ABS_REF` needs
     /// no re-upload); [`NON_FINITE_ONLY`] for slots without a max-abs check.
     pub factor: f32,
-    /// Keeps the size a multiple of the alignment, spelled out so host and device agree.
-    pub reserved: u32,
+    /// How the slot's elements are stored: [`SLOT_F32`], [`SLOT_BF16`] or [`SLOT_F16`]
+    /// ([`slot_storage`] of the buffer's storage). A 16-bit value is widened to f32 exactly
+    /// before it is judged, so its flags, largest `|x|` and first bad index are those of the
+    /// stored values, and `len` and the work items count elements of this type.
+    pub storage: u32,
+}
+
+/// [`SlotMeta::storage`] of a slot of `f32`s.
+pub const SLOT_F32: u32 = 0;
+/// [`SlotMeta::storage`] of a slot of bf16 bits.
+pub const SLOT_BF16: u32 = 1;
+/// [`SlotMeta::storage`] of a slot of f16 bits.
+pub const SLOT_F16: u32 = 2;
+
+/// The [`SlotMeta::storage`] code of a buffer stored as `storage`; `None` for a storage whose
+/// elements are not values by themselves (a bf16 remainder is half of a master), which no slot
+/// can watch. The host builds the codes with this and the kernel branches on them:
+/// one mapping for both. The kernel reads any code other than [`SLOT_F32`] and [`SLOT_BF16`]
+/// as f16, never as f32, so it never reads past a 16-bit slot's `2 × len` bytes. (Host only:
+/// the storage types are the host's descriptors'.)
+#[cfg(not(target_arch = "nvptx64"))]
+pub const fn slot_storage(storage: crate::abi::Storage) -> Option<u32> {
+    use crate::abi::Storage;
+    match storage {
+        Storage::F32 => Some(SLOT_F32),
+        Storage::Bf16 => Some(SLOT_BF16),
+        Storage::F16 => Some(SLOT_F16),
+        Storage::Bf16Remainder => None,
+    }
 }
 
 /// One chunk of one slot: elements `start .. start + count` of slot `slot` (relative to the

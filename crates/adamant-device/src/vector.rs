@@ -12,3 +12,10 @@ pub const LANES: usize = 4;
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct H4(pub [u16; 4]);
+
+/// A group of eight 16-bit elements (bf16 or f16 bits): with `align(16)` one
+/// `ld.global.v4.u32`, as many bytes per load as an [`F4`] (a pure stream of 16-bit values
+/// read four at a time moves half the bytes per request).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct H8(pub [u16; 8]);

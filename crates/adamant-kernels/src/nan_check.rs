@@ -6,19 +6,147 @@ use adamant_device::kernel_entry;
 // The host compiles the entries' descriptors, not their bodies, which these serve.
 #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 use adamant_device::nan_check::{
-    report_q_word, Partial, SlotMeta, WorkItem, REPORT_WORDS_PER_SLOT,
+    report_q_word, Partial, SlotMeta, WorkItem, REPORT_WORDS_PER_SLOT, SLOT_BF16, SLOT_F32,
 };
 
-/// Visits the four elements of one 16-byte group, in index order (so `first_bad` stays the
-/// smallest bad index this thread saw).
+/// How the checker reads one slot's elements: in aligned 16-byte groups of `LANES`, or one
+/// at a time, each widened to the f32 it is (exactly).
+#[cfg(target_arch = "nvptx64")]
+trait Elements {
+    /// The 16-byte group.
+    type Group: Copy;
+    /// Elements per group.
+    const LANES: u64;
+    /// Folds in a group whose first element is `index`, in index order (so `first_bad` stays
+    /// the smallest bad index this thread saw).
+    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32);
+    /// Element `i` of the slot at `data`.
+    ///
+    /// # Safety
+    /// `data` must address at least `i + 1` elements.
+    unsafe fn one(&self, data: u64, i: u64) -> f32;
+}
+
+/// A slot of `f32`s.
+#[cfg(target_arch = "nvptx64")]
+struct Floats;
+
+#[cfg(target_arch = "nvptx64")]
+impl Elements for Floats {
+    type Group = adamant_device::vector::F4;
+    const LANES: u64 = 4;
+    #[inline(always)]
+    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32) {
+        // An index loop (an array's iterator would go through local memory).
+        let mut k = 0;
+        while k < 4 {
+            seen.visit(group.0[k], index + k as u64, threshold);
+            k += 1;
+        }
+    }
+    #[inline(always)]
+    unsafe fn one(&self, data: u64, i: u64) -> f32 {
+        *(data as *const f32).add(i as usize)
+    }
+}
+
+/// A slot of 16-bit values: f16 when `F16`, else bf16 (a type each, so each scan's loop has
+/// one widening and no branch on the type).
+#[cfg(target_arch = "nvptx64")]
+struct Halves<const F16: bool>;
+
+#[cfg(target_arch = "nvptx64")]
+impl<const F16: bool> Halves<F16> {
+    /// The f32 value of `bits` (exact).
+    #[inline(always)]
+    fn widen(bits: u16) -> f32 {
+        use adamant_device::storage::{bf16_to_f32, f16_to_f32};
+        if F16 {
+            f16_to_f32(bits)
+        } else {
+            bf16_to_f32(bits)
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<const F16: bool> Elements for Halves<F16> {
+    type Group = adamant_device::vector::H8;
+    const LANES: u64 = 8;
+    #[inline(always)]
+    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32) {
+        let mut k = 0;
+        while k < 8 {
+            seen.visit(Self::widen(group.0[k]), index + k as u64, threshold);
+            k += 1;
+        }
+    }
+    #[inline(always)]
+    unsafe fn one(&self, data: u64, i: u64) -> f32 {
+        Self::widen(*(data as *const u16).add(i as usize))
+    }
+}
+
+/// Folds elements `start + tid, start + tid + step, ... < end` of the slot at `data` into
+/// `seen` (each thread's indices increase).
+///
+/// # Safety
+/// `data` must address `end` elements of `E`'s type.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-fn visit4(seen: &mut Partial, v: adamant_device::vector::F4, index: u64, threshold: f32) {
-    let [x0, x1, x2, x3] = v.0;
-    seen.visit(x0, index, threshold);
-    seen.visit(x1, index + 1, threshold);
-    seen.visit(x2, index + 2, threshold);
-    seen.visit(x3, index + 3, threshold);
+#[allow(clippy::too_many_arguments)]
+unsafe fn scan<E: Elements>(
+    elements: &E,
+    seen: &mut Partial,
+    data: u64,
+    start: u64,
+    end: u64,
+    tid: u64,
+    step: u64,
+    threshold: f32,
+) {
+    let mut i = start + tid;
+    if data % 16 == 0 && start % E::LANES == 0 {
+        // 16-byte loads, four in flight per thread: the check is a pure stream, and scalar
+        // loads leave too few bytes in flight to reach the copy bandwidth.
+        let groups = data as *const E::Group;
+        let groups_end = end / E::LANES;
+        let mut g = start / E::LANES + tid;
+        while g + 3 * step < groups_end {
+            let a = *groups.add(g as usize);
+            let b = *groups.add((g + step) as usize);
+            let c = *groups.add((g + 2 * step) as usize);
+            let d = *groups.add((g + 3 * step) as usize);
+            elements.visit_group(seen, a, E::LANES * g, threshold);
+            elements.visit_group(seen, b, E::LANES * (g + step), threshold);
+            elements.visit_group(seen, c, E::LANES * (g + 2 * step), threshold);
+            elements.visit_group(seen, d, E::LANES * (g + 3 * step), threshold);
+            g += 4 * step;
+        }
+        while g < groups_end {
+            elements.visit_group(seen, *groups.add(g as usize), E::LANES * g, threshold);
+            g += step;
+        }
+        // The last chunk of a slot may end inside a group.
+        i = groups_end * E::LANES + tid;
+    } else {
+        // Four loads issued before any is used, so each thread keeps several in flight.
+        while i + 3 * step < end {
+            let x0 = elements.one(data, i);
+            let x1 = elements.one(data, i + step);
+            let x2 = elements.one(data, i + 2 * step);
+            let x3 = elements.one(data, i + 3 * step);
+            seen.visit(x0, i, threshold);
+            seen.visit(x1, i + step, threshold);
+            seen.visit(x2, i + 2 * step, threshold);
+            seen.visit(x3, i + 3 * step, threshold);
+            i += 4 * step;
+        }
+    }
+    while i < end {
+        seen.visit(elements.one(data, i), i, threshold);
+        i += step;
+    }
 }
 
 /// `seen` merged over the lanes of the warp that reach the call together ([`Partial::merge`](adamant_device::nan_check::Partial::merge)'s
@@ -51,7 +179,7 @@ unsafe fn warp_merge(seen: Partial) -> Partial {
 ///
 /// # Safety
 /// Every pointer must be valid for the counts above; every `slots[i].ptr` for `slots[i].len`
-/// `f32`s.
+/// elements of its `storage`.
 #[kernel_entry]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn nan_check_kernel(
@@ -71,8 +199,6 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
         atomic_or_u32, block_dim, block_index, dynamic_shared, fence_acq_rel, grid_dim, lane_index,
         sync_threads, thread_index,
     };
-
-    use adamant_device::vector::F4;
 
     // One f32 in device memory, not an argument: a replayed graph reads the value of its step
     // (a step-state record's, or the word the host wrote for an eager check).
@@ -95,52 +221,34 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
         if in_range {
             let slot = *slots.add(chunk.slot as usize);
             let threshold = slot.factor * q_abs_ref_eff;
-            let data = slot.ptr as *const f32;
             let end = core::cmp::min(chunk.start.saturating_add(chunk.count as u64), slot.len);
-            // Consecutive threads read consecutive elements (coalesced); each thread's indices
-            // increase. Four loads are issued before any is used, so each thread keeps several
-            // in flight instead of waiting on one at a time.
-            let step = threads as u64;
-            let mut i = chunk.start + tid as u64;
-            if (slot.ptr % 16 == 0) && (chunk.start % 4 == 0) {
-                // 16-byte loads, four in flight per thread: the check is a pure stream, and
-                // scalar loads leave too few bytes in flight to reach the copy bandwidth.
-                let quads = data as *const F4;
-                let groups_end = end / 4;
-                let mut g = chunk.start / 4 + tid as u64;
-                while g + 3 * step < groups_end {
-                    let a = *quads.add(g as usize);
-                    let b = *quads.add((g + step) as usize);
-                    let c = *quads.add((g + 2 * step) as usize);
-                    let d = *quads.add((g + 3 * step) as usize);
-                    visit4(&mut seen, a, 4 * g, threshold);
-                    visit4(&mut seen, b, 4 * (g + step), threshold);
-                    visit4(&mut seen, c, 4 * (g + 2 * step), threshold);
-                    visit4(&mut seen, d, 4 * (g + 3 * step), threshold);
-                    g += 4 * step;
-                }
-                while g < groups_end {
-                    visit4(&mut seen, *quads.add(g as usize), 4 * g, threshold);
-                    g += step;
-                }
-                // The last chunk of a slot may end inside a group: its last 1-3 elements.
-                i = groups_end * 4 + tid as u64;
-            } else {
-                while i + 3 * step < end {
-                    let x0 = *data.add(i as usize);
-                    let x1 = *data.add((i + step) as usize);
-                    let x2 = *data.add((i + 2 * step) as usize);
-                    let x3 = *data.add((i + 3 * step) as usize);
-                    seen.visit(x0, i, threshold);
-                    seen.visit(x1, i + step, threshold);
-                    seen.visit(x2, i + 2 * step, threshold);
-                    seen.visit(x3, i + 3 * step, threshold);
-                    i += 4 * step;
-                }
-            }
-            while i < end {
-                seen.visit(*data.add(i as usize), i, threshold);
-                i += step;
+            // Consecutive threads read consecutive elements (coalesced).
+            let (tid, step) = (tid as u64, threads as u64);
+            let (data, start) = (slot.ptr, chunk.start);
+            // Any code but these two reads as f16 (`SlotMeta::storage`): never past 2 bytes
+            // an element.
+            match slot.storage {
+                SLOT_F32 => scan(&Floats, &mut seen, data, start, end, tid, step, threshold),
+                SLOT_BF16 => scan(
+                    &Halves::<false>,
+                    &mut seen,
+                    data,
+                    start,
+                    end,
+                    tid,
+                    step,
+                    threshold,
+                ),
+                _ => scan(
+                    &Halves::<true>,
+                    &mut seen,
+                    data,
+                    start,
+                    end,
+                    tid,
+                    step,
+                    threshold,
+                ),
             }
         }
 

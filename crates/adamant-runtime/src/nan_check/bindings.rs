@@ -13,24 +13,50 @@ use crate::buffers::{keep_of, ReadBuffer};
 use crate::error::{Error, Result};
 use crate::groups::ParamGroup;
 use crate::memory::Keep;
+use adamant_device::abi::Storage;
 
-/// A device buffer of `f32`s as a slot binding records it: its address and element count, not a
-/// borrow (see [`SlotBindings`] on keeping it allocated).
+/// A device buffer as a slot binding records it: its address, element count and storage type,
+/// not a borrow (see [`SlotBindings`] on keeping it allocated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlotRegion {
     /// The device address of the first element, in the runtime's context (0 only when empty).
     pub ptr: u64,
-    /// The number of `f32` elements.
+    /// The number of elements (of `storage`).
     pub len: usize,
+    /// How the elements are stored: f32, bf16 or f16 (the checker widens a 16-bit value to the
+    /// f32 it is, exactly, before it judges it). A bf16 remainder is no value by itself and
+    /// cannot be bound ([`Error::BufferStorage`]).
+    pub storage: Storage,
 }
 
 impl SlotRegion {
-    /// The address and length of `buffer`.
+    /// The address, length and storage of `buffer`.
     pub fn of(buffer: &dyn ReadBuffer) -> SlotRegion {
         SlotRegion {
             ptr: buffer.device_ptr(),
             len: buffer.len(),
+            storage: buffer.storage(),
         }
+    }
+
+    /// No elements: what [`SlotBindings::leave_to_records`] binds.
+    pub const EMPTY: SlotRegion = SlotRegion {
+        ptr: 0,
+        len: 0,
+        storage: Storage::F32,
+    };
+}
+
+/// Refuses a storage no slot can watch (a bf16 remainder), naming the slot.
+fn watchable(slot: &'static str, storage: Storage) -> Result<()> {
+    match adamant_device::nan_check::slot_storage(storage) {
+        Some(_) => Ok(()),
+        None => Err(Error::BufferStorage {
+            operation: "a NaN-check binding",
+            buffer: slot,
+            storage,
+            needs: "values (f32, bf16 or f16): a bf16 remainder is half of a master",
+        }),
     }
 }
 
@@ -88,18 +114,11 @@ impl SlotBindings {
     ///
     /// # Errors
     ///
-    /// [`Error::ForeignSlot`] for a slot of another table (nothing is bound).
+    /// [`Error::ForeignSlot`] for a slot of another table, [`Error::BufferStorage`] for a bf16
+    /// remainder (nothing is bound).
     pub fn bind(&mut self, slot: SlotId, data: &dyn ReadBuffer) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
-        if data.storage() != adamant_device::abi::Storage::F32 {
-            // The checker reads f32: 16-bit values would be misread two to a word.
-            return Err(Error::BufferStorage {
-                operation: "a NaN-check binding",
-                buffer: slot.name(),
-                storage: data.storage(),
-                needs: "an f32 buffer (the checker reads f32)",
-            });
-        }
+        watchable(slot.name(), data.storage())?;
         self.regions[index] = Some(Binding {
             region: SlotRegion::of(data),
             keep: Some(keep_of(data)),
@@ -115,7 +134,8 @@ impl SlotBindings {
     /// [`Error::UnknownSlotGroup`] if the table names no slot for this group (a misspelt group
     /// name would otherwise leave its slots silently unbound); [`Error::MissingBuffer`] if the
     /// group lacks a buffer a slot wants (AMSGrad's `v_max` on a group made with
-    /// [`ParamGroup::new`]).
+    /// [`ParamGroup::new`]); [`Error::BufferStorage`] for a bf16 remainder. Slots bound before
+    /// the error stay bound.
     pub fn bind_group(&mut self, group: &ParamGroup) -> Result<Vec<SlotId>> {
         let mut bound = Vec::new();
         for spec in self.table.slots() {
@@ -134,6 +154,7 @@ impl SlotBindings {
                 group: group.name().to_string(),
                 buffer: buffer.name(),
             })?;
+            watchable(spec.name, data.storage())?;
             self.regions[spec.index] = Some(Binding {
                 region: SlotRegion::of(data),
                 keep: Some(keep_of(data)),
@@ -164,19 +185,27 @@ impl SlotBindings {
         Ok(())
     }
 
-    /// Binds `slot` to `len` `f32`s at device address `ptr` (0 is accepted only with `len` 0):
-    /// for buffers that are not cust slices, such as those of other CUDA code.
+    /// Binds `slot` to `len` elements of `storage` at device address `ptr` (0 is accepted only
+    /// with `len` 0): for buffers that are not the runtime's, such as those of other CUDA code.
     ///
     /// # Errors
     ///
-    /// [`Error::ForeignSlot`] for a slot of another table; [`Error::NullSlotBuffer`] for a null
-    /// `ptr` with a non-zero `len`. Nothing is bound on error.
+    /// [`Error::ForeignSlot`] for a slot of another table; [`Error::BufferStorage`] for a bf16
+    /// remainder; [`Error::NullSlotBuffer`] for a null `ptr` with a non-zero `len`. Nothing is
+    /// bound on error.
     ///
     /// # Safety
-    /// `ptr` must address `len` `f32`s of device memory in the runtime's context, which must
-    /// stay allocated while checks built from these bindings run.
-    pub unsafe fn bind_raw(&mut self, slot: SlotId, ptr: u64, len: usize) -> Result<&mut Self> {
+    /// `ptr` must address `len` elements of `storage` of device memory in the runtime's context,
+    /// which must stay allocated while checks built from these bindings run.
+    pub unsafe fn bind_raw(
+        &mut self,
+        slot: SlotId,
+        ptr: u64,
+        len: usize,
+        storage: Storage,
+    ) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
+        watchable(slot.name(), storage)?;
         if ptr == 0 && len != 0 {
             return Err(Error::NullSlotBuffer {
                 index,
@@ -185,7 +214,7 @@ impl SlotBindings {
             });
         }
         self.regions[index] = Some(Binding {
-            region: SlotRegion { ptr, len },
+            region: SlotRegion { ptr, len, storage },
             keep: None,
         });
         Ok(self)
@@ -202,7 +231,7 @@ impl SlotBindings {
     pub fn leave_to_records(&mut self, slot: SlotId) -> Result<&mut Self> {
         let index = self.index_of(slot)?;
         self.regions[index] = Some(Binding {
-            region: SlotRegion { ptr: 0, len: 0 },
+            region: SlotRegion::EMPTY,
             keep: None,
         });
         Ok(self)

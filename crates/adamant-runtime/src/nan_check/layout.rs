@@ -5,7 +5,7 @@
 //! becomes ~2,500 items spread over every block of the grid instead of one block's work.
 use std::ops::RangeInclusive;
 
-use adamant_device::nan_check::{SlotMeta, WorkItem};
+use adamant_device::nan_check::{slot_storage, SlotMeta, WorkItem};
 
 use super::bindings::SlotRegion;
 use super::tables::SlotTable;
@@ -57,8 +57,9 @@ pub fn build(
     build_with_chunk(table, range, regions, CHECK_CHUNK_ELEMENTS)
 }
 
-/// As [`build`], with chunks of `chunk` elements (a multiple of 4, so 16-byte loads stay
-/// aligned).
+/// As [`build`], with chunks of `chunk` elements (a multiple of 4; 16-byte loads of a 16-bit
+/// slot need a multiple of 8, which every chunk size the checker picks is, and a chunk that
+/// starts inside a group is read an element at a time).
 pub fn build_with_chunk(
     table: SlotTable,
     range: &RangeInclusive<usize>,
@@ -78,13 +79,24 @@ pub fn build_with_chunk(
     let slots = range
         .clone()
         .zip(regions)
-        .map(|(index, region)| SlotMeta {
-            ptr: region.ptr,
-            len: region.len as u64,
-            factor: table.slots()[index].check.device_factor(),
-            reserved: 0,
+        .map(|(index, region)| {
+            let spec = &table.slots()[index];
+            // The bindings refuse such a region; a layout built from regions by hand is checked
+            // here.
+            let storage = slot_storage(region.storage).ok_or(Error::BufferStorage {
+                operation: "a NaN-check layout",
+                buffer: spec.name,
+                storage: region.storage,
+                needs: "values (f32, bf16 or f16): a bf16 remainder is half of a master",
+            })?;
+            Ok(SlotMeta {
+                ptr: region.ptr,
+                len: region.len as u64,
+                factor: spec.check.device_factor(),
+                storage,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let lens: Vec<usize> = regions.iter().map(|r| r.len).collect();
     let work_items: usize = lens.iter().map(|len| len.div_ceil(chunk)).sum();
     if work_items > MAX_WORK_ITEMS {
