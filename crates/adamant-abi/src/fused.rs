@@ -2,18 +2,23 @@
 //! tensor with its own rule (one of the set's optimizer kernels) and its own step record.
 //!
 //! A fused entry takes one pointer table per *slot*, not per buffer of one kernel, since its rules
-//! have different buffers: the parameter table, [`MAX_FUSED_INPUTS`] input tables,
-//! [`MAX_FUSED_STATES`] state tables and [`MAX_FUSED_UNIFORMS`] tables of `#[uniform_ptr]`s.
-//! A rule reads its `k`-th `#[input]` from input table `k`, its `k`-th `#[state]` from state table
-//! `k` and its `k`-th `#[uniform_ptr]` from uniform table `k`, in declared order
-//! ([`fused_slots`]). The macro that generates each rule's fused sweep and the runtime that fills
-//! the tables both follow that order; a slot no rule of a set uses is passed as a null table and
-//! never read. Keeping one slot per role (never an input in one rule's state slot) is what lets
-//! the audit and the runtime judge a table by its role alone.
+//! have different buffers: [`FUSED_PARAM_TABLES`] parameter tables, one per way a parameter is
+//! stored (f32; bf16 to nearest; bf16 stochastically; f16), [`MAX_FUSED_INPUTS`] input tables,
+//! [`MAX_FUSED_STATES`] state tables and [`MAX_FUSED_UNIFORMS`] tables of `#[uniform_ptr]`s. A
+//! rule reads its parameter from the table of its parameter's storage and rounding, its `k`-th
+//! `#[input]` from input table `k`, its `k`-th `#[state]` from state table `k` and its `k`-th
+//! `#[uniform_ptr]` from uniform table `k`, in declared order ([`fused_slots`]). The macro that
+//! generates each rule's fused sweep and the runtime that fills the tables both follow that
+//! order; a slot no rule of a set uses is passed as a null table and never read. Keeping one slot
+//! per role (never an input in one rule's state slot) is what lets the audit and the runtime
+//! judge a table by its role alone, and one parameter table per storage is what lets the audit
+//! judge every store to a parameter by the storage its table declares, as it does in a kernel's
+//! own entries, whichever rule's branch the store is in.
 //!
-//! The parameter list is fixed, whatever the rules: [`FUSED_PARAMS`] (`param`, `input0..`,
-//! `state0..`, `uniform0..`, `chunks`, `n_chunks`, `weight_clamp_scales`, `rules`, `records`,
-//! `step_states` last), which `fused_optimizer!` registers as every fused entry's descriptor.
+//! The parameter list is fixed, whatever the rules: [`FUSED_PARAMS`] (`param`, `param_bf16`,
+//! `param_bf16_sr`, `param_f16`, `input0..`, `state0..`, `uniform0..`, `chunks`, `n_chunks`,
+//! `weight_clamp_scales`, `rules`, `records`, `step_states` last), which `fused_optimizer!`
+//! registers as every fused entry's descriptor.
 
 /// Input tables of a fused entry: a rule with more `#[input]`s cannot join a fused set.
 pub const MAX_FUSED_INPUTS: usize = 2;
@@ -21,22 +26,27 @@ pub const MAX_FUSED_INPUTS: usize = 2;
 pub const MAX_FUSED_STATES: usize = 4;
 /// `#[uniform_ptr]` tables of a fused entry.
 pub const MAX_FUSED_UNIFORMS: usize = 2;
-/// The slot tables of a fused entry, its first parameters: the parameter table, then the input,
+/// Parameter tables of a fused entry, one per way a parameter is stored ([`param_table`]).
+pub const FUSED_PARAM_TABLES: usize = 4;
+/// The slot tables of a fused entry, its first parameters: the parameter tables, then the input,
 /// state and uniform tables.
-pub const FUSED_SLOTS: usize = 1 + MAX_FUSED_INPUTS + MAX_FUSED_STATES + MAX_FUSED_UNIFORMS;
+pub const FUSED_SLOTS: usize =
+    FUSED_PARAM_TABLES + MAX_FUSED_INPUTS + MAX_FUSED_STATES + MAX_FUSED_UNIFORMS;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::*;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::{FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS};
+    use super::{
+        FUSED_PARAM_TABLES, FUSED_SLOTS, MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS,
+    };
     use crate::{
         GeneratedEntry, KernelDescriptor, KernelParam, ParamRole, ParamType, Rounding, Storage,
     };
 
-    /// A fused entry's tables point at f32 buffers only: a kernel with a 16-bit buffer has no
-    /// fused rule (`fused_optimizer!` refuses it).
+    /// A parameter that holds no buffer's elements (a count, or a table of inputs, states,
+    /// uniforms or bookkeeping, whose elements' storage the rule's own descriptor gives).
     const fn param(name: &'static str, ty: ParamType, role: ParamRole) -> KernelParam {
         KernelParam {
             name,
@@ -51,11 +61,51 @@ mod host {
         param(name, ParamType::Ptr, role)
     }
 
+    /// The parameter table of the buffers stored as `storage` and rounded as `rounding`.
+    const fn param_table(name: &'static str, storage: Storage, rounding: Rounding) -> KernelParam {
+        KernelParam {
+            name,
+            ty: ParamType::Ptr,
+            role: ParamRole::ParamTable,
+            storage,
+            rounding,
+        }
+    }
+
+    /// The parameter tables, in order: the storage and rounding of each is what the audit proves
+    /// every store through it against, and what [`param_table`] picks a rule's table by.
+    const PARAM_TABLES: [KernelParam; FUSED_PARAM_TABLES] = [
+        param_table("param", Storage::F32, Rounding::Nearest),
+        param_table("param_bf16", Storage::Bf16, Rounding::Nearest),
+        param_table("param_bf16_sr", Storage::Bf16, Rounding::Stochastic),
+        param_table("param_f16", Storage::F16, Rounding::Nearest),
+    ];
+
+    /// The parameter table a rule whose parameter is stored as `storage` and rounded as
+    /// `rounding` reads it from; `None` for a storage no table holds (a parameter with a
+    /// companion buffer: its high half rounds ties away, and its companion has no table). The
+    /// one mapping: `#[optimizer_kernel]`'s fused chunk asserts at compile time that it reads
+    /// this table, and the runtime fills it.
+    pub const fn param_table_index(storage: Storage, rounding: Rounding) -> Option<usize> {
+        let mut k = 0;
+        while k < FUSED_PARAM_TABLES {
+            let t = &PARAM_TABLES[k];
+            if t.storage as u8 == storage as u8 && t.rounding as u8 == rounding as u8 {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
     /// Every fused entry's parameters, in PTX order: the one list that `fused_optimizer!`
     /// registers as the descriptor's and the runtime assembles a launch from. The first
     /// [`FUSED_SLOTS`] are the slot tables, each at its [`FusedSlot::param_index`].
     pub const FUSED_PARAMS: [KernelParam; FUSED_SLOTS + 6] = [
-        table("param", ParamRole::ParamTable),
+        PARAM_TABLES[0],
+        PARAM_TABLES[1],
+        PARAM_TABLES[2],
+        PARAM_TABLES[3],
         table("input0", ParamRole::InputTable),
         table("input1", ParamRole::InputTable),
         table("state0", ParamRole::StateTable),
@@ -75,7 +125,8 @@ mod host {
     /// Which table of a fused entry one buffer (or `#[uniform_ptr]`) of a rule is read from.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum FusedSlot {
-        Param,
+        /// Parameter table `k` ([`param_table_index`]).
+        Param(usize),
         Input(usize),
         State(usize),
         Uniform(usize),
@@ -85,15 +136,19 @@ mod host {
         /// The slot's parameter index in the fused entry ([`FUSED_PARAMS`]).
         pub const fn param_index(self) -> usize {
             match self {
-                FusedSlot::Param => 0,
-                FusedSlot::Input(k) => 1 + k,
-                FusedSlot::State(k) => 1 + MAX_FUSED_INPUTS + k,
-                FusedSlot::Uniform(k) => 1 + MAX_FUSED_INPUTS + MAX_FUSED_STATES + k,
+                FusedSlot::Param(k) => k,
+                FusedSlot::Input(k) => FUSED_PARAM_TABLES + k,
+                FusedSlot::State(k) => FUSED_PARAM_TABLES + MAX_FUSED_INPUTS + k,
+                FusedSlot::Uniform(k) => {
+                    FUSED_PARAM_TABLES + MAX_FUSED_INPUTS + MAX_FUSED_STATES + k
+                }
             }
         }
     }
 
-    /// Why a kernel cannot be a rule of a fused set.
+    /// Why a kernel cannot be a rule of a fused set: more buffers of a role than there are
+    /// tables (`count` of `role` past `limit`), or a parameter whose storage no parameter table
+    /// holds (`role` names the storage, `limit` is 0).
     #[derive(Clone, Debug, PartialEq, Eq)]
     pub struct TooManySlots {
         pub kernel: &'static str,
@@ -112,13 +167,37 @@ mod host {
         let mut out = Vec::new();
         for (i, p) in rule.params.iter().enumerate() {
             let slot = match p.role {
-                ParamRole::ParamBuffer => FusedSlot::Param,
+                ParamRole::ParamBuffer => match param_table_index(p.storage, p.rounding) {
+                    Some(k) => FusedSlot::Param(k),
+                    None => {
+                        return Err(TooManySlots {
+                            kernel: rule.name,
+                            role: "parameter stored with a companion (no fused table)",
+                            count: 1,
+                            limit: 0,
+                        })
+                    }
+                },
                 ParamRole::Input => FusedSlot::Input(next(&mut counts[0])),
                 ParamRole::State => FusedSlot::State(next(&mut counts[1])),
                 ParamRole::UniformPtr { .. } => FusedSlot::Uniform(next(&mut counts[2])),
                 _ => continue,
             };
             out.push((i, slot));
+        }
+        // A parameter and its companion (an f32 master beside the bf16 copy): one parameter
+        // table per tensor, and no table for the companion.
+        let params = out
+            .iter()
+            .filter(|(_, s)| matches!(s, FusedSlot::Param(_)))
+            .count();
+        if params > 1 {
+            return Err(TooManySlots {
+                kernel: rule.name,
+                role: "parameter buffer (a companion has no fused table)",
+                count: params,
+                limit: 1,
+            });
         }
         let limits = [MAX_FUSED_INPUTS, MAX_FUSED_STATES, MAX_FUSED_UNIFORMS];
         let roles = ["#[input]", "#[state]", "#[uniform_ptr]"];
@@ -164,7 +243,7 @@ mod tests {
     /// slots are exactly the first `FUSED_SLOTS` parameters.
     #[test]
     fn every_slot_is_a_parameter_of_its_role() {
-        let mut slots = vec![FusedSlot::Param];
+        let mut slots: Vec<FusedSlot> = (0..FUSED_PARAM_TABLES).map(FusedSlot::Param).collect();
         slots.extend((0..MAX_FUSED_INPUTS).map(FusedSlot::Input));
         slots.extend((0..MAX_FUSED_STATES).map(FusedSlot::State));
         slots.extend((0..MAX_FUSED_UNIFORMS).map(FusedSlot::Uniform));
@@ -172,7 +251,7 @@ mod tests {
         assert_eq!(indices, (0..FUSED_SLOTS).collect::<Vec<_>>());
         for slot in slots {
             let want = match slot {
-                FusedSlot::Param => ParamRole::ParamTable,
+                FusedSlot::Param(_) => ParamRole::ParamTable,
                 FusedSlot::Input(_) => ParamRole::InputTable,
                 FusedSlot::State(_) => ParamRole::StateTable,
                 FusedSlot::Uniform(_) => ParamRole::UniformTable,
@@ -239,11 +318,59 @@ mod tests {
         assert_eq!(
             slots,
             [
-                (0, FusedSlot::Param),
+                (0, FusedSlot::Param(0)),
                 (1, FusedSlot::Input(0)),
                 (2, FusedSlot::State(0)),
                 (3, FusedSlot::Input(1)),
             ]
         );
+    }
+
+    /// Each way a parameter can be stored without a companion has its own table, whose declared
+    /// storage and rounding are that way's (what the audit proves stores through it against);
+    /// the companion kernels' storages have none, and such a rule is refused naming it.
+    #[test]
+    fn each_parameter_storage_has_its_own_table() {
+        let ways = [
+            (Storage::F32, Rounding::Nearest),
+            (Storage::Bf16, Rounding::Nearest),
+            (Storage::Bf16, Rounding::Stochastic),
+            (Storage::F16, Rounding::Nearest),
+        ];
+        let tables: Vec<usize> = ways
+            .iter()
+            .map(|&(s, r)| param_table_index(s, r).unwrap())
+            .collect();
+        assert_eq!(tables, (0..FUSED_PARAM_TABLES).collect::<Vec<_>>());
+        for (k, (storage, rounding)) in ways.into_iter().enumerate() {
+            let p = FUSED_PARAMS[FusedSlot::Param(k).param_index()];
+            assert_eq!((p.role, p.storage, p.rounding), (ParamRole::ParamTable, storage, rounding));
+        }
+        assert_eq!(param_table_index(Storage::Bf16, Rounding::TiesAway), None);
+        assert_eq!(param_table_index(Storage::Bf16Remainder, Rounding::Nearest), None);
+        assert_eq!(param_table_index(Storage::F16, Rounding::Stochastic), None);
+        const SPLIT: [KernelParam; 2] = [
+            KernelParam {
+                storage: Storage::Bf16,
+                rounding: Rounding::TiesAway,
+                ..buffer("p", ParamRole::ParamBuffer)
+            },
+            buffer("g", ParamRole::Input),
+        ];
+        let e = fused_slots(&kernel(&SPLIT)).unwrap_err();
+        assert_eq!((e.kernel, e.limit), ("three_inputs", 0));
+        assert!(e.role.contains("companion"), "{e:?}");
+        // The 28 B path: a bf16 copy (to nearest) and its f32 master, both parameter buffers.
+        const MASTER: [KernelParam; 3] = [
+            KernelParam {
+                storage: Storage::Bf16,
+                ..buffer("p", ParamRole::ParamBuffer)
+            },
+            buffer("g", ParamRole::Input),
+            buffer("p_master", ParamRole::ParamBuffer),
+        ];
+        let e = fused_slots(&kernel(&MASTER)).unwrap_err();
+        assert_eq!((e.count, e.limit), (2, 1));
+        assert!(e.role.contains("companion"), "{e:?}");
     }
 }

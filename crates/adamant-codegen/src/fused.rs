@@ -108,7 +108,8 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
         let message = format!(
             "`{}` cannot be a rule of a fused set: it has more #[input]s, #[state]s or \
              #[uniform_ptr]s than a fused entry has tables (adamant_abi::fused::MAX_FUSED_*), or \
-             a buffer stored in 16 bits (a fused entry's tables point at f32 buffers)",
+             a companion buffer (#[param(bf16, master)] or #[param(bf16, remainder)]), which no \
+             fused table holds",
             quote!(#path).to_string().replace(' ', "")
         );
         let span = path.span();
@@ -217,6 +218,9 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
         #[allow(clippy::too_many_arguments)]
         unsafe extern "gpu-kernel" fn #name(
             param: *const u64,
+            param_bf16: *const u64,
+            param_bf16_sr: *const u64,
+            param_f16: *const u64,
             input0: *const u64,
             input1: *const u64,
             state0: *const u64,
@@ -234,7 +238,7 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
         ) {
             const M: usize = #name::RECORD_BUFFERS;
             let tables = #kernels::fused::FusedTables {
-                param,
+                params: [param, param_bf16, param_bf16_sr, param_f16],
                 inputs: [input0, input1],
                 states: [state0, state1, state2, state3],
                 uniforms: [uniform0, uniform1],

@@ -31,6 +31,20 @@ fn slot_counts(k: &OptimizerFn) -> (usize, usize, usize) {
     )
 }
 
+/// The fused parameter table of `k`'s parameter storage (`adamant_abi::fused::PARAM_TABLES`'
+/// order), `None` for a storage with a companion. The host build asserts it is the ABI's
+/// `param_table_index` of the same storage (see `items`).
+fn param_table(k: &OptimizerFn) -> Option<usize> {
+    use crate::storage::Storage;
+    match crate::optimizer::param_arg(k).storage {
+        Storage::F32 => Some(0),
+        Storage::Bf16 => Some(1),
+        Storage::Bf16Stochastic => Some(2),
+        Storage::F16 => Some(3),
+        Storage::Bf16Master | Storage::Bf16Split | Storage::Remainder => None,
+    }
+}
+
 /// The host and device items, inside the kernel's module.
 pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let n = buffer_count(k);
@@ -42,21 +56,43 @@ pub(crate) fn items(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         None => chunk_fn(k, kernels),
         Some(_) => quote!(),
     };
-    // A fused entry's tables and its records' layout are f32 buffers' (FUSED_PARAMS).
-    let all_f32 = k
-        .buffers()
-        .all(|a| a.storage == crate::storage::Storage::F32);
+    // The parameter table the chunk reads is the one the runtime fills for this storage: the
+    // ABI's mapping, checked when the kernel's crate compiles for the host.
+    let table_agrees = match (&k.companion, param_table(k)) {
+        (None, Some(index)) => {
+            let storage = crate::optimizer::param_arg(k).storage;
+            let (s, r) = (storage.abi(kernels), storage.rounding_abi(kernels));
+            let message = format!(
+                "the fused chunk of `{}` reads parameter table {index}, which is not the one \
+                 adamant_abi::fused::param_table_index gives its parameter's storage",
+                k.name()
+            );
+            quote! {
+                #[cfg(not(target_arch = "nvptx64"))]
+                const _: () = ::core::assert!(
+                    ::core::matches!(#fused::param_table_index(#s, #r), Some(#index)),
+                    #message
+                );
+            }
+        }
+        _ => quote!(),
+    };
+    // A fused entry's tables hold addresses of any storage, and its records widen every value
+    // to f32; a companion buffer has no table (the chunk above is none).
+    let no_companion = k.companion.is_none();
     quote! {
         /// The kernel's buffer count (its diagnostics records' buffers).
         pub const BUFFERS: usize = #n;
 
         /// Whether the kernel fits a fused entry's tables (at most `MAX_FUSED_INPUTS` inputs,
-        /// `MAX_FUSED_STATES` states and `MAX_FUSED_UNIFORMS` uniform pointers), and so may be a
-        /// rule of a `fused_optimizer!` set.
+        /// `MAX_FUSED_STATES` states and `MAX_FUSED_UNIFORMS` uniform pointers, and no companion
+        /// buffer), and so may be a rule of a `fused_optimizer!` set.
         pub const FUSABLE: bool = #inputs <= #fused::MAX_FUSED_INPUTS
             && #states <= #fused::MAX_FUSED_STATES
             && #uniforms <= #fused::MAX_FUSED_UNIFORMS
-            && #all_f32;
+            && #no_companion;
+
+        #table_agrees
 
         #chunk
     }
@@ -72,7 +108,11 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         let ident = &a.ident;
         let element = a.storage.element();
         let (table, ty) = match &a.role {
-            Role::Param => (quote!(__adamant_tables.param), quote!(*mut #element)),
+            Role::Param => {
+                let table =
+                    param_table(k).expect("a kernel without a companion has a parameter table");
+                (quote!(__adamant_tables.param(#table)), quote!(*mut #element))
+            }
             Role::Input => {
                 inputs += 1;
                 let i = inputs - 1;
@@ -107,6 +147,11 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let buffers = k.buffers().map(|a| &a.ident);
     let uniforms = crate::entry_parts::uniform_idents(k);
     let rounding = crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_tensor as u32));
+    // The record's stored maximum as this rule's parameter storage gives it (f32, rounded to a
+    // 16-bit type, or kept element by element for a stochastic store).
+    let facts = crate::optimizer::param_arg(k)
+        .storage
+        .facts(kernels, quote!(M));
     quote! {
         /// One chunk of tensor `tensor` in a fused entry (see `adamant_abi::fused`): its
         /// pointers from the tables at the tensor's index, its scalars from the tensor's step
@@ -133,6 +178,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             #sweep
             #(#pointers)*
             #scalars
+            __adamant_facts.adopt(#facts);
             __adamant_sweep::<M>(
                 #(#buffers,)*
                 #len,

@@ -394,6 +394,20 @@ mod device {
             }
         }
 
+        /// Takes the way `like` records its parameter's stored maximum (f32, a 16-bit type, or
+        /// kept element by element), keeping what this thread has seen. A fused entry's chunk
+        /// calls it with its rule's fresh facts: a block's facts change rule only after a
+        /// flush (chunks come in tensor order, a tensor has one rule), so nothing seen under one
+        /// rule is recorded under another's.
+        #[inline(always)]
+        pub fn adopt(&mut self, like: Self) {
+            self.storage = like.storage;
+            self.max_stored = match (self.max_stored, like.max_stored) {
+                (Some(kept), Some(_)) => Some(kept),
+                (_, fresh) => fresh,
+            };
+        }
+
         /// Lane `lane` of a group (0 in the scalar loop): the update's raw value, its clamp (in
         /// f32: a 16-bit store's rounding is not a clamp catch), and every buffer's value as the
         /// entry leaves it, in the kernel's order. The common case costs two maxima, one compare for the clamp and one

@@ -6,8 +6,9 @@ pub use crate::abi::fused::*;
 /// `__adamant_fused_chunk`. A table no rule of the set reads may be null.
 #[derive(Clone, Copy)]
 pub struct FusedTables {
-    /// Each tensor's parameter buffer.
-    pub param: *const u64,
+    /// Each tensor's parameter buffer, in the table of its storage and rounding
+    /// (`adamant_abi::fused::param_table_index`): null in every other.
+    pub params: [*const u64; FUSED_PARAM_TABLES],
     /// Each tensor's `k`-th `#[input]`.
     pub inputs: [*const u64; MAX_FUSED_INPUTS],
     /// Each tensor's `k`-th `#[state]`.
@@ -17,6 +18,12 @@ pub struct FusedTables {
 }
 
 impl FusedTables {
+    /// Parameter table `k`, null past [`FUSED_PARAM_TABLES`].
+    #[inline(always)]
+    pub fn param(&self, k: usize) -> *const u64 {
+        self.params.get(k).copied().unwrap_or(core::ptr::null())
+    }
+
     /// Input table `k`, null past [`MAX_FUSED_INPUTS`] (a kernel that would read one is not
     /// `FUSABLE`, and no fused set compiles with it).
     #[inline(always)]

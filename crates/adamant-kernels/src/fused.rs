@@ -8,7 +8,8 @@ use adamant_device::fused_optimizer;
 use crate::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use crate::soft_update::soft_update_kernel;
+use crate::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_bf16_sr_moments, adamw_f16};
+use crate::soft_update::{soft_update_bf16, soft_update_kernel};
 
 fused_optimizer! {
     /// Every optimizer kernel of adamant, in one launch: the rule table's `r` is the `r`-th of
@@ -19,6 +20,22 @@ fused_optimizer! {
         iql_adam_kernel,
         attn_adam_kernel,
         curiosity_adam_step,
+        soft_update_kernel,
+    ];
+}
+
+fused_optimizer! {
+    /// A mixed-precision model's step in one launch (issue 26): AdamW on bf16 or f16 weights
+    /// (rounded to nearest or stochastically, moments in f32 or bf16), a bf16 target network's
+    /// soft update, beside f32 AdamW and the f32 soft update. Each branch stores in its rule's
+    /// type with the clamp held on the stored bits (the audit proves it branch by branch).
+    pub adamant_fused_mixed = [
+        adamw_bf16,
+        adamw_f16,
+        adamw_bf16_sr,
+        adamw_bf16_sr_moments,
+        soft_update_bf16,
+        attn_adam_kernel,
         soft_update_kernel,
     ];
 }
@@ -85,7 +102,7 @@ mod tests {
         assert_eq!(
             slots(&dqn_adam_update_kernel::STEPPED_DESCRIPTOR),
             [
-                FusedSlot::Param,
+                FusedSlot::Param(0),
                 FusedSlot::Input(0),
                 FusedSlot::State(0),
                 FusedSlot::State(1),
@@ -95,7 +112,7 @@ mod tests {
         assert_eq!(
             slots(&curiosity_adam_step::STEPPED_DESCRIPTOR),
             [
-                FusedSlot::Param,
+                FusedSlot::Param(0),
                 FusedSlot::Input(0),
                 FusedSlot::State(0),
                 FusedSlot::State(1),
@@ -104,14 +121,14 @@ mod tests {
         );
         assert_eq!(
             slots(&soft_update_kernel::STEPPED_DESCRIPTOR),
-            [FusedSlot::Param, FusedSlot::Input(0)]
+            [FusedSlot::Param(0), FusedSlot::Input(0)]
         );
         // Every slot's parameter in the fused entry has the slot's role.
         let d = Entry::DESCRIPTOR;
         for rule in Entry::RULES {
             for (i, slot) in fused_slots(rule).unwrap() {
                 let want = match slot {
-                    FusedSlot::Param => ParamRole::ParamTable,
+                    FusedSlot::Param(_) => ParamRole::ParamTable,
                     FusedSlot::Input(_) => ParamRole::InputTable,
                     FusedSlot::State(_) => ParamRole::StateTable,
                     FusedSlot::Uniform(_) => ParamRole::UniformTable,

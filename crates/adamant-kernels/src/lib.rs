@@ -2,8 +2,10 @@
 //!
 //! - [`optimizers`]: the five Adam kernels of the seed's training step, and [`soft_update`], the
 //!   soft update of a target network (it writes parameters, so it is an optimizer kernel too);
-//! - [`half_weights`]: AdamW on bf16 and f16 weights and gradients (f32 moments);
-//! - [`fused`]: all of them as the rules of one fused entry, `adamant_fused_step`;
+//! - [`half_weights`]: AdamW on bf16 and f16 weights and gradients (f32 or bf16 moments), and
+//!   [`soft_update::soft_update_bf16`], a bf16 target network's soft update;
+//! - [`fused`]: the f32 kernels as the rules of one fused entry, `adamant_fused_step`, and the
+//!   16-bit ones beside f32 AdamW in another, `adamant_fused_mixed`;
 //! - [`step`]: the advance of the step records, [`guard`]: the step guard's pass over the
 //!   gradients, [`nan_check`]: the fused NaN / max-abs checker.
 //!

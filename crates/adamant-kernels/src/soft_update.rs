@@ -39,3 +39,20 @@ pub fn soft_update_kernel(
 ) -> f32 {
     tau * online + (1.0 - tau) * target
 }
+
+/// The soft update of a bf16 target network from a bf16 online network (issue 26), in the same
+/// float form as [`soft_update_kernel`], computed in f32 and stored rounded stochastically: with
+/// `τ = 0.005` a target weight moves by half a percent of its distance to the online one each
+/// step, far less than a bf16 ulp, so rounded to nearest it would never move; stochastically it
+/// moves by the right amount in expectation. The clamp holds of the stored bits.
+#[optimizer_kernel]
+pub fn soft_update_bf16(
+    #[param(bf16, stochastic)] target: f32,
+    #[input(bf16)] online: f32,
+    #[hyper]
+    #[domain(ge = 0.0, le = 1.0)]
+    tau: f32,
+    #[group] _rounding: adamant_device::scalar_groups::StochasticRounding,
+) -> f32 {
+    tau * online + (1.0 - tau) * target
+}

@@ -30,7 +30,7 @@ fn main() {
     assert_eq!(storage("lr"), Some(Storage::F32));
     let multi = sgd_bf16::MULTI_DESCRIPTOR.params;
     assert_eq!(multi[0].storage, Storage::Bf16, "the parameter table points at bf16 buffers");
-    assert!(!sgd_bf16::FUSABLE);
+    assert!(sgd_bf16::FUSABLE, "a 16-bit parameter has its own fused table");
 
     // 0.08 is no bf16 value; its nearest (0.080078125) is past it, so the largest bf16 within it
     // is stored: 0.079589844.

@@ -33,7 +33,7 @@ pub fn momentum_sr(
 fn main() {
     let buf = momentum_sr::DESCRIPTOR.params[2];
     assert_eq!((buf.name, buf.storage, buf.rounding), ("buf", Storage::Bf16, Rounding::Stochastic));
-    assert!(!momentum_sr::FUSABLE);
+    assert!(momentum_sr::FUSABLE, "a 16-bit state is read through a fused state table");
 
     let p = sgd_sr::DESCRIPTOR.params[0];
     assert_eq!((p.storage, p.rounding), (Storage::Bf16, Rounding::Stochastic));

@@ -277,6 +277,13 @@ fn check_companions(
     lanes_of: &BTreeMap<usize, Vec<StoredLanes>>,
     violations: &mut Vec<Violation>,
 ) {
+    if cx.descriptor.is_fused() {
+        // A fused entry's parameter tables are alternatives, one per storage (a tensor's address
+        // is in the table of its rule's storage and null in the others), never a parameter and
+        // its companion: a rule with a companion has no fused branch. Each store is proven
+        // against its own table's storage above.
+        return;
+    }
     let params: Vec<usize> = (0..cx.descriptor.params.len())
         .filter(|&i| cx.descriptor.params[i].role.is_param())
         .collect();
