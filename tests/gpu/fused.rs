@@ -8,7 +8,6 @@
 mod support;
 
 use adamant::device::abi::UniformPtr;
-use adamant::device::diagnostics::{BufferFacts, TensorRecord};
 use adamant::kernels::fused::adamant_fused_step;
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
@@ -225,41 +224,6 @@ fn assert_same_buffers(what: &str, a: &World, b: &World) {
                 assert_eq!(bits(u), bits(v));
             }
         }
-    }
-}
-
-/// Every tensor's record: the per-rule launch's equals the fused launch's, whose buffers past
-/// the rule's are empty.
-fn assert_same_records(per: &[TensorSet], fused: &FusedSet) {
-    let fused = fused.records().expect("fused records").tensors;
-    let per: Vec<TensorRecord> = per
-        .iter()
-        .flat_map(|s| s.records().expect("per-rule records").tensors)
-        .collect();
-    assert_eq!(per.len(), fused.len());
-    for (t, (a, b)) in per.iter().zip(&fused).enumerate() {
-        let n = a.n_buffers;
-        let head = |r: &TensorRecord| {
-            (
-                r.clamped,
-                r.max_raw_bits,
-                r.raw_non_finite,
-                r.max_stored_bits,
-                r.first_clamped,
-                r.first_raw_non_finite,
-            )
-        };
-        assert_eq!(head(a), head(b), "tensor {t}: record header");
-        assert_eq!(a.buffers(), &b.buffers[..n], "tensor {t}: buffer facts");
-        let empty = TensorRecord::empty(b.n_buffers);
-        assert!(
-            b.buffers[n..b.n_buffers]
-                .iter()
-                .zip(&empty.buffers[n..b.n_buffers])
-                .all(|(x, e): (&BufferFacts, &BufferFacts)| x == e),
-            "tensor {t}: buffers past the rule's are not empty: {:?}",
-            &b.buffers[n..b.n_buffers]
-        );
     }
 }
 

@@ -3,10 +3,12 @@
 //! kernels through the typed entry, and its f64 reference.
 
 use adamant::device::abi::UniformPtr;
+use adamant::device::diagnostics::{BufferFacts, TensorRecord};
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
 use adamant::reference::{self as r, KernelRef, RefState};
+use adamant::runtime::FusedSet;
 use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, ClampPolicy, DeviceArray, ParamBuffer, QAbsRef, StepBound,
     StepSpec, StepStates, TensorSet,
@@ -276,5 +278,40 @@ pub fn sync_set(
         KernelRef::Iql => sync!(iql_adam_kernel),
         KernelRef::Attn => sync!(attn_adam_kernel),
         KernelRef::Curiosity => sync!(curiosity_adam_step, v_max),
+    }
+}
+
+/// Every tensor's record: the per-rule launch's equals the fused launch's, whose buffers past
+/// the rule's are empty.
+pub fn assert_same_records(per: &[TensorSet], fused: &FusedSet) {
+    let fused = fused.records().expect("fused records").tensors;
+    let per: Vec<TensorRecord> = per
+        .iter()
+        .flat_map(|s| s.records().expect("per-rule records").tensors)
+        .collect();
+    assert_eq!(per.len(), fused.len());
+    for (t, (a, b)) in per.iter().zip(&fused).enumerate() {
+        let n = a.n_buffers;
+        let head = |r: &TensorRecord| {
+            (
+                r.clamped,
+                r.max_raw_bits,
+                r.raw_non_finite,
+                r.max_stored_bits,
+                r.first_clamped,
+                r.first_raw_non_finite,
+            )
+        };
+        assert_eq!(head(a), head(b), "tensor {t}: record header");
+        assert_eq!(a.buffers(), &b.buffers[..n], "tensor {t}: buffer facts");
+        let empty = TensorRecord::empty(b.n_buffers);
+        assert!(
+            b.buffers[n..b.n_buffers]
+                .iter()
+                .zip(&empty.buffers[n..b.n_buffers])
+                .all(|(x, e): (&BufferFacts, &BufferFacts)| x == e),
+            "tensor {t}: buffers past the rule's are not empty: {:?}",
+            &b.buffers[n..b.n_buffers]
+        );
     }
 }

@@ -344,10 +344,16 @@ mod tests {
         assert_eq!(tables, (0..FUSED_PARAM_TABLES).collect::<Vec<_>>());
         for (k, (storage, rounding)) in ways.into_iter().enumerate() {
             let p = FUSED_PARAMS[FusedSlot::Param(k).param_index()];
-            assert_eq!((p.role, p.storage, p.rounding), (ParamRole::ParamTable, storage, rounding));
+            assert_eq!(
+                (p.role, p.storage, p.rounding),
+                (ParamRole::ParamTable, storage, rounding)
+            );
         }
         assert_eq!(param_table_index(Storage::Bf16, Rounding::TiesAway), None);
-        assert_eq!(param_table_index(Storage::Bf16Remainder, Rounding::Nearest), None);
+        assert_eq!(
+            param_table_index(Storage::Bf16Remainder, Rounding::Nearest),
+            None
+        );
         assert_eq!(param_table_index(Storage::F16, Rounding::Stochastic), None);
         const SPLIT: [KernelParam; 2] = [
             KernelParam {

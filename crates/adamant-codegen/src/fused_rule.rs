@@ -111,7 +111,10 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             Role::Param => {
                 let table =
                     param_table(k).expect("a kernel without a companion has a parameter table");
-                (quote!(__adamant_tables.param(#table)), quote!(*mut #element))
+                (
+                    quote!(__adamant_tables.param(#table)),
+                    quote!(*mut #element),
+                )
             }
             Role::Input => {
                 inputs += 1;

@@ -5,10 +5,10 @@
 //! come from the launch's tables; the branch of each rule is that kernel's own generated code.
 use adamant_device::fused_optimizer;
 
+use crate::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_bf16_sr_moments, adamw_f16};
 use crate::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
 };
-use crate::half_weights::{adamw_bf16, adamw_bf16_sr, adamw_bf16_sr_moments, adamw_f16};
 use crate::soft_update::{soft_update_bf16, soft_update_kernel};
 
 fused_optimizer! {
