@@ -12,6 +12,8 @@ mod checkpoint;
 mod exact_half;
 #[path = "bench_parts/half.rs"]
 mod half;
+#[path = "bench_parts/rl_bf16.rs"]
+mod rl_bf16;
 
 use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
 use adamant::kernels::fused::adamant_fused_step;
@@ -42,9 +44,8 @@ struct Args {
     /// Fewer repetitions and sizes (a smoke run).
     #[arg(long)]
     quick: bool,
-    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, half, session,
-    /// checkpoint), for a
-    /// profiler; all by default.
+    /// Run only these parts (comma-separated: sizes, rl_set, four_groups, check, half, rl_bf16,
+    /// session, checkpoint), for a profiler; all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -248,6 +249,13 @@ fn main() -> Result<()> {
         if let Err(e) = exact_half::exact_half(&rt, &mut timer, &mut out, copy_gbps) {
             println!("exact half: {e:#}");
             out["exact_half"] = json!({"error": format!("{e:#}")});
+        }
+    }
+    // First run with this session's code: an error is recorded, not fatal to the rest.
+    if args.runs("rl_bf16") {
+        if let Err(e) = rl_bf16::rl_bf16(&rt, &mut timer, &mut out, &args.set, copy_gbps) {
+            println!("RL set in bf16: {e:#}");
+            out["rl_bf16"] = json!({"error": format!("{e:#}")});
         }
     }
     if args.runs("session") {

@@ -3,7 +3,7 @@
 # tests (resume in a new process, PyTorch interchange, a session resumed from a file), issue
 # 26's (safe 16-bit buffers, stochastic rounding, exact bf16, loss scaling, the mixed-precision
 # run, the NaN check over 16-bit slots), two under memcheck, the 16-bit bench beside PyTorch,
-# the checkpoint bench, and an ncu profile of the 14 B path against the 22 B one. Each step
+# the RL set in bf16, the checkpoint bench, and an ncu profile of the 14 B path against the 22 B one. Each step
 # writes under $OUT as it goes (a timeout keeps what is done).
 set -x
 export PATH=$PATH:/usr/local/cuda/bin
@@ -24,6 +24,7 @@ done
 tail -n 2 "$OUT"/*memcheck.txt
 (cd "$b" && timeout 100 python3 -c "import sys,json; sys.path.insert(0,'bench'); import torch_bench as tb; t=tb.Timer(20,10,3); print(json.dumps(tb.bench_half(t)))" > "$OUT/torch-half.json" 2> "$OUT/torch-half.err"; timeout 100 ./examples/bench --out "$OUT/bench-half" --only half > "$OUT/bench-half.txt" 2>&1)
 tail -n 20 "$OUT/bench-half.txt"; cat "$OUT/torch-half.json"
+(cd "$b" && timeout 60 ./examples/bench --out "$OUT/bench-rl-bf16" --only rl_bf16 > "$OUT/bench-rl-bf16.txt" 2>&1); tail -n 3 "$OUT/bench-rl-bf16.txt"
 (cd "$b" && timeout 90 ./examples/bench --out "$OUT/bench-checkpoint" --only checkpoint > "$OUT/bench-checkpoint.txt" 2>&1); tail -n 3 "$OUT/bench-checkpoint.txt"
 # The 14 B path's shortfall: ncu on adamw_bf16_sr_moments (14 B) and adamw_bf16_sr (22 B).
 (cd "$b" && command -v ncu && timeout 120 ncu --kernel-name regex:'^adamw_bf16_sr(_moments)?$' --launch-count 2 --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats ./examples/bench --only half > "$OUT/ncu-14B.txt" 2>&1; echo "ncu rc $?" >> "$OUT/ncu-14B.txt"); grep -E "==PROF==|adamw_bf16_sr|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|rc " "$OUT/ncu-14B.txt" | head -40

@@ -1,0 +1,174 @@
+//! The RL parameter set in bf16 (issue 26's goal: the 14 B path's captured step at most 0.55× the
+//! fp32 step's time). Every tensor of the set (`bench/rl_set.json`) twice, in one run: as f32
+//! AdamW (28 B an element) and as `adamw_bf16_sr_moments` (bf16 weights, gradients and moments,
+//! stochastic rounding: 14 B), each one fused launch of `adamant_fused_mixed` after its step
+//! records' advance, captured in a graph and replayed. Same sizes, same launch path, same
+//! tensor order: only the storage differs.
+use std::path::Path;
+
+use adamant::kernels::fused::adamant_fused_mixed;
+use adamant::kernels::half_weights::adamw_bf16_sr_moments;
+use adamant::kernels::optimizers::attn_adam_kernel;
+use adamant::runtime::{
+    AdamHyper, Adamant, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer,
+    QAbsRef, StepBound, StepSpec, StepStates, Storage,
+};
+use anyhow::{Context, Result};
+use cust::stream::Stream;
+use serde_json::{json, Value};
+
+use super::Timer;
+
+/// Bytes an element moves in each world (read + written).
+const F32_BYTES: usize = 28;
+const BF16_BYTES: usize = 14;
+
+/// One tensor's four buffers.
+struct Tensor {
+    p: ParamBuffer,
+    g: DeviceArray,
+    m: DeviceArray,
+    v: DeviceArray,
+}
+
+impl Tensor {
+    /// `n` elements of `storage` in every buffer (weights 0.1, gradients 0.01, moments 1e-3 and
+    /// 1e-4, as bf16 bits where 16-bit).
+    fn new(n: usize, storage: Storage) -> Result<Tensor> {
+        Ok(match storage {
+            Storage::F32 => Tensor {
+                p: ParamBuffer::filled(n, 0.1)?,
+                g: DeviceArray::filled(n, 0.01)?,
+                m: DeviceArray::filled(n, 1e-3)?,
+                v: DeviceArray::filled(n, 1e-4)?,
+            },
+            s => {
+                let bits = |x: f32| vec![half::bf16::from_f32(x).to_bits(); n];
+                Tensor {
+                    p: ParamBuffer::from_bits(&bits(0.1), s)?,
+                    g: DeviceArray::from_bits(&bits(0.01), s)?,
+                    m: DeviceArray::from_bits(&bits(1e-3), s)?,
+                    v: DeviceArray::from_bits(&bits(1e-4), s)?,
+                }
+            }
+        })
+    }
+}
+
+/// Every tensor's element count in the set's file.
+fn sizes(set: &Path) -> Result<Vec<usize>> {
+    let spec: Value =
+        serde_json::from_str(&std::fs::read_to_string(set).context("reading the RL set")?)?;
+    let mut out = Vec::new();
+    for model in spec["models"].as_array().context("models")? {
+        for t in model["tensors"].as_array().context("tensors")? {
+            let shape = t["shape"].as_array().context("shape")?;
+            out.push(
+                shape
+                    .iter()
+                    .map(|d| d.as_u64().unwrap_or(1) as usize)
+                    .product(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs.
+fn replay_us<E: adamant::device::abi::OptimizerEntry>(
+    rt: &Adamant,
+    timer: &mut Timer,
+    buffers: &[E::Buffers<Owned<'_>>],
+    scalars: &E::StepScalars,
+    hyper: E::Hyper,
+) -> Result<f64>
+where
+    E::Hyper: Send + Sync + 'static,
+{
+    let adam = AdamHyper::new(1e-3, 0.9, 0.999, 1e-8, 0.01, 1)?;
+    let spec = StepSpec::adam(&adam, StepBound::Policy(ClampPolicy::from_isv(2.0)))?
+        .with_kernel::<E>(hyper)?;
+    let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
+    let fused: Vec<FusedTensor<'_>> = FusedTensor::group::<E>(buffers, scalars, 0)?;
+    let mut set = FusedSet::new();
+    let graph = rt.capture(vec![Box::new(|s: &Stream| {
+        states.advance(rt, s)?;
+        rt.launch_fused::<adamant_fused_mixed::Entry>(s, &mut set, &fused, &states)
+            .map(|_| ())
+    })])?;
+    timer.reps *= 4;
+    let t = timer.median_us(false, |s| Ok(graph.launch(s)?));
+    timer.reps /= 4;
+    t
+}
+
+/// A kernel's `Buffers` over each tensor's four buffers (`p`, `g`, `m`, `v`).
+macro_rules! buffers {
+    ($k:ident, $set:expr) => {
+        $set.iter_mut()
+            .map(|t| $k::Buffers {
+                p: &mut t.p,
+                g: t.g.input(),
+                m: &mut t.m,
+                v: &mut t.v,
+            })
+            .collect::<Vec<_>>()
+    };
+}
+
+pub(crate) fn rl_bf16(
+    rt: &Adamant,
+    timer: &mut Timer,
+    out: &mut Value,
+    set: &Path,
+    copy_gbps: f64,
+) -> Result<()> {
+    let sizes = sizes(set)?;
+    let elements: usize = sizes.iter().sum();
+    let mut f32_set = sizes
+        .iter()
+        .map(|&n| Tensor::new(n, Storage::F32))
+        .collect::<Result<Vec<_>>>()?;
+    let f32_us = replay_us::<attn_adam_kernel::Entry>(
+        rt,
+        timer,
+        &buffers!(attn_adam_kernel, f32_set),
+        &attn_adam_kernel::StepScalars {},
+        attn_adam_kernel::Hyper {
+            eps: 1e-8,
+            weight_decay: 0.01,
+        },
+    )?;
+    drop(f32_set);
+    let mut bf16_set = sizes
+        .iter()
+        .map(|&n| Tensor::new(n, Storage::Bf16))
+        .collect::<Result<Vec<_>>>()?;
+    let bf16_us = replay_us::<adamw_bf16_sr_moments::Entry>(
+        rt,
+        timer,
+        &buffers!(adamw_bf16_sr_moments, bf16_set),
+        &adamw_bf16_sr_moments::StepScalars {},
+        adamw_bf16_sr_moments::Hyper {
+            eps: 1e-8,
+            weight_decay: 0.01,
+            rounding_seed: 2026,
+        },
+    )?;
+    let floor = |bytes: usize| (bytes * elements) as f64 / copy_gbps / 1e3;
+    println!(
+        "RL set ({} tensors, {elements} elements), advance + one fused launch, graph: f32 AdamW \
+         {f32_us:.1} µs (floor {:.1}), bf16 14 B {bf16_us:.1} µs (floor {:.1}): {:.3}× the f32 \
+         step (goal ≤ 0.55×)",
+        sizes.len(),
+        floor(F32_BYTES),
+        floor(BF16_BYTES),
+        bf16_us / f32_us
+    );
+    out["rl_bf16"] = json!({
+        "tensors": sizes.len(), "elements": elements,
+        "f32_graph_us": f32_us, "bf16_graph_us": bf16_us, "ratio": bf16_us / f32_us,
+        "f32_floor_us": floor(F32_BYTES), "bf16_floor_us": floor(BF16_BYTES),
+    });
+    Ok(())
+}
