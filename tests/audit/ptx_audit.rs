@@ -84,7 +84,7 @@ fn embedded_ptx_passes() {
             clamp.cases_evaluated
         );
         let last = e.params.last().expect("has parameters");
-        if rules > 1 {
+        if descriptor.is_fused() {
             assert_eq!(last.name(), "step_states");
             assert_eq!(last.ptx_type, ".u64");
         } else if e.name.ends_with("_stepped") {
