@@ -590,7 +590,7 @@ mod tests {
 
     use std::num::NonZeroU32;
 
-    use super::{check_set, grid, rules_of, FusedSet, FusedTensor, SLOTS};
+    use super::{check_set, grid, rules_of, FusedSet, FusedSlot, FusedTensor, SLOTS};
     use crate::error::Error;
 
     type Pair = Same<(u64, usize)>;
@@ -640,16 +640,25 @@ mod tests {
         // A null grad_scale (a live one is a DeviceScalar, on a GPU): read as the default, but
         // its slot is still read, so the set keeps a table for it.
         let t = dqn_tensor(&b, 3);
+        let at = |slot: FusedSlot| slot.param_index();
         let mut want = [0u64; SLOTS];
-        // param, input0, (input1), state0, state1, (state2, state3), uniform0, (uniform1)
-        want[0] = 0x1000_0000;
-        want[1] = 0x1010_0000;
-        want[3] = 0x1020_0000;
-        want[4] = 0x1030_0000;
+        // The f32 parameter table, input0, state0, state1 and uniform0 (null: still read).
+        want[at(FusedSlot::Param(0))] = 0x1000_0000;
+        want[at(FusedSlot::Input(0))] = 0x1010_0000;
+        want[at(FusedSlot::State(0))] = 0x1020_0000;
+        want[at(FusedSlot::State(1))] = 0x1030_0000;
         assert_eq!(t.slots, want);
+        let reads = |slots: &[FusedSlot]| {
+            let mut r = [false; SLOTS];
+            for &s in slots {
+                r[at(s)] = true;
+            }
+            r
+        };
+        use FusedSlot::{Input, Param, State, Uniform};
         assert_eq!(
             t.reads,
-            [true, true, false, true, true, false, false, true, false]
+            reads(&[Param(0), Input(0), State(0), State(1), Uniform(0)])
         );
         assert_eq!(
             (t.len(), t.record(), t.rule()),
@@ -659,9 +668,56 @@ mod tests {
         let t = amsgrad_tensor(&c, 0);
         assert_eq!(
             t.reads,
-            [true, true, false, true, true, true, false, false, false]
+            reads(&[Param(0), Input(0), State(0), State(1), State(2)])
         );
-        assert_eq!(t.slots[5], 0x2040_0000, "v_max is the third state");
+        assert_eq!(
+            t.slots[at(State(2))],
+            0x2040_0000,
+            "v_max is the third state"
+        );
+    }
+
+    /// A 16-bit weight lands in the parameter table of its storage and rounding, and only there:
+    /// bf16 to nearest, bf16 stochastic and f16 each have their own.
+    #[test]
+    fn a_sixteen_bit_weight_lands_in_its_storages_table() {
+        use crate::{DeviceRegion, Raw};
+        use adamant_device::abi::Storage;
+        use adamant_kernels::half_weights::{adamw_bf16, adamw_bf16_sr_moments, adamw_f16};
+        let at =
+            |k: u64, storage| DeviceRegion::of(0x4000_0000 + k * 0x10_0000, 6, storage).unwrap();
+        // Each kernel's buffers in the storages it declares.
+        macro_rules! tensor {
+            ($k:ident) => {{
+                let d = $k::DESCRIPTOR.params;
+                let b = $k::Buffers::<Raw> {
+                    p: at(0, d[0].storage),
+                    g: at(1, d[1].storage),
+                    m: at(2, d[2].storage),
+                    v: at(3, d[3].storage),
+                };
+                assert_ne!(d[0].storage, Storage::F32);
+                let t =
+                    FusedTensor::from_views::<$k::Entry, Raw>(&b, &$k::StepScalars {}, 0).unwrap();
+                (t.slots, t.reads)
+            }};
+        }
+        for ((slots, reads), table) in [
+            (tensor!(adamw_bf16), 1),
+            (tensor!(adamw_bf16_sr_moments), 2),
+            (tensor!(adamw_f16), 3),
+        ] {
+            for k in 0..adamant_device::abi::fused::FUSED_PARAM_TABLES {
+                let i = FusedSlot::Param(k).param_index();
+                assert_eq!(reads[i], k == table, "table {k}");
+                assert_eq!(
+                    slots[i],
+                    if k == table { 0x4000_0000 } else { 0 },
+                    "table {k}"
+                );
+            }
+            assert_eq!(slots[FusedSlot::State(1).param_index()], 0x4030_0000);
+        }
     }
 
     #[test]
