@@ -20,7 +20,7 @@ use half::bf16;
 mod support;
 
 use support::download_raw as download;
-use support::mlp::{init, loss_and_grad, PARAMS};
+use support::mlp::{final_loss, init, train, PARAMS};
 
 const STEPS: usize = 1500;
 const LR: f32 = 3e-3;
@@ -50,33 +50,6 @@ fn widen(bits: &[u16]) -> Vec<f32> {
     bits.iter().map(|&b| bf16::from_bits(b).to_f32()).collect()
 }
 
-/// One run: `weights()` reads the weights the model sees, `step(grad)` uploads the gradient
-/// and takes one step. Returns every step's loss (before its update).
-fn train(
-    rt: &Adamant,
-    weights: &mut dyn FnMut() -> Vec<f32>,
-    step: &mut dyn FnMut(&[f64]) -> adamant_runtime::Result<()>,
-) -> Vec<f64> {
-    let mut losses = Vec::with_capacity(STEPS);
-    for i in 0..STEPS {
-        let w = weights();
-        assert!(
-            w.iter().all(|x| x.is_finite() && x.abs() <= BOUND),
-            "step {i}: a weight left the bound"
-        );
-        let (loss, grad) = loss_and_grad(&w);
-        losses.push(loss);
-        step(&grad).unwrap();
-        rt.synchronize().unwrap();
-    }
-    losses
-}
-
-/// The mean loss of the last 50 steps.
-fn final_loss(losses: &[f64]) -> f64 {
-    losses[losses.len() - 50..].iter().sum::<f64>() / 50.0
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU: run scripts/gpu-build.sh then gpu-bundle/gpu-run.sh"]
 fn every_storage_path_trains_like_f32() {
@@ -98,7 +71,7 @@ fn every_storage_path_trains_like_f32() {
         m: region(&m, Storage::F32),
         v: region(&v, Storage::F32),
     };
-    let f32_losses = train(&rt, &mut || download(&p), &mut |grad| {
+    let f32_losses = train(&rt, STEPS, BOUND, &mut || download(&p), &mut |grad| {
         let grad: Vec<f32> = grad.iter().map(|&x| x as f32).collect();
         g.copy_from(&grad[..]).unwrap();
         states.advance(&rt, s)?;
@@ -132,17 +105,23 @@ fn every_storage_path_trains_like_f32() {
         v: region(&v, Storage::F32),
         p_remainder: region(&pl, Storage::Bf16Remainder),
     };
-    let remainder_losses = train(&rt, &mut || widen(&download(&ph)), &mut |grad| {
-        g16.copy_from(&bf16_bits(grad)[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: as above.
-        unsafe {
-            rt.launch::<adamw_bf16_remainder::Entry>(s)
-                .stepped(&adamw_bf16_remainder::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let remainder_losses = train(
+        &rt,
+        STEPS,
+        BOUND,
+        &mut || widen(&download(&ph)),
+        &mut |grad| {
+            g16.copy_from(&bf16_bits(grad)[..]).unwrap();
+            states.advance(&rt, s)?;
+            // SAFETY: as above.
+            unsafe {
+                rt.launch::<adamw_bf16_remainder::Entry>(s)
+                    .stepped(&adamw_bf16_remainder::StepScalars {}, &states, 0)
+                    .raw_buffers(&b, &records)
+            }
+            .map(|_| ())
+        },
+    );
 
     // 28 B: an f32 master and its bf16 copy, bf16 gradients.
     let copy0: Vec<u16> = p0.iter().map(|&x| bf16::from_f32(x).to_bits()).collect();
@@ -160,17 +139,23 @@ fn every_storage_path_trains_like_f32() {
         v: region(&v, Storage::F32),
         p_master: region(&pm, Storage::F32),
     };
-    let master_losses = train(&rt, &mut || widen(&download(&pc)), &mut |grad| {
-        g16.copy_from(&bf16_bits(grad)[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: as above.
-        unsafe {
-            rt.launch::<adamw_bf16_master::Entry>(s)
-                .stepped(&adamw_bf16_master::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let master_losses = train(
+        &rt,
+        STEPS,
+        BOUND,
+        &mut || widen(&download(&pc)),
+        &mut |grad| {
+            g16.copy_from(&bf16_bits(grad)[..]).unwrap();
+            states.advance(&rt, s)?;
+            // SAFETY: as above.
+            unsafe {
+                rt.launch::<adamw_bf16_master::Entry>(s)
+                    .stepped(&adamw_bf16_master::StepScalars {}, &states, 0)
+                    .raw_buffers(&b, &records)
+            }
+            .map(|_| ())
+        },
+    );
 
     // 14 B: bf16 weights and moments, all stochastic.
     let (pb, m16, v16) = (up(&copy0), up(&vec![0u16; PARAMS]), up(&vec![0u16; PARAMS]));
@@ -186,17 +171,23 @@ fn every_storage_path_trains_like_f32() {
         m: region(&m16, Storage::Bf16),
         v: region(&v16, Storage::Bf16),
     };
-    let lean_losses = train(&rt, &mut || widen(&download(&pb)), &mut |grad| {
-        g16.copy_from(&bf16_bits(grad)[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: as above.
-        unsafe {
-            rt.launch::<adamw_bf16_sr_moments::Entry>(s)
-                .stepped(&adamw_bf16_sr_moments::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let lean_losses = train(
+        &rt,
+        STEPS,
+        BOUND,
+        &mut || widen(&download(&pb)),
+        &mut |grad| {
+            g16.copy_from(&bf16_bits(grad)[..]).unwrap();
+            states.advance(&rt, s)?;
+            // SAFETY: as above.
+            unsafe {
+                rt.launch::<adamw_bf16_sr_moments::Entry>(s)
+                    .stepped(&adamw_bf16_sr_moments::StepScalars {}, &states, 0)
+                    .raw_buffers(&b, &records)
+            }
+            .map(|_| ())
+        },
+    );
 
     // 22 B, to nearest: bf16 weights whose small updates round away (reported, no goal).
     let pn = up(&copy0);
@@ -212,17 +203,23 @@ fn every_storage_path_trains_like_f32() {
         m: region(&m, Storage::F32),
         v: region(&v, Storage::F32),
     };
-    let nearest_losses = train(&rt, &mut || widen(&download(&pn)), &mut |grad| {
-        g16.copy_from(&bf16_bits(grad)[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: as above.
-        unsafe {
-            rt.launch::<adamw_bf16::Entry>(s)
-                .stepped(&adamw_bf16::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let nearest_losses = train(
+        &rt,
+        STEPS,
+        BOUND,
+        &mut || widen(&download(&pn)),
+        &mut |grad| {
+            g16.copy_from(&bf16_bits(grad)[..]).unwrap();
+            states.advance(&rt, s)?;
+            // SAFETY: as above.
+            unsafe {
+                rt.launch::<adamw_bf16::Entry>(s)
+                    .stepped(&adamw_bf16::StepScalars {}, &states, 0)
+                    .raw_buffers(&b, &records)
+            }
+            .map(|_| ())
+        },
+    );
 
     let reference = final_loss(&f32_losses);
     let rel = |l: &[f64]| (final_loss(l) - reference) / reference;

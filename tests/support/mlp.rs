@@ -55,3 +55,33 @@ pub fn loss_and_grad(p: &[f32]) -> (f64, Vec<f64>) {
     }
     (loss, g)
 }
+
+/// One training run of `steps` steps: `weights()` reads the weights the model sees, `step(grad)`
+/// uploads the gradient and takes one step. Every weight must stay finite and within `bound`.
+/// Returns every step's loss (before its update).
+pub fn train(
+    rt: &adamant_runtime::Adamant,
+    steps: usize,
+    bound: f32,
+    weights: &mut dyn FnMut() -> Vec<f32>,
+    step: &mut dyn FnMut(&[f64]) -> adamant_runtime::Result<()>,
+) -> Vec<f64> {
+    let mut losses = Vec::with_capacity(steps);
+    for i in 0..steps {
+        let w = weights();
+        assert!(
+            w.iter().all(|x| x.is_finite() && x.abs() <= bound),
+            "step {i}: a weight left the bound"
+        );
+        let (loss, grad) = loss_and_grad(&w);
+        losses.push(loss);
+        step(&grad).unwrap();
+        rt.synchronize().unwrap();
+    }
+    losses
+}
+
+/// The mean loss of the last 50 steps.
+pub fn final_loss(losses: &[f64]) -> f64 {
+    losses[losses.len() - 50..].iter().sum::<f64>() / 50.0
+}
