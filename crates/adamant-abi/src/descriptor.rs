@@ -702,9 +702,17 @@ impl KernelDescriptor {
     /// The number of per-element buffers of an optimizer entry (or of pointer tables, for a
     /// multi-tensor entry): the buffer count of its diagnostics records. A fused entry's records
     /// have its rules' most buffers (`FusedEntry::RECORD_BUFFERS`), at most this count of its
-    /// buffer tables (so shared memory sized from it holds them).
+    /// buffer tables, its parameter tables counted once (so shared memory sized from it holds
+    /// them).
     pub fn buffer_count(&self) -> usize {
-        self.params.iter().filter(|p| p.role.is_buffer()).count()
+        let tables = self.params.iter().filter(|p| p.role.is_buffer()).count();
+        if self.is_fused() {
+            // A fused entry's parameter tables are one per storage, and a tensor's weight is in
+            // exactly one of them: one buffer of its records, not one per table.
+            tables - (crate::fused::FUSED_PARAM_TABLES - 1)
+        } else {
+            tables
+        }
     }
 
     /// Whether this is a stepped entry (its bound and `#[step]` scalars come from a
