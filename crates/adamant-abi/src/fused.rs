@@ -26,7 +26,7 @@ pub const MAX_FUSED_INPUTS: usize = 2;
 pub const MAX_FUSED_STATES: usize = 4;
 /// `#[uniform_ptr]` tables of a fused entry.
 pub const MAX_FUSED_UNIFORMS: usize = 2;
-/// Parameter tables of a fused entry, one per way a parameter is stored ([`param_table`]).
+/// Parameter tables of a fused entry, one per way a parameter is stored ([`param_table_index`]).
 pub const FUSED_PARAM_TABLES: usize = 4;
 /// The slot tables of a fused entry, its first parameters: the parameter tables, then the input,
 /// state and uniform tables.
@@ -73,7 +73,7 @@ mod host {
     }
 
     /// The parameter tables, in order: the storage and rounding of each is what the audit proves
-    /// every store through it against, and what [`param_table`] picks a rule's table by.
+    /// every store through it against, and what [`param_table_index`] picks a rule's table by.
     const PARAM_TABLES: [KernelParam; FUSED_PARAM_TABLES] = [
         param_table("param", Storage::F32, Rounding::Nearest),
         param_table("param_bf16", Storage::Bf16, Rounding::Nearest),
