@@ -136,6 +136,19 @@ fn check(name: &str, bounds: impl Fn(&[Instruction], &str) -> Vec<(usize, String
             assert!(origin.at.instruction.contains(&format!("[{last}]")));
         }
         assert!(s.clamped.is_some(), "{s:#?}");
+        // The store is judged in the storage its parameter declares.
+        let param = abi::kernel(name)
+            .unwrap()
+            .params
+            .iter()
+            .find(|p| p.name == s.buffer)
+            .unwrap_or_else(|| panic!("{name} has no parameter `{}`", s.buffer));
+        assert!(param.role.is_param(), "{s:#?}");
+        assert_eq!(
+            (param.storage, param.rounding),
+            (s.storage, s.rounding),
+            "{s:#?}"
+        );
         cases += s.verdict.as_ref().copied().unwrap();
         for line in [s.store.line, load.at.line] {
             assert!(text.contains(&format!("line {line} ")), "{line}:\n{text}");
@@ -168,6 +181,32 @@ fn a_stepped_multi_tensor_entry_is_explained_down_to_its_step_record() {
         assert_eq!(last.role, LinkRole::RecordParameter, "{s:#?}");
     }
     assert!(text.contains("the tensor's scale"), "{text}");
+}
+
+/// The mixed-precision fused entry: each store is explained through the parameter table of its
+/// rule's storage, and every table is used (bf16 to nearest and stochastically, f16, f32).
+#[test]
+fn a_fused_entrys_stores_are_explained_in_their_tables_storage() {
+    let name = "adamant_fused_mixed";
+    let kernels = abi::kernels();
+    let x = explain(real(), &kernels, name).unwrap();
+    let clamp = audit(real(), &kernels).entry(name).unwrap().clamp.unwrap();
+    assert_eq!(x.stores.len(), clamp.stored_values, "{x}");
+    let params = abi::kernel(name).unwrap().params;
+    for s in &x.stores {
+        assert!(s.verdict.is_ok(), "{s:#?}");
+        let p = params.iter().find(|p| p.name == s.buffer).unwrap();
+        assert_eq!((p.storage, p.rounding), (s.storage, s.rounding), "{s:#?}");
+    }
+    let text = x.to_string();
+    for table in [
+        "`param` (f32)",
+        "`param_bf16` (bf16, nearest)",
+        "`param_bf16_sr` (bf16, stochastic)",
+        "`param_f16` (f16, nearest)",
+    ] {
+        assert!(text.contains(&format!("to {table}")), "{table}:\n{text}");
+    }
 }
 
 #[test]

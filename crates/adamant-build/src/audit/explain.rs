@@ -24,6 +24,11 @@ pub struct StoreExplanation {
     pub lane: Option<usize>,
     /// The stored operand.
     pub value: String,
+    /// The parameter the store writes through (a buffer, or a fused entry's table of one
+    /// storage), and the storage and rounding its value is proven in.
+    pub buffer: String,
+    pub storage: adamant_abi::Storage,
+    pub rounding: adamant_abi::Rounding,
     /// The definitions from the stored register back to the bound's load (and, in a stepped
     /// entry, to the step record's parameter); empty if the value does not depend on the bound.
     pub chain: Vec<Link>,
@@ -136,7 +141,17 @@ impl fmt::Display for Explanation {
             if let Some(lane) = s.lane {
                 write!(f, " element {lane}")?;
             }
-            writeln!(f, " stores {}", s.value)?;
+            let rounding = match s.storage {
+                adamant_abi::Storage::F32 => String::new(),
+                _ => format!(", {}", s.rounding.name()),
+            };
+            writeln!(
+                f,
+                " stores {} to `{}` ({}{rounding})",
+                s.value,
+                s.buffer,
+                s.storage.name()
+            )?;
             if s.chain.is_empty() {
                 writeln!(f, "  {} is not computed from the bound", s.value)?;
             }
