@@ -720,6 +720,39 @@ mod tests {
         }
     }
 
+    /// A 16-bit rule's tensor given buffers of another storage than its kernel declares is
+    /// refused, naming the kernel, the buffer and both storages: no table would hold it.
+    #[test]
+    fn a_sixteen_bit_rule_refuses_buffers_of_another_storage() {
+        use adamant_device::abi::Storage;
+        use adamant_kernels::half_weights::adamw_bf16_sr_moments as k;
+        let at = |i: u64, storage| {
+            crate::DeviceRegion::of(0x5000_0000 + i * 0x10_0000, 8, storage).unwrap()
+        };
+        // The moments as f32 where the kernel declares bf16.
+        let b = k::Buffers::<crate::Raw> {
+            p: at(0, Storage::Bf16),
+            g: at(1, Storage::Bf16),
+            m: at(2, Storage::F32),
+            v: at(3, Storage::Bf16),
+        };
+        let e = FusedTensor::from_views::<k::Entry, crate::Raw>(&b, &k::StepScalars {}, 0)
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(
+                e,
+                Error::StorageMismatch {
+                    kernel: "adamw_bf16_sr_moments",
+                    buffer: "m",
+                    declared: Storage::Bf16,
+                    given: Storage::F32,
+                }
+            ),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_buffer_of_another_length_is_refused_naming_it() {
         let mut b = dqn(0x1000_0000, 10);
