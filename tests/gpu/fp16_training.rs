@@ -13,7 +13,6 @@
 //!
 //! GPU only (`#[ignore]`).
 use adamant_kernels::half_weights::adamw_f16;
-use adamant_kernels::optimizers::attn_adam_kernel;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
 use adamant_runtime::{
     AdamHyper, Adamant, ClampPolicy, DeviceRegion, GradientGuard, GuardSpec, LossScale, QAbsRef,
@@ -25,7 +24,7 @@ use half::f16;
 mod support;
 
 use support::download_raw as download;
-use support::mlp::{final_loss, init, train, PARAMS};
+use support::mlp::{f32_adamw_run, final_loss, init, train, PARAMS};
 
 const STEPS: usize = 1500;
 const LR: f32 = 3e-3;
@@ -54,35 +53,7 @@ fn fp16_with_dynamic_loss_scaling_trains_like_f32() {
     let up = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
 
     // f32: AdamW on f32 weights and gradients.
-    let (p, mut g, m, v) = (up(&p0), up(&zeros), up(&zeros), up(&zeros));
-    let states = support::fixed_bound_states::<attn_adam_kernel::Entry>(
-        attn_adam_kernel::Hyper {
-            eps: 1e-8,
-            weight_decay: WD,
-        },
-        LR,
-        BOUND,
-        0,
-    );
-    let records = Records::single::<attn_adam_kernel::Entry>().unwrap();
-    let b = attn_adam_kernel::Buffers {
-        p: region(&p, Storage::F32),
-        g: region(&g, Storage::F32),
-        m: region(&m, Storage::F32),
-        v: region(&v, Storage::F32),
-    };
-    let f32_losses = train(&rt, STEPS, BOUND, &mut || download(&p), &mut |grad| {
-        let grad: Vec<f32> = grad.iter().map(|&x| x as f32).collect();
-        g.copy_from(&grad[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: every buffer outlives the run (synchronised each step).
-        unsafe {
-            rt.launch::<attn_adam_kernel::Entry>(s)
-                .stepped(&attn_adam_kernel::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let f32_losses = f32_adamw_run(&rt, STEPS, LR, WD, BOUND);
 
     // fp16 with a dynamic loss scale on the device.
     let bits: Vec<u16> = p0.iter().map(|&x| f16::from_f32(x).to_bits()).collect();

@@ -11,7 +11,6 @@
 use adamant_kernels::half_weights::{
     adamw_bf16, adamw_bf16_master, adamw_bf16_remainder, adamw_bf16_sr_moments,
 };
-use adamant_kernels::optimizers::attn_adam_kernel;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
 use adamant_runtime::{Adamant, DeviceRegion, Records, StepStates, Storage};
 use half::bf16;
@@ -20,7 +19,7 @@ use half::bf16;
 mod support;
 
 use support::download_raw as download;
-use support::mlp::{final_loss, init, train, PARAMS};
+use support::mlp::{f32_adamw_run, final_loss, init, train, PARAMS};
 
 const STEPS: usize = 1500;
 const LR: f32 = 3e-3;
@@ -59,30 +58,7 @@ fn every_storage_path_trains_like_f32() {
     let s = rt.stream();
 
     // f32: AdamW on f32 weights and gradients.
-    let (p, mut g, m, v) = (up(&p0), up(&zeros), up(&zeros), up(&zeros));
-    let states = record::<attn_adam_kernel::Entry>(attn_adam_kernel::Hyper {
-        eps: 1e-8,
-        weight_decay: WD,
-    });
-    let records = Records::single::<attn_adam_kernel::Entry>().unwrap();
-    let b = attn_adam_kernel::Buffers {
-        p: region(&p, Storage::F32),
-        g: region(&g, Storage::F32),
-        m: region(&m, Storage::F32),
-        v: region(&v, Storage::F32),
-    };
-    let f32_losses = train(&rt, STEPS, BOUND, &mut || download(&p), &mut |grad| {
-        let grad: Vec<f32> = grad.iter().map(|&x| x as f32).collect();
-        g.copy_from(&grad[..]).unwrap();
-        states.advance(&rt, s)?;
-        // SAFETY: every buffer outlives the run (synchronised each step).
-        unsafe {
-            rt.launch::<attn_adam_kernel::Entry>(s)
-                .stepped(&attn_adam_kernel::StepScalars {}, &states, 0)
-                .raw_buffers(&b, &records)
-        }
-        .map(|_| ())
-    });
+    let f32_losses = f32_adamw_run(&rt, STEPS, LR, WD, BOUND);
 
     // 26 B: bf16 weights and remainders (the master exact), bf16 gradients.
     let halves: Vec<(u16, u16)> = p0

@@ -85,3 +85,60 @@ pub fn train(
 pub fn final_loss(losses: &[f64]) -> f64 {
     losses[losses.len() - 50..].iter().sum::<f64>() / 50.0
 }
+
+/// The reference run of the training tests: `steps` steps of AdamW in f32
+/// (`attn_adam_kernel`, stepped from a fixed-bound record) from [`init`]'s weights. Returns every
+/// step's loss.
+pub fn f32_adamw_run(
+    rt: &adamant_runtime::Adamant,
+    steps: usize,
+    lr: f32,
+    weight_decay: f32,
+    bound: f32,
+) -> Vec<f64> {
+    use adamant_kernels::optimizers::attn_adam_kernel as k;
+    use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
+    use adamant_runtime::{DeviceRegion, Records, Storage};
+    let s = rt.stream();
+    let p0: Vec<f32> = (0..PARAMS).map(init).collect();
+    let up = |x: &[f32]| DeviceBuffer::from_slice(x).unwrap();
+    let zeros = vec![0f32; PARAMS];
+    let (p, mut g, m, v) = (up(&p0), up(&zeros), up(&zeros), up(&zeros));
+    let region = |b: &DeviceBuffer<f32>| {
+        DeviceRegion::of(b.as_device_ptr().as_raw(), b.len(), Storage::F32).unwrap()
+    };
+    let states = super::fixed_bound_states::<k::Entry>(
+        k::Hyper {
+            eps: 1e-8,
+            weight_decay,
+        },
+        lr,
+        bound,
+        0,
+    );
+    let records = Records::single::<k::Entry>().unwrap();
+    let b = k::Buffers {
+        p: region(&p),
+        g: region(&g),
+        m: region(&m),
+        v: region(&v),
+    };
+    train(
+        rt,
+        steps,
+        bound,
+        &mut || super::download_raw(&p),
+        &mut |grad| {
+            let grad: Vec<f32> = grad.iter().map(|&x| x as f32).collect();
+            g.copy_from(&grad[..]).unwrap();
+            states.advance(rt, s)?;
+            // SAFETY: every buffer outlives the run (`train` synchronises each step).
+            unsafe {
+                rt.launch::<k::Entry>(s)
+                    .stepped(&k::StepScalars {}, &states, 0)
+                    .raw_buffers(&b, &records)
+            }
+            .map(|_| ())
+        },
+    )
+}
