@@ -13,18 +13,41 @@ use adamant_device::nan_check::{
 /// at a time, each widened to the f32 it is (exactly).
 #[cfg(target_arch = "nvptx64")]
 trait Elements {
-    /// The 16-byte group.
+    /// One element as stored.
+    type Raw: Copy;
+    /// The 16-byte group: `LANES` elements.
     type Group: Copy;
     /// Elements per group.
     const LANES: u64;
+    /// Lane `k` of `group`.
+    fn lane(group: &Self::Group, k: usize) -> Self::Raw;
+    /// The f32 value of an element (exact).
+    fn widen(x: Self::Raw) -> f32;
+
     /// Folds in a group whose first element is `index`, in index order (so `first_bad` stays
     /// the smallest bad index this thread saw).
-    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32);
+    #[inline(always)]
+    fn visit_group(seen: &mut Partial, group: Self::Group, index: u64, threshold: f32) {
+        // An index loop (an array's iterator would go through local memory).
+        let mut k = 0;
+        while (k as u64) < Self::LANES {
+            seen.visit(
+                Self::widen(Self::lane(&group, k)),
+                index + k as u64,
+                threshold,
+            );
+            k += 1;
+        }
+    }
+
     /// Element `i` of the slot at `data`.
     ///
     /// # Safety
     /// `data` must address at least `i + 1` elements.
-    unsafe fn one(&self, data: u64, i: u64) -> f32;
+    #[inline(always)]
+    unsafe fn one(data: u64, i: u64) -> f32 {
+        Self::widen(*(data as *const Self::Raw).add(i as usize))
+    }
 }
 
 /// A slot of `f32`s.
@@ -33,20 +56,16 @@ struct Floats;
 
 #[cfg(target_arch = "nvptx64")]
 impl Elements for Floats {
+    type Raw = f32;
     type Group = adamant_device::vector::F4;
     const LANES: u64 = 4;
     #[inline(always)]
-    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32) {
-        // An index loop (an array's iterator would go through local memory).
-        let mut k = 0;
-        while k < 4 {
-            seen.visit(group.0[k], index + k as u64, threshold);
-            k += 1;
-        }
+    fn lane(group: &Self::Group, k: usize) -> f32 {
+        group.0[k]
     }
     #[inline(always)]
-    unsafe fn one(&self, data: u64, i: u64) -> f32 {
-        *(data as *const f32).add(i as usize)
+    fn widen(x: f32) -> f32 {
+        x
     }
 }
 
@@ -56,8 +75,14 @@ impl Elements for Floats {
 struct Halves<const F16: bool>;
 
 #[cfg(target_arch = "nvptx64")]
-impl<const F16: bool> Halves<F16> {
-    /// The f32 value of `bits` (exact).
+impl<const F16: bool> Elements for Halves<F16> {
+    type Raw = u16;
+    type Group = adamant_device::vector::H8;
+    const LANES: u64 = 8;
+    #[inline(always)]
+    fn lane(group: &Self::Group, k: usize) -> u16 {
+        group.0[k]
+    }
     #[inline(always)]
     fn widen(bits: u16) -> f32 {
         use adamant_device::storage::{bf16_to_f32, f16_to_f32};
@@ -66,24 +91,6 @@ impl<const F16: bool> Halves<F16> {
         } else {
             bf16_to_f32(bits)
         }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-impl<const F16: bool> Elements for Halves<F16> {
-    type Group = adamant_device::vector::H8;
-    const LANES: u64 = 8;
-    #[inline(always)]
-    fn visit_group(&self, seen: &mut Partial, group: Self::Group, index: u64, threshold: f32) {
-        let mut k = 0;
-        while k < 8 {
-            seen.visit(Self::widen(group.0[k]), index + k as u64, threshold);
-            k += 1;
-        }
-    }
-    #[inline(always)]
-    unsafe fn one(&self, data: u64, i: u64) -> f32 {
-        Self::widen(*(data as *const u16).add(i as usize))
     }
 }
 
@@ -96,7 +103,6 @@ impl<const F16: bool> Elements for Halves<F16> {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn scan<E: Elements>(
-    elements: &E,
     seen: &mut Partial,
     data: u64,
     start: u64,
@@ -117,14 +123,14 @@ unsafe fn scan<E: Elements>(
             let b = *groups.add((g + step) as usize);
             let c = *groups.add((g + 2 * step) as usize);
             let d = *groups.add((g + 3 * step) as usize);
-            elements.visit_group(seen, a, E::LANES * g, threshold);
-            elements.visit_group(seen, b, E::LANES * (g + step), threshold);
-            elements.visit_group(seen, c, E::LANES * (g + 2 * step), threshold);
-            elements.visit_group(seen, d, E::LANES * (g + 3 * step), threshold);
+            E::visit_group(seen, a, E::LANES * g, threshold);
+            E::visit_group(seen, b, E::LANES * (g + step), threshold);
+            E::visit_group(seen, c, E::LANES * (g + 2 * step), threshold);
+            E::visit_group(seen, d, E::LANES * (g + 3 * step), threshold);
             g += 4 * step;
         }
         while g < groups_end {
-            elements.visit_group(seen, *groups.add(g as usize), E::LANES * g, threshold);
+            E::visit_group(seen, *groups.add(g as usize), E::LANES * g, threshold);
             g += step;
         }
         // The last chunk of a slot may end inside a group.
@@ -132,10 +138,10 @@ unsafe fn scan<E: Elements>(
     } else {
         // Four loads issued before any is used, so each thread keeps several in flight.
         while i + 3 * step < end {
-            let x0 = elements.one(data, i);
-            let x1 = elements.one(data, i + step);
-            let x2 = elements.one(data, i + 2 * step);
-            let x3 = elements.one(data, i + 3 * step);
+            let x0 = E::one(data, i);
+            let x1 = E::one(data, i + step);
+            let x2 = E::one(data, i + 2 * step);
+            let x3 = E::one(data, i + 3 * step);
             seen.visit(x0, i, threshold);
             seen.visit(x1, i + step, threshold);
             seen.visit(x2, i + 2 * step, threshold);
@@ -144,7 +150,7 @@ unsafe fn scan<E: Elements>(
         }
     }
     while i < end {
-        seen.visit(elements.one(data, i), i, threshold);
+        seen.visit(E::one(data, i), i, threshold);
         i += step;
     }
 }
@@ -228,27 +234,11 @@ pub unsafe extern "gpu-kernel" fn nan_check_kernel(
             // Any code but these two reads as f16 (`SlotMeta::storage`): never past 2 bytes
             // an element.
             match slot.storage {
-                SLOT_F32 => scan(&Floats, &mut seen, data, start, end, tid, step, threshold),
-                SLOT_BF16 => scan(
-                    &Halves::<false>,
-                    &mut seen,
-                    data,
-                    start,
-                    end,
-                    tid,
-                    step,
-                    threshold,
-                ),
-                _ => scan(
-                    &Halves::<true>,
-                    &mut seen,
-                    data,
-                    start,
-                    end,
-                    tid,
-                    step,
-                    threshold,
-                ),
+                SLOT_F32 => scan::<Floats>(&mut seen, data, start, end, tid, step, threshold),
+                SLOT_BF16 => {
+                    scan::<Halves<false>>(&mut seen, data, start, end, tid, step, threshold)
+                }
+                _ => scan::<Halves<true>>(&mut seen, data, start, end, tid, step, threshold),
             }
         }
 
