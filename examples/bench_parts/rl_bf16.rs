@@ -17,42 +17,23 @@ use anyhow::{Context, Result};
 use cust::stream::Stream;
 use serde_json::{json, Value};
 
-use super::Timer;
+use super::{tensor, Tensor, Timer};
 
 /// Bytes an element moves in each world (read + written).
 const F32_BYTES: usize = 28;
 const BF16_BYTES: usize = 14;
 
-/// One tensor's four buffers.
-struct Tensor {
-    p: ParamBuffer,
-    g: DeviceArray,
-    m: DeviceArray,
-    v: DeviceArray,
-}
-
-impl Tensor {
-    /// `n` elements of `storage` in every buffer (weights 0.1, gradients 0.01, moments 1e-3 and
-    /// 1e-4, as bf16 bits where 16-bit).
-    fn new(n: usize, storage: Storage) -> Result<Tensor> {
-        Ok(match storage {
-            Storage::F32 => Tensor {
-                p: ParamBuffer::filled(n, 0.1)?,
-                g: DeviceArray::filled(n, 0.01)?,
-                m: DeviceArray::filled(n, 1e-3)?,
-                v: DeviceArray::filled(n, 1e-4)?,
-            },
-            s => {
-                let bits = |x: f32| vec![half::bf16::from_f32(x).to_bits(); n];
-                Tensor {
-                    p: ParamBuffer::from_bits(&bits(0.1), s)?,
-                    g: DeviceArray::from_bits(&bits(0.01), s)?,
-                    m: DeviceArray::from_bits(&bits(1e-3), s)?,
-                    v: DeviceArray::from_bits(&bits(1e-4), s)?,
-                }
-            }
-        })
-    }
+/// The bench's tensor (`super::tensor`: weights 0.1, gradients 0.01, moments 1e-3 and 1e-4)
+/// with every buffer in bf16 bits.
+fn bf16_tensor(n: usize) -> Result<Tensor> {
+    let bits = |x: f32| vec![half::bf16::from_f32(x).to_bits(); n];
+    Ok(Tensor {
+        p: ParamBuffer::from_bits(&bits(0.1), Storage::Bf16)?,
+        g: DeviceArray::from_bits(&bits(0.01), Storage::Bf16)?,
+        m: DeviceArray::from_bits(&bits(1e-3), Storage::Bf16)?,
+        v: DeviceArray::from_bits(&bits(1e-4), Storage::Bf16)?,
+        v_max: None,
+    })
 }
 
 /// Every tensor's element count in the set's file.
@@ -127,7 +108,7 @@ pub(crate) fn rl_bf16(
     let elements: usize = sizes.iter().sum();
     let mut f32_set = sizes
         .iter()
-        .map(|&n| Tensor::new(n, Storage::F32))
+        .map(|&n| tensor(n, false))
         .collect::<Result<Vec<_>>>()?;
     let f32_us = replay_us::<attn_adam_kernel::Entry>(
         rt,
@@ -142,7 +123,7 @@ pub(crate) fn rl_bf16(
     drop(f32_set);
     let mut bf16_set = sizes
         .iter()
-        .map(|&n| Tensor::new(n, Storage::Bf16))
+        .map(|&n| bf16_tensor(n))
         .collect::<Result<Vec<_>>>()?;
     let bf16_us = replay_us::<adamw_bf16_sr_moments::Entry>(
         rt,

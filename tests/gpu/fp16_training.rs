@@ -14,10 +14,7 @@
 //! GPU only (`#[ignore]`).
 use adamant_kernels::half_weights::adamw_f16;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceRegion, GradientGuard, GuardSpec, LossScale, QAbsRef,
-    Records, StepBound, StepSpec, StepStates, Storage,
-};
+use adamant_runtime::{Adamant, DeviceRegion, GradientGuard, Records, Storage};
 use half::f16;
 
 #[path = "../support/mod.rs"]
@@ -66,27 +63,7 @@ fn fp16_with_dynamic_loss_scaling_trains_like_f32() {
         m: region(&m, Storage::F32),
         v: region(&v, Storage::F32),
     };
-    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, 1).unwrap();
-    let spec = StepSpec::adam(
-        &adam,
-        StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }),
-    )
-    .unwrap()
-    .with_kernel::<adamw_f16::Entry>(adamw_f16::Hyper {
-        eps: 1e-8,
-        weight_decay: WD,
-    })
-    .unwrap()
-    .guarded(GuardSpec {
-        skip_non_finite: true,
-        max_norm: None,
-        loss_scale: Some(LossScale {
-            initial: 65536.0,
-            growth_interval: GROWTH_INTERVAL,
-        }),
-    })
-    .unwrap();
-    let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let states = support::loss_scaled_f16_states(LR, WD, BOUND, 65536.0, GROWTH_INTERVAL);
     // SAFETY: `g16` outlives every enqueue of the guard (synchronised each step).
     let guard = unsafe { GradientGuard::per_record_raw(&[(0, &[buffers.g][..])]) }.unwrap();
     let records = Records::single::<adamw_f16::Entry>().unwrap();

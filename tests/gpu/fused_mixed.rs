@@ -18,11 +18,11 @@ use adamant::runtime::{
     QAbsRef, ReadBuffer, StepBound, StepSpec, StepStates, Storage, TensorSet,
 };
 use cust::stream::Stream;
-use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use support::multi_step::assert_same_records;
+use support::multi_step::{assert_same_records, buffers};
+use support::{half_bits, half_value};
 
 /// One element, a partial group of four, two chunks and a bit, three chunks and a bit.
 const SIZES: [usize; 4] = [1, 3, 4097, 6149];
@@ -53,28 +53,26 @@ struct Tensor {
     v: DeviceArray,
 }
 
-fn encode(storage: Storage, x: f32) -> u16 {
-    match storage {
-        Storage::Bf16 => bf16::from_f32(x).to_bits(),
-        Storage::F16 => f16::from_f32(x).to_bits(),
-        other => panic!("{other:?} is no 16-bit value type"),
-    }
-}
-
 /// A buffer of `values` in `storage`.
 fn array(values: &[f32], storage: Storage) -> DeviceArray {
     match storage {
         Storage::F32 => DeviceArray::from_host(values).unwrap(),
-        s => DeviceArray::from_bits(&values.iter().map(|&x| encode(s, x)).collect::<Vec<_>>(), s)
-            .unwrap(),
+        s => DeviceArray::from_bits(
+            &values.iter().map(|&x| half_bits(s, x)).collect::<Vec<_>>(),
+            s,
+        )
+        .unwrap(),
     }
 }
 
 fn param(values: &[f32], storage: Storage) -> ParamBuffer {
     match storage {
         Storage::F32 => ParamBuffer::from_host(values).unwrap(),
-        s => ParamBuffer::from_bits(&values.iter().map(|&x| encode(s, x)).collect::<Vec<_>>(), s)
-            .unwrap(),
+        s => ParamBuffer::from_bits(
+            &values.iter().map(|&x| half_bits(s, x)).collect::<Vec<_>>(),
+            s,
+        )
+        .unwrap(),
     }
 }
 
@@ -182,20 +180,7 @@ fn world(host: &[Vec<HostTensor>]) -> World {
     }
 }
 
-/// Each group's generated `Buffers`, from its tensors.
-macro_rules! adam_buffers {
-    ($k:ident, $group:expr) => {
-        $group
-            .iter_mut()
-            .map(|t| $k::Buffers {
-                p: &mut t.p,
-                g: t.g.input(),
-                m: &mut t.m,
-                v: &mut t.v,
-            })
-            .collect::<Vec<_>>()
-    };
-}
+/// A soft update's generated `Buffers`, from its tensors (`p` the target, `g` the online net).
 macro_rules! soft_buffers {
     ($k:ident, $group:expr) => {
         $group
@@ -215,14 +200,14 @@ macro_rules! with_buffers {
             unreachable!("seven groups")
         };
         let ($b0, $b1, $b2, $b3) = (
-            adam_buffers!(adamw_bf16, g0),
-            adam_buffers!(adamw_f16, g1),
-            adam_buffers!(adamw_bf16_sr, g2),
-            adam_buffers!(adamw_bf16_sr_moments, g3),
+            buffers!(adamw_bf16, g0),
+            buffers!(adamw_f16, g1),
+            buffers!(adamw_bf16_sr, g2),
+            buffers!(adamw_bf16_sr_moments, g3),
         );
         let ($b4, $b5, $b6) = (
             soft_buffers!(soft_update_bf16, g4),
-            adam_buffers!(attn_adam_kernel, g5),
+            buffers!(attn_adam_kernel, g5),
             soft_buffers!(soft_update_kernel, g6),
         );
         $body
@@ -348,9 +333,8 @@ fn assert_same_buffers(what: &str, a: &World, b: &World) {
                 }
             }
             let value = |bits: u32| match STORAGES[g][0] {
-                Storage::Bf16 => bf16::from_bits(bits as u16).to_f32(),
-                Storage::F16 => f16::from_bits(bits as u16).to_f32(),
-                _ => f32::from_bits(bits),
+                Storage::F32 => f32::from_bits(bits),
+                s => half_value(s, bits as u16),
             };
             for (i, bits) in stored(&tb.p).into_iter().enumerate() {
                 let x = value(bits);
@@ -413,8 +397,8 @@ fn a_mixed_precision_fused_step_is_bit_identical_to_the_per_rule_launches() {
     assert_same_buffers("replayed", &a, &b);
     assert_same_records(&sets, &fset);
     // The weights moved (the stochastic groups included), so the comparison compared updates.
+    let start = world(&host);
     for (g, group) in b.groups.iter().enumerate() {
-        let start = world(&host);
         let moved = stored(&group[3].p) != stored(&start.groups[g][3].p);
         assert!(moved, "group {g}: the weights never moved");
     }

@@ -15,10 +15,7 @@
 use adamant::reference::{self, Elem, Hyper, KernelRef};
 use adamant_kernels::half_weights::adamw_f16;
 use adamant_runtime::cust::memory::{CopyDestination, DeviceBuffer};
-use adamant_runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceRegion, GradientGuard, GuardSpec, LossScale, QAbsRef,
-    Records, StepBound, StepSpec, StepStates, Storage,
-};
+use adamant_runtime::{Adamant, DeviceRegion, GradientGuard, Records, Storage};
 use half::f16;
 
 #[path = "../support/mod.rs"]
@@ -52,28 +49,8 @@ fn fp16_loss_scaling_skips_overflows_and_recovers() {
         m: region(m.as_device_ptr().as_raw(), Storage::F32),
         v: region(v.as_device_ptr().as_raw(), Storage::F32),
     };
-    let adam = AdamHyper::new(LR, 0.9, 0.999, 1e-8, WD, 1).unwrap();
     let scale0 = 1024.0f32;
-    let spec = StepSpec::adam(
-        &adam,
-        StepBound::Policy(ClampPolicy::Fixed { bound: BOUND }),
-    )
-    .unwrap()
-    .with_kernel::<adamw_f16::Entry>(adamw_f16::Hyper {
-        eps: 1e-8,
-        weight_decay: WD,
-    })
-    .unwrap()
-    .guarded(GuardSpec {
-        skip_non_finite: true,
-        max_norm: None,
-        loss_scale: Some(LossScale {
-            initial: scale0,
-            growth_interval: INTERVAL,
-        }),
-    })
-    .unwrap();
-    let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap();
+    let states = support::loss_scaled_f16_states(LR, WD, BOUND, scale0, INTERVAL);
     assert!(states.loss_scale_address(0).is_ok());
     // SAFETY: `g` outlives every enqueue of the guard (the test synchronises before dropping).
     let guard = unsafe { GradientGuard::per_record_raw(&[(0, &[buffers.g][..])]) }.unwrap();

@@ -15,9 +15,8 @@ use adamant_device::nan_check::{FLAG_NON_FINITE, FLAG_OVER_THRESHOLD};
 use adamant_runtime::cust::context::CurrentContext;
 use adamant_runtime::nan_check::{NanChecker, NanReport, SlotBindings, CHECK_CHUNK_ELEMENTS};
 use adamant_runtime::{DeviceArray, Error};
-use half::{bf16, f16};
 use support::custom_table as custom;
-use support::runtime;
+use support::{half_bits, half_value, runtime};
 
 /// A 16-bit slot's values, as bits on the host and on the device.
 struct HalfSlot {
@@ -30,7 +29,7 @@ impl HalfSlot {
     /// `len` values `0.01 · ((i · 37) mod 2001 − 1000)`, in ±10: under every threshold.
     fn new(storage: Storage, len: usize) -> HalfSlot {
         let bits: Vec<u16> = (0..len)
-            .map(|i| Self::encode(storage, 0.01 * (((i * 37) % 2001) as f32 - 1000.0)))
+            .map(|i| half_bits(storage, 0.01 * (((i * 37) % 2001) as f32 - 1000.0)))
             .collect();
         let device = DeviceArray::from_bits(&bits, storage).expect("allocating a 16-bit slot");
         HalfSlot {
@@ -40,22 +39,11 @@ impl HalfSlot {
         }
     }
 
-    fn encode(storage: Storage, x: f32) -> u16 {
-        match storage {
-            Storage::Bf16 => bf16::from_f32(x).to_bits(),
-            Storage::F16 => f16::from_f32(x).to_bits(),
-            other => panic!("not a 16-bit value type: {other:?}"),
-        }
-    }
-
     /// Every stored value, widened by the `half` crate.
     fn values(&self) -> Vec<f32> {
         self.bits
             .iter()
-            .map(|&b| match self.storage {
-                Storage::Bf16 => bf16::from_bits(b).to_f32(),
-                _ => f16::from_bits(b).to_f32(),
-            })
+            .map(|&b| half_value(self.storage, b))
             .collect()
     }
 
@@ -135,7 +123,7 @@ fn sixteen_bit_slots_are_judged_on_their_stored_values() {
         for at in [0, len / 2 + 3, len - 1] {
             for &(name, value, flags) in faults {
                 let storage = slots[which].storage;
-                let bits = HalfSlot::encode(storage, value);
+                let bits = half_bits(storage, value);
                 let old = slots[which].bits[at];
                 slots[which].set_bits(at, bits);
                 let case = format!("{name} in {storage:?} slot {which} at {at}");
@@ -171,7 +159,7 @@ fn sixteen_bit_slots_are_judged_on_their_stored_values() {
 
     // The f16 slot bound one element in: its groups straddle 16-byte lines, so the kernel reads
     // it an element at a time; the NaN at its element 9 is the buffer's element 10.
-    let nan = HalfSlot::encode(Storage::F16, f32::NAN);
+    let nan = half_bits(Storage::F16, f32::NAN);
     slots[1].set_bits(10, nan);
     let shifted_len = slots[1].bits.len() - 1;
     // SAFETY: the region is inside `slots[1].device`, which outlives the checker below.

@@ -59,3 +59,58 @@ where
         .unwrap();
     StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
 }
+
+/// `x` rounded to nearest in the 16-bit value type `storage` (bf16 or f16), by the `half` crate
+/// (not the device's conversion), as the tests write values into 16-bit buffers.
+pub fn half_bits(storage: adamant_runtime::Storage, x: f32) -> u16 {
+    use adamant_runtime::Storage;
+    match storage {
+        Storage::Bf16 => half::bf16::from_f32(x).to_bits(),
+        Storage::F16 => half::f16::from_f32(x).to_bits(),
+        other => panic!("{other:?} is no 16-bit value type"),
+    }
+}
+
+/// The value of `bits` of the 16-bit value type `storage`, widened by the `half` crate.
+pub fn half_value(storage: adamant_runtime::Storage, bits: u16) -> f32 {
+    use adamant_runtime::Storage;
+    match storage {
+        Storage::Bf16 => half::bf16::from_bits(bits).to_f32(),
+        Storage::F16 => half::f16::from_bits(bits).to_f32(),
+        other => panic!("{other:?} is no 16-bit value type"),
+    }
+}
+
+/// One step-state record for `adamw_f16` (lr `lr`, weight decay `wd`, betas 0.9 and 0.999, a
+/// fixed clamp `bound`) guarded by a dynamic loss scale on the device: a non-finite gradient
+/// skips the step and halves the scale, `growth_interval` clean steps double it.
+pub fn loss_scaled_f16_states(
+    lr: f32,
+    wd: f32,
+    bound: f32,
+    initial: f32,
+    growth_interval: u32,
+) -> adamant_runtime::StepStates {
+    use adamant_kernels::half_weights::adamw_f16;
+    use adamant_runtime::{
+        AdamHyper, ClampPolicy, GuardSpec, LossScale, QAbsRef, StepBound, StepSpec, StepStates,
+    };
+    let adam = AdamHyper::new(lr, 0.9, 0.999, 1e-8, wd, 1).unwrap();
+    let spec = StepSpec::adam(&adam, StepBound::Policy(ClampPolicy::Fixed { bound }))
+        .unwrap()
+        .with_kernel::<adamw_f16::Entry>(adamw_f16::Hyper {
+            eps: 1e-8,
+            weight_decay: wd,
+        })
+        .unwrap()
+        .guarded(GuardSpec {
+            skip_non_finite: true,
+            max_norm: None,
+            loss_scale: Some(LossScale {
+                initial,
+                growth_interval,
+            }),
+        })
+        .unwrap();
+    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
+}
