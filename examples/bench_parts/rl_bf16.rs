@@ -71,7 +71,9 @@ where
         .with_kernel::<E>(hyper)?;
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
     let fused: Vec<FusedTensor<'_>> = FusedTensor::group::<E>(buffers, scalars, 0)?;
+    // The tables are built before the capture (a capture cannot upload them).
     let mut set = FusedSet::new();
+    set.sync::<adamant_fused_mixed::Entry>(&fused, &states)?;
     let graph = rt.capture(vec![Box::new(|s: &Stream| {
         states.advance(rt, s)?;
         rt.launch_fused::<adamant_fused_mixed::Entry>(s, &mut set, &fused, &states)

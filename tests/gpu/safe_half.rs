@@ -295,12 +295,28 @@ fn a_buffer_of_another_storage_is_refused() {
         m.upload_bits(&p0),
         Err(Error::BufferStorage { .. })
     ));
+    // The NaN check widens a bf16 buffer (it watches 16-bit weights too), but a remainder is
+    // no number by itself: refused, naming the slot, and the slot keeps its binding.
     let mut bindings = SlotBindings::new(adamant::rl::SEED_TABLE);
     let slot = adamant::rl::SEED_TABLE.id(0).unwrap();
-    assert!(matches!(
-        bindings.bind(slot, &g),
-        Err(Error::BufferStorage { .. })
-    ));
+    bindings.bind(slot, &g).expect("a bf16 buffer is watchable");
+    let remainder = DeviceArray::from_bits(&p0, Storage::Bf16Remainder).unwrap();
+    let err = bindings.bind(slot, &remainder).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferStorage {
+                storage: Storage::Bf16Remainder,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        bindings.region(slot).unwrap().unwrap().storage,
+        Storage::Bf16,
+        "the refused binding replaced the slot's"
+    );
     assert!(matches!(
         StepStates::new(
             &[],

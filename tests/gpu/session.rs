@@ -549,10 +549,16 @@ fn a_session_saved_to_a_file_resumes_exactly() {
     }
     rt.synchronize().unwrap();
     assert_eq!(weights(&a), weights(&b), "buffers after {total} steps");
-    assert_eq!(
-        a.states().read_records().unwrap(),
-        b.states().read_records().unwrap()
-    );
+    // Every field of every record, but the address of each session's own `Q_ABS_REF` word
+    // (two sessions, two allocations; a checkpoint saves no address).
+    let records = |s: &TrainingSession| {
+        let mut r = s.states().read_records().unwrap();
+        for x in &mut r {
+            x.state.q_abs_ref = 0;
+        }
+        r
+    };
+    assert_eq!(records(&a), records(&b));
     // A session of other group sizes: refused, naming the tensor; nothing changes.
     let other = TrainingGroups::new(
         adamant::rl::GroupSizes {

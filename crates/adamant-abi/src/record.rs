@@ -131,6 +131,10 @@ pub struct StepGuard {
     pub clean_steps: u32,
     /// How many times an overflow halved the scale.
     pub scale_backoffs: u32,
+    /// Zero. The words the 16-byte alignment would otherwise leave as padding: named, so every
+    /// byte of a record is a field some writer set (a padding byte is undefined, and a saved
+    /// record carried whatever it held into its checkpoint, different in every process).
+    pub reserved: [u32; 2],
 }
 
 /// [`StepGuard::first_non_finite`] of a step whose gradients were all finite.
@@ -140,6 +144,20 @@ pub const NO_NON_FINITE: u64 = u64::MAX;
 /// the `#[hyper]` and `#[derived]` scalars of the kernel the record was made for, in declared
 /// order. `#[optimizer_kernel]` refuses a kernel with more (a compile error).
 pub const RECORD_SCALARS: usize = 16;
+
+// No record type has padding: each one's size is the sum of its fields' sizes, so every byte
+// of a record (as the device holds it and a checkpoint saves it) belongs to a field. A field
+// added to one without updating its sum here fails to compile.
+const _: () = {
+    use core::mem::size_of;
+    const W: usize = size_of::<u32>();
+    assert!(size_of::<StepState>() == 14 * W + size_of::<u64>());
+    assert!(size_of::<StepGuard>() == 12 * W + size_of::<u64>() + size_of::<[u32; 2]>());
+    assert!(
+        size_of::<StepRecord>()
+            == size_of::<StepState>() + size_of::<StepGuard>() + RECORD_SCALARS * W
+    );
+};
 
 /// Byte offset of [`StepRecord::scalars`] in a record.
 pub const SCALARS_OFFSET: usize = core::mem::offset_of!(StepRecord, scalars);
