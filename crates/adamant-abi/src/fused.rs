@@ -33,6 +33,40 @@ pub const FUSED_PARAM_TABLES: usize = 4;
 pub const FUSED_SLOTS: usize =
     FUSED_PARAM_TABLES + MAX_FUSED_INPUTS + MAX_FUSED_STATES + MAX_FUSED_UNIFORMS;
 
+/// Low bits of a rule-table word that hold the tensor's branch (its rule's index in the set);
+/// the bits above hold its rounding index ([`rule_word`]).
+pub const RULE_BRANCH_BITS: u32 = 8;
+/// The most rules a fused set may name: every branch fits [`RULE_BRANCH_BITS`].
+pub const MAX_FUSED_RULES: usize = 32;
+/// The largest rounding index a rule-table word holds.
+pub const MAX_ROUNDING_INDEX: u32 = u32::MAX >> RULE_BRANCH_BITS;
+const _: () = assert!(MAX_FUSED_RULES <= 1 << RULE_BRANCH_BITS);
+
+/// A tensor's rule-table word: its `branch` (the index of its rule among the set's) and its
+/// `rounding` index, the tensor index its rule's stochastic rounding keys its random words with
+/// (`adamant_device::storage::rounding_key`). The rounding index is the tensor's position among
+/// the set's tensors of the same rule and step record, in the set's order: the index it has in
+/// that group's own multi-tensor launch, so a fused launch rounds every element as the per-rule
+/// launches it replaces do, and a run can move between the two bit for bit. `rounding` must be
+/// at most [`MAX_ROUNDING_INDEX`] (the runtime refuses a larger group) and `branch` below
+/// 2^[`RULE_BRANCH_BITS`].
+#[inline(always)]
+pub const fn rule_word(branch: u32, rounding: u32) -> u32 {
+    (rounding << RULE_BRANCH_BITS) | branch
+}
+
+/// The branch of a rule-table word ([`rule_word`]).
+#[inline(always)]
+pub const fn rule_branch(word: u32) -> u32 {
+    word & ((1 << RULE_BRANCH_BITS) - 1)
+}
+
+/// The rounding index of a rule-table word ([`rule_word`]).
+#[inline(always)]
+pub const fn rule_rounding_index(word: u32) -> u32 {
+    word >> RULE_BRANCH_BITS
+}
+
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::*;
 
@@ -226,7 +260,8 @@ mod host {
         /// The fused entry.
         const DESCRIPTOR: &'static KernelDescriptor;
         /// Each rule's stepped single-tensor entry (`<kernel>_stepped`), in branch order: a
-        /// tensor whose rule table word is `r` is updated by `RULES[r]`'s update and clamp.
+        /// tensor whose rule-table word's branch is `r` ([`rule_branch`]) is updated by
+        /// `RULES[r]`'s update and clamp.
         const RULES: &'static [&'static KernelDescriptor];
         /// The buffer count of the entry's diagnostics records: the most buffers of any rule (a
         /// rule with fewer leaves the rest of its tensor's record empty).

@@ -26,7 +26,8 @@ use syn::{bracketed, Attribute, Ident, Path, Token, Visibility};
 
 use crate::device_crate::DeviceCratePath;
 
-/// The most rules one set may name.
+/// The most rules one set may name (`adamant_abi::fused::MAX_FUSED_RULES`, which the generated
+/// entry asserts it equals).
 const MAX_RULES: usize = 32;
 
 /// `#[attrs] vis name = [rule, ...];`
@@ -142,6 +143,8 @@ pub fn expand(input: TokenStream, kernels: &DeviceCratePath) -> syn::Result<Toke
             use super::*;
 
             #(#fusable)*
+            // Every branch fits a rule-table word (`adamant_abi::fused::rule_word`).
+            const _: () = ::core::assert!(#n_rules <= #fused::MAX_FUSED_RULES);
 
             /// The buffer count of the entry's diagnostics records: the most of any rule.
             pub const RECORD_BUFFERS: usize = {
@@ -201,6 +204,7 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
             #i => #rule::__adamant_fused_chunk::<M>(
                 tables,
                 tensor,
+                #kernels::fused::rule_rounding_index(word),
                 chunk.start as usize,
                 len,
                 state,
@@ -280,7 +284,9 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
                 );
                 // A skipped step (its record's guard verdict) sweeps no element of the chunk.
                 let len = if verdict.skip { 0 } else { chunk.len as usize };
-                match *rules.add(tensor) {
+                // The branch, and the tensor's rounding index in its group (`rule_word`).
+                let word = *rules.add(tensor);
+                match #kernels::fused::rule_branch(word) {
                     #(#arms)*
                     // The runtime writes only the set's branch indices; anything else is a bug
                     // that must not pass silently.

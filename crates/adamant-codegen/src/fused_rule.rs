@@ -149,7 +149,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
     let sweep = crate::optimizer::sweep_fn(k, kernels, quote!(<const M: usize>), quote!(M));
     let buffers = k.buffers().map(|a| &a.ident);
     let uniforms = crate::entry_parts::uniform_idents(k);
-    let rounding = crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_tensor as u32));
+    let rounding = crate::optimizer::rounding_arg(k, kernels, quote!(__adamant_rounding_index));
     // The record's stored maximum as this rule's parameter storage gives it (f32, rounded to a
     // 16-bit type, or kept element by element for a stochastic store).
     let facts = crate::optimizer::param_arg(k)
@@ -160,7 +160,9 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         /// pointers from the tables at the tensor's index, its scalars from the tensor's step
         /// record, then this kernel's sweep of `len` elements from `start` (the same sweep as
         /// its own entries': the clamp with `bound` before the parameter store), the facts into
-        /// `facts` (a record of `M >= BUFFERS` buffers).
+        /// `facts` (a record of `M >= BUFFERS` buffers). A stochastic store keys its random
+        /// words with `rounding_index`, the tensor's index in its group
+        /// (`adamant_abi::fused::rule_word`), not its index in the set.
         #[cfg(target_arch = "nvptx64")]
         #[doc(hidden)]
         #[inline(always)]
@@ -168,6 +170,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         pub unsafe fn __adamant_fused_chunk<const M: usize>(
             __adamant_tables: #kernels::fused::FusedTables,
             __adamant_tensor: usize,
+            __adamant_rounding_index: u32,
             __adamant_start: usize,
             #len: usize,
             #state: *const #kernels::step::StepRecord,

@@ -2,12 +2,14 @@
 //! tensor with its own rule (one of the entry's kernels) and its own step record (its group's
 //! hyperparameters, step, guard verdict and bound). The tables (`adamant_abi::fused`) are built
 //! by [`FusedSet`] from [`FusedTensor`]s and rebuilt only when the set changes.
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use adamant_device::abi::fused::{
-    fused_slots, FusedEntry, FusedSlot, FUSED_PARAMS, FUSED_SLOTS as SLOTS,
+    fused_slots, rule_word, FusedEntry, FusedSlot, FUSED_PARAMS, FUSED_SLOTS as SLOTS,
+    MAX_ROUNDING_INDEX,
 };
 use adamant_device::abi::{ArgValue, KernelDescriptor, OptimizerEntry, ParamRole};
 use adamant_device::diagnostics::MAX_BUFFERS;
@@ -515,28 +517,52 @@ fn check_set(kernel: &'static str, tensors: &[FusedTensor<'_>]) -> Result<()> {
     check_overlaps(kernel, &signature, true)
 }
 
-/// Each tensor's branch: the index of its rule among `F`'s.
+/// Each tensor's rule-table word ([`rule_word`]): the index of its rule among `F`'s, and its
+/// rounding index, its position among the tensors before it of the same rule and record (its
+/// index in that group's own multi-tensor launch, whose stochastic rounding the fused launch
+/// then repeats bit for bit).
 fn rules_of<F: FusedEntry>(tensors: &[FusedTensor<'_>]) -> Result<Vec<u32>> {
+    let mut seen: HashMap<(u32, usize), u32> = HashMap::new();
     tensors
         .iter()
         .enumerate()
         .map(|(t, tensor)| {
-            F::RULES
-                .iter()
-                .position(|r| std::ptr::eq(*r, tensor.rule))
-                .map(|r| r as u32)
-                .ok_or_else(|| Error::NotARule {
+            let branch = branch_of::<F>(t, tensor)?;
+            let index = seen.entry((branch, tensor.record)).or_insert(0);
+            if *index > MAX_ROUNDING_INDEX {
+                return Err(Error::TooLarge {
                     kernel: F::DESCRIPTOR.name,
-                    tensor: t,
-                    rule: tensor.plain.name,
-                    rules: F::RULES
-                        .iter()
-                        .map(|r| r.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
+                    what: format!(
+                        "the group of tensor {t} (tensors of rule `{}` with record {})",
+                        tensor.plain.name, tensor.record
+                    ),
+                    value: *index as usize + 1,
+                    limit: MAX_ROUNDING_INDEX as usize + 1,
+                });
+            }
+            let word = rule_word(branch, *index);
+            *index += 1;
+            Ok(word)
         })
         .collect()
+}
+
+/// The index of `tensor`'s rule among `F`'s.
+fn branch_of<F: FusedEntry>(t: usize, tensor: &FusedTensor<'_>) -> Result<u32> {
+    F::RULES
+        .iter()
+        .position(|r| std::ptr::eq(*r, tensor.rule))
+        .map(|r| r as u32)
+        .ok_or_else(|| Error::NotARule {
+            kernel: F::DESCRIPTOR.name,
+            tensor: t,
+            rule: tensor.plain.name,
+            rules: F::RULES
+                .iter()
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// The fused entry's arguments, parameter by parameter from its descriptor's roles; any role
@@ -592,6 +618,7 @@ mod tests {
 
     use super::{check_set, grid, rules_of, FusedSet, FusedSlot, FusedTensor, SLOTS};
     use crate::error::Error;
+    use adamant_device::abi::fused::{rule_branch, rule_rounding_index};
 
     type Pair = Same<(u64, usize)>;
 
@@ -772,6 +799,31 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    /// A tensor's rounding index counts the tensors before it of the same rule and record (its
+    /// index in that group's own launch), whatever lies between them.
+    #[test]
+    fn rounding_indices_count_within_each_rule_and_record() {
+        let (b, c) = (dqn(0x1000_0000, 8), amsgrad(0x3000_0000, 8));
+        let tensors = vec![
+            dqn_tensor(&b, 0),
+            amsgrad_tensor(&c, 1),
+            dqn_tensor(&b, 0),
+            dqn_tensor(&b, 1),
+            amsgrad_tensor(&c, 1),
+            dqn_tensor(&b, 0),
+        ];
+        let words = rules_of::<Fused>(&tensors).unwrap();
+        let indices: Vec<u32> = words.iter().map(|&w| rule_rounding_index(w)).collect();
+        assert_eq!(indices, [0, 0, 1, 0, 1, 2]);
+        let branch = |n: &str| Fused::RULES.iter().position(|r| r.name == n).unwrap() as u32;
+        let (dqn, ams) = (
+            branch("dqn_adam_update_kernel_stepped"),
+            branch("curiosity_adam_step_stepped"),
+        );
+        let branches: Vec<u32> = words.iter().map(|&w| rule_branch(w)).collect();
+        assert_eq!(branches, [dqn, ams, dqn, dqn, ams, dqn]);
     }
 
     /// Every tensor's rule is found among the entry's, in branch order; any other entry (here the
