@@ -6,9 +6,11 @@ An adamant checkpoint is a safetensors file (docs/checkpoints.md has the whole f
     `<tensor>.exp_avg_sq`, `<tensor>.max_exp_avg_sq` (PyTorch's state names), a 16-bit
     weight's companion `<tensor>.master` / `<tensor>.remainder`, and `adamant.records`
     (the step records, u32 words, only in files adamant writes);
-  * string metadata: `adamant.format` = "adamant-checkpoint/1", `<tensor>.kernel`,
-    `<tensor>.step`, and `adamant.checksum`: SHA-256 over every tensor (name, type, shape, bytes, in
-    name order) and every other metadata entry (in key order), each length-prefixed.
+  * string metadata: `adamant.format` = "adamant-checkpoint/2", `<tensor>.kernel`,
+    `<tensor>.step`, and `adamant.checksum`: SHA-256 over every tensor (name, type, shape, and
+    the SHA-256 of each 16 MiB piece of its bytes, in name order) and every other metadata entry
+    (in key order), each length-prefixed. Files of format 1 (which hashed the bytes themselves)
+    are still read.
 
 The file layer (read, write, checksum) is plain Python with no dependency, so it runs anywhere:
 
@@ -28,7 +30,10 @@ import os
 import struct
 import sys
 
-FORMAT = "adamant-checkpoint/1"
+FORMAT = "adamant-checkpoint/2"
+FORMAT_1 = "adamant-checkpoint/1"
+# Bytes per piece of a tensor's data that the format 2 checksum hashes on its own.
+PIECE_BYTES = 1 << 24
 FORMAT_KEY = "adamant.format"
 CHECKSUM_KEY = "adamant.checksum"
 
@@ -43,15 +48,23 @@ class CheckpointError(Exception):
     """A file that is no readable adamant checkpoint of this format, naming what is wrong."""
 
 
-def checksum(tensors, metadata):
-    """The checksum adamant writes: tensors {name: (dtype, shape, bytes)}, metadata {key: value}."""
+def checksum(tensors, metadata, pieces=True):
+    """The checksum adamant writes: tensors {name: (dtype, shape, bytes)}, metadata {key: value}.
+    Each tensor's bytes go in as the digests of their pieces (format 2), or whole (`pieces=False`,
+    format 1)."""
     h = hashlib.sha256()
     u64 = lambda n: struct.pack("<Q", n)
     for name in sorted(tensors, key=lambda s: s.encode()):
         dtype, shape, data = tensors[name]
         h.update(u64(len(name.encode())) + name.encode() + dtype.encode())
         h.update(u64(len(shape)) + b"".join(u64(d) for d in shape))
-        h.update(u64(len(data)) + data)
+        h.update(u64(len(data)))
+        if pieces:
+            view = memoryview(data)
+            for at in range(0, len(data), PIECE_BYTES):
+                h.update(hashlib.sha256(view[at : at + PIECE_BYTES]).digest())
+        else:
+            h.update(data)
     for key in sorted(metadata, key=lambda s: s.encode()):
         if key == CHECKSUM_KEY:
             continue
@@ -116,8 +129,10 @@ def read(path):
     metadata = header.pop("__metadata__", {}) or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise CheckpointError(f"{path}: metadata that is not strings")
-    if metadata.get(FORMAT_KEY) != FORMAT:
-        raise CheckpointError(f"{path}: format {metadata.get(FORMAT_KEY)!r}, this reads {FORMAT!r}")
+    if metadata.get(FORMAT_KEY) not in (FORMAT, FORMAT_1):
+        raise CheckpointError(
+            f"{path}: format {metadata.get(FORMAT_KEY)!r}, this reads {FORMAT!r} and {FORMAT_1!r}"
+        )
     body = raw[8 + n :]
     tensors = {}
     spans = []
@@ -147,7 +162,7 @@ def read(path):
         at = end
     if at != len(body):
         raise CheckpointError(f"{path}: {len(body) - at} bytes after the last tensor (damaged or truncated)")
-    computed = checksum(tensors, metadata)
+    computed = checksum(tensors, metadata, pieces=metadata[FORMAT_KEY] == FORMAT)
     if metadata.get(CHECKSUM_KEY) != computed:
         raise CheckpointError(f"{path}: checksum mismatch: the file was changed or damaged after it was written")
     return tensors, metadata
@@ -239,11 +254,20 @@ def to_torch(path, named_params, optimizer):
 # ---- The GPU test's PyTorch side -----------------------------------------------------------
 
 IN, HIDDEN, SAMPLES = 16, 48, 512
-PARAMS = HIDDEN * IN + 3 * HIDDEN + 1
+PARAMS = HIDDEN * IN + 2 * HIDDEN + 1  # W1, b1, W2, b2: tests/support/mlp.rs
+
+
+def _f32(x):
+    """`x` rounded to the nearest f32 (each step of `mlp_init` rounds as the Rust test's f32
+    arithmetic does: an f64 result of f32 operands, rounded once, is the f32 result)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def mlp_init():
-    return [((i * 2654435761 % 10007) / 10007.0 - 0.5) * 0.6 for i in range(PARAMS)]
+    six = _f32(0.6)
+    return [
+        _f32(_f32(_f32((i * 2654435761 % 10007) / 10007.0) - 0.5) * six) for i in range(PARAMS)
+    ]
 
 
 def mlp_data(torch):

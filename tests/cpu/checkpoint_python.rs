@@ -7,6 +7,11 @@ use std::process::Command;
 
 use adamant_runtime::checkpoint::{Checkpoint, CheckpointError, TensorKind};
 
+#[path = "../support/mod.rs"]
+mod support;
+
+use support::mlp;
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/torch_checkpoint.py")
 }
@@ -71,7 +76,7 @@ fn python_reads_and_writes_what_adamant_does() {
         "tensor emb.remainder U16 [3]",
         "tensor head F16 [2]",
         "meta fc.weight.step = 700",
-        "meta adamant.format = adamant-checkpoint/1",
+        "meta adamant.format = adamant-checkpoint/2",
     ] {
         assert!(listed.contains(line), "`{line}` not in:\n{listed}");
     }
@@ -236,5 +241,63 @@ fn python_refuses_what_adamant_refuses() {
             "{what}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The script's PyTorch side of the GPU interchange test (`mlp-demo`) trains the same model as
+/// `tests/support/mlp.rs`: the same parameter count and the same starting weights, element by
+/// element. (The ninth session's script counted one hidden layer's worth too many, which only
+/// the GPU test found.)
+#[test]
+fn the_scripts_mlp_is_the_tests_mlp() {
+    let code = "import sys, json; sys.path.insert(0, sys.argv[1]); import torch_checkpoint as t\n\
+                print(json.dumps([t.IN, t.HIDDEN, t.SAMPLES, t.PARAMS, t.mlp_init()]))\n";
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(script().parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (shape, init): ((usize, usize, usize, usize), Vec<f64>) = {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let n = |i: usize| v[i].as_u64().unwrap() as usize;
+        let init = v[4].as_array().unwrap();
+        (
+            (n(0), n(1), n(2), n(3)),
+            init.iter().map(|x| x.as_f64().unwrap()).collect(),
+        )
+    };
+    assert_eq!(shape, (mlp::IN, mlp::HIDDEN, mlp::SAMPLES, mlp::PARAMS));
+    for (i, &x) in init.iter().enumerate() {
+        assert_eq!(x as f32, mlp::init(i), "starting weight {i}");
+    }
+}
+
+/// A tensor of several checksum pieces (format 2 hashes each 16 MiB piece on its own): Python,
+/// written from docs/checkpoints.md, verifies adamant's checksum, writes its own, and adamant
+/// verifies that.
+#[test]
+fn a_tensor_of_many_pieces_round_trips_through_python() {
+    use adamant_runtime::checkpoint::PIECE_BYTES;
+    let dir = folder("pieces");
+    let (ours, theirs) = (dir.join("ours.safetensors"), dir.join("theirs.safetensors"));
+    let n = 2 * PIECE_BYTES / 4 + 5;
+    let values: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 - 500.0).collect();
+    let mut c = Checkpoint::new();
+    c.insert_f32("big.exp_avg", &values).unwrap();
+    c.save(&ours).unwrap();
+    let copied = python(&[Path::new("copy"), &ours, &theirs]);
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    let back = Checkpoint::load(&theirs).unwrap();
+    assert_eq!(back.get("big.exp_avg"), c.get("big.exp_avg"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,6 +10,7 @@
 //! returns anything, and the typed accessors check each tensor's element type and shape against
 //! what the state expects, so a bad file is a [`CheckpointError`] naming the file and the tensor
 //! or key, never a partly loaded state.
+mod digest;
 mod error;
 mod groups;
 mod scales;
@@ -24,21 +25,28 @@ use std::sync::Arc;
 
 use adamant_device::abi::{KernelDescriptor, ParamRole};
 use safetensors::tensor::{Dtype, TensorView};
-use sha2::{Digest, Sha256};
 
+use digest::DataHash;
+use rayon::prelude::*;
+pub use digest::PIECE_BYTES;
 pub use error::CheckpointError;
 
 pub use scales::clamp_scales_name;
 pub use snapshot::{PendingSnapshot, Snapshot};
 pub use state::{kernel_key, step_key, Restore, Q_ABS_REF_TENSOR, RECORDS_TENSOR};
 
-/// The format this build writes and reads (`adamant.format` in the metadata).
-pub const FORMAT: &str = "adamant-checkpoint/1";
+/// The format this build writes (`adamant.format` in the metadata). It reads this one and
+/// [`FORMAT_1`].
+pub const FORMAT: &str = "adamant-checkpoint/2";
+/// The first format, which differs only in how the checksum covers the tensors' bytes (all of
+/// them in one hash, where format 2 hashes pieces of [`PIECE_BYTES`] on their own and then their
+/// digests: docs/checkpoints.md). Still read.
+pub const FORMAT_1: &str = "adamant-checkpoint/1";
 
 /// The metadata key of the format version.
 pub const FORMAT_KEY: &str = "adamant.format";
 /// The metadata key of the checksum (SHA-256, hex) of every tensor (name, element type, shape,
-/// bytes, in name order) and every other metadata entry (in key order).
+/// bytes, in name order) and every other metadata entry (in key order): docs/checkpoints.md.
 pub const CHECKSUM_KEY: &str = "adamant.checksum";
 
 /// The element type of a checkpoint tensor.
@@ -192,18 +200,41 @@ impl CheckpointTensor {
     }
 
     /// The NaN and infinite elements of a float tensor; None when every element is finite, or
-    /// for a tensor of words (`U16`, `U32`).
+    /// for a tensor of words (`U16`, `U32`). Scans pieces of the tensor on every core (a
+    /// moment is a gigabyte).
     pub fn non_finite(&self) -> Option<NonFiniteValues> {
-        let elements = self.data().len() / self.kind.bytes();
-        let mut bad = (0..elements).filter_map(|i| {
-            let v = self.value(i)?;
-            (!v.is_finite()).then_some((i, v))
-        });
-        let (first, value) = bad.next()?;
+        // An element is NaN or infinite when its exponent bits are all ones.
+        let (bytes, exponent): (usize, u32) = match self.kind {
+            TensorKind::F32 => (4, 0x7F80_0000),
+            TensorKind::Bf16 => (2, 0x7F80),
+            TensorKind::F16 => (2, 0x7C00),
+            TensorKind::U16 | TensorKind::U32 => return None,
+        };
+        let word = |b: &[u8]| match bytes {
+            4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            _ => u16::from_le_bytes([b[0], b[1]]) as u32,
+        };
+        let bad = |b: &[u8]| word(b) & exponent == exponent;
+        let piece = digest::PIECE_BYTES / bytes * bytes;
+        // Per piece: how many, and the first one's index in the piece.
+        let found: Vec<(usize, usize)> = self
+            .data()
+            .par_chunks(piece)
+            .map(|p| {
+                let count = p.chunks_exact(bytes).filter(|b| bad(b)).count();
+                let first = match count {
+                    0 => 0,
+                    _ => p.chunks_exact(bytes).position(bad).expect("counted"),
+                };
+                (count, first)
+            })
+            .collect();
+        let (k, &(_, first)) = found.iter().enumerate().find(|(_, (n, _))| *n > 0)?;
+        let first = k * (piece / bytes) + first;
         Some(NonFiniteValues {
-            count: 1 + bad.count(),
+            count: found.iter().map(|(n, _)| n).sum(),
             first,
-            value,
+            value: self.value(first).expect("a float tensor"),
         })
     }
 }
@@ -469,34 +500,6 @@ impl Checkpoint {
         }
     }
 
-    /// The checksum of the tensors and the metadata other than the checksum itself.
-    fn checksum(&self) -> String {
-        self.checksum_with(&self.metadata)
-    }
-
-    /// The checksum of the tensors and `metadata` (but its checksum entry).
-    fn checksum_with(&self, metadata: &BTreeMap<String, String>) -> String {
-        let mut h = Sha256::new();
-        for (name, t) in &self.tensors {
-            h.update((name.len() as u64).to_le_bytes());
-            h.update(name.as_bytes());
-            h.update(t.kind.name().as_bytes());
-            h.update((t.shape.len() as u64).to_le_bytes());
-            for d in &t.shape {
-                h.update((*d as u64).to_le_bytes());
-            }
-            h.update((t.data().len() as u64).to_le_bytes());
-            h.update(t.data());
-        }
-        for (k, v) in metadata.iter().filter(|(k, _)| *k != CHECKSUM_KEY) {
-            h.update((k.len() as u64).to_le_bytes());
-            h.update(k.as_bytes());
-            h.update((v.len() as u64).to_le_bytes());
-            h.update(v.as_bytes());
-        }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-    }
-
     /// The file's tensors (views of their bytes) and metadata, with the format and the
     /// checksum.
     #[allow(clippy::type_complexity)]
@@ -506,7 +509,7 @@ impl Checkpoint {
         // The metadata with the format, without copying the tensors (a state is gigabytes).
         let mut with_format = self.metadata.clone();
         with_format.insert(FORMAT_KEY.to_string(), FORMAT.to_string());
-        let checksum = self.checksum_with(&with_format);
+        let checksum = digest::checksum(&self.tensors, &with_format, DataHash::Pieces);
         let mut metadata: HashMap<String, String> = with_format.into_iter().collect();
         metadata.insert(CHECKSUM_KEY.to_string(), checksum);
         let views = self
@@ -612,7 +615,12 @@ impl Checkpoint {
             .into_iter()
             .collect();
         let format = metadata.get(FORMAT_KEY).cloned().unwrap_or_default();
-        if format != FORMAT {
+        let data_hash = match format.as_str() {
+            FORMAT => DataHash::Pieces,
+            FORMAT_1 => DataHash::Bytes,
+            _ => DataHash::Pieces,
+        };
+        if format != FORMAT && format != FORMAT_1 {
             return Err(CheckpointError::Version {
                 path: path.to_path_buf(),
                 expected: FORMAT.to_string(),
@@ -653,7 +661,7 @@ impl Checkpoint {
             .get(CHECKSUM_KEY)
             .cloned()
             .unwrap_or_default();
-        let computed = checkpoint.checksum();
+        let computed = digest::checksum(&checkpoint.tensors, &checkpoint.metadata, data_hash);
         if recorded != computed {
             return Err(CheckpointError::Checksum {
                 path: path.to_path_buf(),

@@ -397,3 +397,125 @@ fn state_names_are_derived_from_the_descriptor() {
         TensorKind::U16
     );
 }
+
+/// A tensor of two and a half checksum pieces, its values `i * 1e-3`.
+fn pieces_state() -> (Checkpoint, usize) {
+    let n = (5 * PIECE_BYTES / 2) / 4 + 3;
+    let values: Vec<f32> = (0..n).map(|i| i as f32 * 1e-3).collect();
+    let mut c = Checkpoint::new();
+    c.insert_f32("big", &values).unwrap();
+    c.insert_f32("small", &[1.0, 2.0]).unwrap();
+    (c, n)
+}
+
+/// Format 2 hashes each piece of a tensor on its own: a byte changed in any piece (the first,
+/// a middle one, the short last one) still fails the checksum, and the pieces' digests are
+/// combined in order (two pieces swapped fail it too).
+#[test]
+fn a_changed_byte_in_any_piece_fails_the_checksum() {
+    let dir = folder("pieces");
+    let (c, n) = pieces_state();
+    let path = dir.join("big.safetensors");
+    c.save(&path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let back = Checkpoint::load(&path).unwrap();
+    assert_eq!(back.get("big"), c.get("big"));
+    let start = good.len() - 8 - n * 4; // `big` is first in name order, `small` after it
+    for at in [0, PIECE_BYTES + 5, 2 * PIECE_BYTES + 1, n * 4 - 1] {
+        let mut bytes = good.clone();
+        bytes[start + at] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Checkpoint::load(&path).unwrap_err();
+        assert!(
+            matches!(err, CheckpointError::Checksum { .. }),
+            "byte {at}: {err}"
+        );
+    }
+    let mut swapped = good.clone();
+    let (a, b) = (start, start + PIECE_BYTES);
+    let first: Vec<u8> = swapped[a..a + PIECE_BYTES].to_vec();
+    swapped.copy_within(b..b + PIECE_BYTES, a);
+    swapped[b..b + PIECE_BYTES].copy_from_slice(&first);
+    std::fs::write(&path, &swapped).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&path),
+        Err(CheckpointError::Checksum { .. })
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file of format 1 (its checksum over the bytes themselves, as the first format defined it)
+/// is still read, and still checked.
+#[test]
+fn a_format_1_file_is_read_and_checked() {
+    let dir = folder("format1");
+    let path = dir.join("v1.safetensors");
+    let (c, _) = pieces_state();
+    let mut metadata = BTreeMap::new();
+    metadata.insert(FORMAT_KEY.to_string(), FORMAT_1.to_string());
+    metadata.insert("note".to_string(), "from a first-format build".to_string());
+    let sum = digest::checksum(&c.tensors, &metadata, DataHash::Bytes);
+    assert_ne!(
+        sum,
+        digest::checksum(&c.tensors, &metadata, DataHash::Pieces),
+        "the two formats hash differently"
+    );
+    metadata.insert(CHECKSUM_KEY.to_string(), sum);
+    let views: Vec<(&str, TensorView<'_>)> = c
+        .tensors
+        .iter()
+        .map(|(name, t)| {
+            let view = TensorView::new(t.kind.dtype(), t.shape.clone(), t.data()).unwrap();
+            (name.as_str(), view)
+        })
+        .collect();
+    let bytes = safetensors::serialize(views, Some(metadata.into_iter().collect())).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let back = Checkpoint::load(&path).unwrap();
+    assert_eq!(back.get("big"), c.get("big"));
+    assert_eq!(back.metadata("note").unwrap(), "from a first-format build");
+    let mut damaged = bytes;
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x10;
+    std::fs::write(&path, &damaged).unwrap();
+    assert!(matches!(
+        Checkpoint::load(&path),
+        Err(CheckpointError::Checksum { .. })
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The finiteness scan over many pieces counts every non-finite element of every type and
+/// names the first, wherever the pieces split the tensor.
+#[test]
+fn the_non_finite_scan_counts_across_pieces() {
+    let (c, n) = pieces_state();
+    assert_eq!(c.get("big").unwrap().non_finite(), None);
+    let mut values: Vec<f32> = (0..n).map(|i| i as f32 * 1e-3).collect();
+    let per_piece = PIECE_BYTES / 4;
+    for (i, x) in [
+        (per_piece + 7, f32::NAN),
+        (per_piece - 1, f32::INFINITY),
+        (n - 1, f32::NEG_INFINITY),
+    ] {
+        values[i] = x;
+    }
+    let mut c = Checkpoint::new();
+    c.insert_f32("big", &values).unwrap();
+    let found = c.get("big").unwrap().non_finite().unwrap();
+    assert_eq!((found.count, found.first), (3, per_piece - 1));
+    assert_eq!(found.value, f32::INFINITY);
+    // 16-bit types by their own exponents: f16's 0x7c00 is infinite, bf16's is finite.
+    let at = PIECE_BYTES / 2 + 9; // in the second piece
+    let bits: Vec<u16> = (0..PIECE_BYTES / 2 + 10)
+        .map(|i| if i == at { 0x7c00 } else { 0x3c00 })
+        .collect();
+    let mut c = Checkpoint::new();
+    c.insert_u16("h", TensorKind::F16, &bits).unwrap();
+    c.insert_u16("b", TensorKind::Bf16, &bits).unwrap();
+    c.insert_u16("r", TensorKind::U16, &[0xffff]).unwrap();
+    let h = c.get("h").unwrap().non_finite().unwrap();
+    assert_eq!((h.count, h.first, h.value), (1, at, f32::INFINITY));
+    assert_eq!(c.get("b").unwrap().non_finite(), None);
+    assert_eq!(c.get("r").unwrap().non_finite(), None, "words are no values");
+}
