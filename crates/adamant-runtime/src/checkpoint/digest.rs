@@ -23,25 +23,43 @@ pub(crate) enum DataHash {
     Pieces,
 }
 
-/// The SHA-256 digests of the pieces of every tensor of `tensors`, in order: `digests[t]` holds
-/// tensor `t`'s. Every piece of every tensor is one task of the thread pool.
-fn piece_digests<'a>(tensors: impl Iterator<Item = &'a CheckpointTensor>) -> Vec<Vec<[u8; 32]>> {
-    let pieces: Vec<(usize, &[u8])> = tensors
+/// One piece's digest.
+pub(crate) type PieceDigest = [u8; 32];
+
+/// The digests of `data`'s pieces, in order, hashed on every core.
+pub(crate) fn hash_pieces(data: &[u8]) -> Vec<PieceDigest> {
+    data.par_chunks(PIECE_BYTES)
+        .map(|piece| Sha256::digest(piece).into())
+        .collect()
+}
+
+/// How many pieces `bytes` bytes make.
+pub(crate) fn piece_count(bytes: usize) -> usize {
+    bytes.div_ceil(PIECE_BYTES)
+}
+
+/// Makes sure every tensor of `tensors` knows its pieces' digests (a download or a read that
+/// hashed them as they came left them; the others are hashed here, every piece of every tensor
+/// one task of the thread pool).
+fn ensure_digests<'a>(tensors: impl Iterator<Item = &'a CheckpointTensor>) {
+    let missing: Vec<&CheckpointTensor> = tensors.filter(|t| t.digests.get().is_none()).collect();
+    let pieces: Vec<(usize, &[u8])> = missing
+        .iter()
         .enumerate()
         .flat_map(|(t, tensor)| tensor.data().chunks(PIECE_BYTES).map(move |p| (t, p)))
         .collect();
-    let hashed: Vec<(usize, [u8; 32])> = pieces
+    let hashed: Vec<(usize, PieceDigest)> = pieces
         .par_iter()
         .map(|&(t, piece)| (t, Sha256::digest(piece).into()))
         .collect();
-    let mut out: Vec<Vec<[u8; 32]>> = Vec::new();
+    let mut per_tensor: Vec<Vec<PieceDigest>> = vec![Vec::new(); missing.len()];
     for (t, digest) in hashed {
-        if out.len() <= t {
-            out.resize_with(t + 1, Vec::new);
-        }
-        out[t].push(digest);
+        per_tensor[t].push(digest);
     }
-    out
+    for (tensor, digests) in missing.into_iter().zip(per_tensor) {
+        // A tensor's bytes never change once it is made, so its digests are its bytes'.
+        let _ = tensor.digests.set(digests);
+    }
 }
 
 /// The checksum (SHA-256, hex) of `tensors` (in name order) and `metadata` (in key order, its
@@ -51,12 +69,11 @@ pub(crate) fn checksum(
     metadata: &BTreeMap<String, String>,
     data: DataHash,
 ) -> String {
-    let digests = match data {
-        DataHash::Pieces => piece_digests(tensors.values()),
-        DataHash::Bytes => Vec::new(),
-    };
+    if data == DataHash::Pieces {
+        ensure_digests(tensors.values());
+    }
     let mut h = Sha256::new();
-    for (t, (name, tensor)) in tensors.iter().enumerate() {
+    for (name, tensor) in tensors {
         h.update((name.len() as u64).to_le_bytes());
         h.update(name.as_bytes());
         h.update(tensor.kind.name().as_bytes());
@@ -68,7 +85,7 @@ pub(crate) fn checksum(
         match data {
             DataHash::Bytes => h.update(tensor.data()),
             DataHash::Pieces => {
-                for digest in digests.get(t).into_iter().flatten() {
+                for digest in tensor.digests.get().expect("ensured above") {
                     h.update(digest);
                 }
             }

@@ -13,6 +13,7 @@
 mod digest;
 mod error;
 mod groups;
+mod read;
 mod scales;
 mod snapshot;
 mod state;
@@ -21,15 +22,15 @@ mod transfer;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use adamant_device::abi::{KernelDescriptor, ParamRole};
 use safetensors::tensor::{Dtype, TensorView};
 
-use digest::DataHash;
-use rayon::prelude::*;
 pub use digest::PIECE_BYTES;
+use digest::{DataHash, PieceDigest};
 pub use error::CheckpointError;
+use rayon::prelude::*;
 
 pub use scales::clamp_scales_name;
 pub use snapshot::{PendingSnapshot, Snapshot};
@@ -154,6 +155,9 @@ pub struct CheckpointTensor {
     /// The shape (a buffer of `n` elements: `[n]`).
     pub shape: Vec<usize>,
     data: TensorBytes,
+    /// The digests of the bytes' checksum pieces (format 2), once known: hashed as a download
+    /// or a read brought the bytes in, or at the first checksum. The bytes never change.
+    digests: OnceLock<Vec<PieceDigest>>,
 }
 
 /// A tensor's bytes: its own (built by a save), or a range of the file read whole (a load
@@ -298,8 +302,28 @@ impl Checkpoint {
                 kind,
                 shape: shape.to_vec(),
                 data: TensorBytes::Own(data),
+                digests: OnceLock::new(),
             },
         );
+        Ok(())
+    }
+
+    /// [`Checkpoint::insert`] with the digests of `data`'s checksum pieces, hashed as it was
+    /// downloaded (`digests` of another count than `data`'s pieces are dropped: hashed again
+    /// at the save).
+    pub(crate) fn insert_hashed(
+        &mut self,
+        name: &str,
+        kind: TensorKind,
+        shape: &[usize],
+        data: Vec<u8>,
+        digests: Vec<PieceDigest>,
+    ) -> Result<(), CheckpointError> {
+        let pieces = digest::piece_count(data.len());
+        self.insert(name, kind, shape, data)?;
+        if digests.len() == pieces {
+            let _ = self.tensors[name].digests.set(digests);
+        }
         Ok(())
     }
 
@@ -590,15 +614,21 @@ impl Checkpoint {
     /// [`CheckpointError::Io`], [`CheckpointError::Unreadable`], [`CheckpointError::Version`],
     /// [`CheckpointError::Checksum`].
     pub fn load(path: &Path) -> Result<Checkpoint, CheckpointError> {
-        let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
+        let (bytes, digests) = read::read_hashing(path).map_err(|source| CheckpointError::Io {
             path: path.to_path_buf(),
             action: "read",
             source,
         })?;
-        Checkpoint::from_bytes(Arc::new(bytes), path)
+        Checkpoint::from_bytes(Arc::new(bytes), path, digests)
     }
 
-    fn from_bytes(file_bytes: Arc<Vec<u8>>, path: &Path) -> Result<Checkpoint, CheckpointError> {
+    /// The checkpoint in `file_bytes` (a whole file), checked; `digests` holds the pieces'
+    /// digests of the tensors the read hashed as it went (by name), the rest are hashed here.
+    fn from_bytes(
+        file_bytes: Arc<Vec<u8>>,
+        path: &Path,
+        mut digests: HashMap<String, Vec<PieceDigest>>,
+    ) -> Result<Checkpoint, CheckpointError> {
         let bytes: &[u8] = &file_bytes;
         let unreadable = |reason: String| CheckpointError::Unreadable {
             path: path.to_path_buf(),
@@ -642,12 +672,17 @@ impl Checkpoint {
             // The view is a slice of `bytes`: keep its range, not a copy.
             let start = view.data().as_ptr() as usize - bytes.as_ptr() as usize;
             let range = start..start + view.data().len();
+            // The read's digests, if it hashed exactly this tensor's pieces.
+            let hashed = digests
+                .remove(&name)
+                .filter(|d| d.len() == digest::piece_count(range.len()));
             tensors.insert(
                 name,
                 CheckpointTensor {
                     kind,
                     shape: view.shape().to_vec(),
                     data: TensorBytes::InFile(file_bytes.clone(), range),
+                    digests: hashed.map(OnceLock::from).unwrap_or_default(),
                 },
             );
         }

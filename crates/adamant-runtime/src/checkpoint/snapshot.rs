@@ -271,8 +271,10 @@ impl PendingSnapshot {
         }
         for part in &s.parts {
             let bytes = part.len * part.kind.bytes();
-            let data = download(part.copy.address(), bytes, &part.name)?;
-            ck.insert(&part.name, part.kind, &[part.len], data)?;
+            // SAFETY: as `download`'s.
+            let (data, digests) =
+                unsafe { staging.download_hashed(part.copy.address(), bytes, side, &part.name) }?;
+            ck.insert_hashed(&part.name, part.kind, &[part.len], data, digests)?;
         }
         for (key, value) in &s.metadata {
             ck.set_metadata(key, value)?;

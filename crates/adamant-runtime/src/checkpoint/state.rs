@@ -193,11 +193,18 @@ impl Checkpoint {
             let bytes = k.len * k.storage.bytes();
             // SAFETY: a runtime buffer's allocation (kept alive by `k.keep` meanwhile) or a
             // region checked above to lie in one allocation.
-            let data = unsafe { staging.download(k.address, bytes, stream, &name) }?;
-            tensors.push((name, TensorKind::of_storage(k.storage), k.len, data));
+            let (data, digests) =
+                unsafe { staging.download_hashed(k.address, bytes, stream, &name) }?;
+            tensors.push((
+                name,
+                TensorKind::of_storage(k.storage),
+                k.len,
+                data,
+                digests,
+            ));
         }
-        for (name, kind, len, data) in tensors {
-            self.insert(&name, kind, &[len], data)?;
+        for (name, kind, len, data, digests) in tensors {
+            self.insert_hashed(&name, kind, &[len], data, digests)?;
         }
         self.set_metadata(&kernel_key(tensor), descriptor.name)?;
         if let Some(t) = step_number {

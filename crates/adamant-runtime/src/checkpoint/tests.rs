@@ -124,14 +124,15 @@ fn every_changed_bit_and_every_cut_is_refused() {
     let dir = folder("every-bit");
     let path = save(&state(), &dir);
     let bytes = std::fs::read(&path).unwrap();
-    let refused = |b: Vec<u8>, what: &str| match Checkpoint::from_bytes(Arc::new(b), &path) {
-        Err(
-            CheckpointError::Unreadable { .. }
-            | CheckpointError::Checksum { .. }
-            | CheckpointError::Version { .. },
-        ) => {}
-        other => panic!("{what}: {other:?}"),
-    };
+    let refused =
+        |b: Vec<u8>, what: &str| match Checkpoint::from_bytes(Arc::new(b), &path, HashMap::new()) {
+            Err(
+                CheckpointError::Unreadable { .. }
+                | CheckpointError::Checksum { .. }
+                | CheckpointError::Version { .. },
+            ) => {}
+            other => panic!("{what}: {other:?}"),
+        };
     for i in 0..bytes.len() {
         for bit in [0x01u8, 0x80] {
             let mut b = bytes.clone();
@@ -517,5 +518,9 @@ fn the_non_finite_scan_counts_across_pieces() {
     let h = c.get("h").unwrap().non_finite().unwrap();
     assert_eq!((h.count, h.first, h.value), (1, at, f32::INFINITY));
     assert_eq!(c.get("b").unwrap().non_finite(), None);
-    assert_eq!(c.get("r").unwrap().non_finite(), None, "words are no values");
+    assert_eq!(
+        c.get("r").unwrap().non_finite(),
+        None,
+        "words are no values"
+    );
 }

@@ -10,10 +10,13 @@ use cust::memory::LockedBuffer;
 use cust::stream::Stream;
 use rayon::prelude::*;
 
+use super::digest::{hash_pieces, PieceDigest, PIECE_BYTES};
 use crate::error::{Error, Result};
 
-/// The largest chunk one copy moves (each staging buffer's size for a large state).
-const CHUNK_BYTES: usize = 64 << 20;
+/// The largest chunk one copy moves (each staging buffer's size for a large state): whole
+/// checksum pieces, so each chunk's pieces are hashed on their own as it arrives.
+const CHUNK_BYTES: usize = 4 * PIECE_BYTES;
+const _: () = assert!(CHUNK_BYTES.is_multiple_of(PIECE_BYTES));
 
 /// Bytes per task of a parallel host copy.
 const HOST_SLICE: usize = 1 << 20;
@@ -84,6 +87,35 @@ impl Staging {
         stream: &Stream,
         what: &str,
     ) -> Result<Vec<u8>> {
+        Ok(self.transfer_down(address, bytes, stream, what, false)?.0)
+    }
+
+    /// [`Staging::download`], with the digests of the bytes' checksum pieces, each chunk hashed
+    /// while the next one is copied from the device (the save then has nothing left to hash).
+    ///
+    /// # Safety
+    ///
+    /// As [`Staging::download`].
+    pub(crate) unsafe fn download_hashed(
+        &mut self,
+        address: u64,
+        bytes: usize,
+        stream: &Stream,
+        what: &str,
+    ) -> Result<(Vec<u8>, Vec<PieceDigest>)> {
+        self.transfer_down(address, bytes, stream, what, true)
+    }
+
+    /// The download, and with `hash` the pieces' digests.
+    unsafe fn transfer_down(
+        &mut self,
+        address: u64,
+        bytes: usize,
+        stream: &Stream,
+        what: &str,
+        hash: bool,
+    ) -> Result<(Vec<u8>, Vec<PieceDigest>)> {
+        let mut digests = Vec::new();
         // Zeroed pages are mapped lazily: the parallel copies fault them in on every core.
         let mut out = vec![0u8; bytes];
         let chunks: Vec<(usize, usize)> = (0..bytes)
@@ -114,8 +146,12 @@ impl Staging {
             self.wait(c % 2, what)?;
             let buffer = self.buffers[c % 2].as_ref().expect("enqueued into");
             parallel_copy(&mut out[at..at + n], &buffer[..n]);
+            if hash {
+                // A chunk starts on a piece boundary (its size is a multiple of a piece's).
+                digests.extend(hash_pieces(&out[at..at + n]));
+            }
         }
-        Ok(out)
+        Ok((out, digests))
     }
 
     /// Writes `data` at device address `address`, ordered after the work enqueued before on
