@@ -627,7 +627,7 @@ impl Checkpoint {
     fn from_bytes(
         file_bytes: Arc<Vec<u8>>,
         path: &Path,
-        mut digests: HashMap<String, Vec<PieceDigest>>,
+        mut digests: read::Digests,
     ) -> Result<Checkpoint, CheckpointError> {
         let bytes: &[u8] = &file_bytes;
         let unreadable = |reason: String| CheckpointError::Unreadable {

@@ -19,11 +19,12 @@ use super::digest::{PieceDigest, PIECE_BYTES};
 /// Bytes of the length word before a safetensors header.
 const LENGTH_BYTES: usize = 8;
 
-/// The file at `path`, and the pieces' digests of each tensor (by name) when its layout could
-/// be read from its header.
-pub(super) fn read_hashing(
-    path: &Path,
-) -> std::io::Result<(Vec<u8>, HashMap<String, Vec<PieceDigest>>)> {
+/// The pieces' digests of each tensor a read hashed, by name.
+pub(super) type Digests = HashMap<String, Vec<PieceDigest>>;
+
+/// The file at `path`, and the pieces' digests of each tensor when its layout could be read
+/// from its header.
+pub(super) fn read_hashing(path: &Path) -> std::io::Result<(Vec<u8>, Digests)> {
     let mut file = File::open(path)?;
     let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
     // Zeroed pages are mapped lazily: reading into them is the only write.
@@ -86,7 +87,7 @@ fn read_pieces(
     file: &mut File,
     data: &mut [u8],
     layout: &[(String, usize)],
-) -> std::io::Result<HashMap<String, Vec<PieceDigest>>> {
+) -> std::io::Result<Digests> {
     let counts: Vec<usize> = layout
         .iter()
         .map(|(_, n)| n.div_ceil(PIECE_BYTES))
