@@ -260,7 +260,7 @@ mod host {
         /// The fused entry.
         const DESCRIPTOR: &'static KernelDescriptor;
         /// Each rule's stepped single-tensor entry (`<kernel>_stepped`), in branch order: a
-        /// tensor whose rule-table word's branch is `r` ([`rule_branch`]) is updated by
+        /// tensor whose rule-table word's branch is `r` ([`rule_branch`](super::rule_branch)) is updated by
         /// `RULES[r]`'s update and clamp.
         const RULES: &'static [&'static KernelDescriptor];
         /// The buffer count of the entry's diagnostics records: the most buffers of any rule (a
