@@ -15,6 +15,7 @@ mod error;
 mod groups;
 mod read;
 mod scales;
+mod scan;
 mod snapshot;
 mod state;
 mod transfer;
@@ -30,7 +31,6 @@ use safetensors::tensor::{Dtype, TensorView};
 pub use digest::PIECE_BYTES;
 use digest::{DataHash, PieceDigest};
 pub use error::CheckpointError;
-use rayon::prelude::*;
 
 pub use scales::clamp_scales_name;
 pub use snapshot::{PendingSnapshot, Snapshot};
@@ -85,7 +85,7 @@ impl TensorKind {
         }
     }
 
-    fn of(dtype: Dtype) -> Option<TensorKind> {
+    pub(crate) fn of(dtype: Dtype) -> Option<TensorKind> {
         match dtype {
             Dtype::F32 => Some(TensorKind::F32),
             Dtype::BF16 => Some(TensorKind::Bf16),
@@ -158,6 +158,9 @@ pub struct CheckpointTensor {
     /// The digests of the bytes' checksum pieces (format 2), once known: hashed as a download
     /// or a read brought the bytes in, or at the first checksum. The bytes never change.
     digests: OnceLock<Vec<PieceDigest>>,
+    /// Its non-finite elements (count, first index) once scanned ([`scan`]); the bytes never
+    /// change.
+    scanned: OnceLock<scan::Found>,
 }
 
 /// A tensor's bytes: its own (built by a save), or a range of the file read whole (a load
@@ -204,41 +207,17 @@ impl CheckpointTensor {
     }
 
     /// The NaN and infinite elements of a float tensor; None when every element is finite, or
-    /// for a tensor of words (`U16`, `U32`). Scans pieces of the tensor on every core (a
-    /// moment is a gigabyte).
+    /// for a tensor of words (`U16`, `U32`). Scanned once: as a load read the tensor, or here
+    /// on every core (a moment is a gigabyte).
     pub fn non_finite(&self) -> Option<NonFiniteValues> {
-        // An element is NaN or infinite when its exponent bits are all ones.
-        let (bytes, exponent): (usize, u32) = match self.kind {
-            TensorKind::F32 => (4, 0x7F80_0000),
-            TensorKind::Bf16 => (2, 0x7F80),
-            TensorKind::F16 => (2, 0x7C00),
-            TensorKind::U16 | TensorKind::U32 => return None,
-        };
-        let word = |b: &[u8]| match bytes {
-            4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-            _ => u16::from_le_bytes([b[0], b[1]]) as u32,
-        };
-        let bad = |b: &[u8]| word(b) & exponent == exponent;
-        let piece = digest::PIECE_BYTES / bytes * bytes;
-        // Per piece: how many, and the first one's index in the piece.
-        let found: Vec<(usize, usize)> = self
-            .data()
-            .par_chunks(piece)
-            .map(|p| {
-                let count = p.chunks_exact(bytes).filter(|b| bad(b)).count();
-                let first = match count {
-                    0 => 0,
-                    _ => p.chunks_exact(bytes).position(bad).expect("counted"),
-                };
-                (count, first)
-            })
-            .collect();
-        let (k, &(_, first)) = found.iter().enumerate().find(|(_, (n, _))| *n > 0)?;
-        let first = k * (piece / bytes) + first;
+        let found = *self
+            .scanned
+            .get_or_init(|| scan::scan(self.kind, self.data()).flatten());
+        let (count, first) = found?;
         Some(NonFiniteValues {
-            count: found.iter().map(|(n, _)| n).sum(),
+            count,
             first,
-            value: self.value(first).expect("a float tensor"),
+            value: self.value(first)?,
         })
     }
 }
@@ -303,6 +282,7 @@ impl Checkpoint {
                 shape: shape.to_vec(),
                 data: TensorBytes::Own(data),
                 digests: OnceLock::new(),
+                scanned: OnceLock::new(),
             },
         );
         Ok(())
@@ -622,12 +602,13 @@ impl Checkpoint {
         Checkpoint::from_bytes(Arc::new(bytes), path, digests)
     }
 
-    /// The checkpoint in `file_bytes` (a whole file), checked; `digests` holds the pieces'
-    /// digests of the tensors the read hashed as it went (by name), the rest are hashed here.
+    /// The checkpoint in `file_bytes` (a whole file), checked; `digests` holds what the read
+    /// found of each tensor's pieces as it went (by name: digests, non-finite elements); the
+    /// rest are hashed here.
     fn from_bytes(
         file_bytes: Arc<Vec<u8>>,
         path: &Path,
-        mut digests: read::Digests,
+        mut digests: read::ReadPieces,
     ) -> Result<Checkpoint, CheckpointError> {
         let bytes: &[u8] = &file_bytes;
         let unreadable = |reason: String| CheckpointError::Unreadable {
@@ -672,17 +653,23 @@ impl Checkpoint {
             // The view is a slice of `bytes`: keep its range, not a copy.
             let start = view.data().as_ptr() as usize - bytes.as_ptr() as usize;
             let range = start..start + view.data().len();
-            // The read's digests, if it hashed exactly this tensor's pieces.
-            let hashed = digests
+            // What the read found of this tensor's pieces, if it read exactly these pieces as
+            // this kind.
+            let read = digests
                 .remove(&name)
-                .filter(|d| d.len() == digest::piece_count(range.len()));
+                .filter(|r| r.kind == kind && r.digests.len() == digest::piece_count(range.len()));
+            let (hashed, scanned) = match read {
+                Some(r) => (OnceLock::from(r.digests), OnceLock::from(r.non_finite)),
+                None => (OnceLock::new(), OnceLock::new()),
+            };
             tensors.insert(
                 name,
                 CheckpointTensor {
                     kind,
                     shape: view.shape().to_vec(),
                     data: TensorBytes::InFile(file_bytes.clone(), range),
-                    digests: hashed.map(OnceLock::from).unwrap_or_default(),
+                    digests: hashed,
+                    scanned,
                 },
             );
         }

@@ -1,7 +1,8 @@
-//! Reading a checkpoint file with its checksum pieces hashed as they arrive: the header first,
-//! then each tensor's bytes piece by piece (format 2's pieces, [`PIECE_BYTES`]), each piece
-//! handed to the thread pool to hash while the next one is read. A load then takes about the
-//! file's read time, not the read and then the hash.
+//! Reading a checkpoint file with its checksum pieces hashed and scanned as they arrive: the
+//! header first, then every piece of every tensor (format 2's pieces, [`PIECE_BYTES`]) read at
+//! its own offset by a task of the thread pool, which then hashes it and counts its non-finite
+//! elements while the other tasks read. A load then takes about the file's read time, not the
+//! read, then the hash, then the scan; and several reads in flight move more than one.
 //!
 //! Nothing here judges the file: a header that does not parse, tensors that do not tile the
 //! data, or a file of another length are read whole without hashing, and the checks of
@@ -10,21 +11,33 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Mutex;
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::digest::{PieceDigest, PIECE_BYTES};
+use super::scan::{combine, scan_piece, Found};
+use super::TensorKind;
+
+/// What a read found of one tensor's pieces.
+pub(super) struct ReadTensor {
+    /// The kind the header gave it (its findings mean nothing for another).
+    pub kind: TensorKind,
+    /// Each piece's digest, in order.
+    pub digests: Vec<PieceDigest>,
+    /// Its non-finite elements (None for a word kind's, which are no values).
+    pub non_finite: Found,
+}
+
+/// What a read found of each tensor it read piece by piece, by name.
+pub(super) type ReadPieces = HashMap<String, ReadTensor>;
 
 /// Bytes of the length word before a safetensors header.
 const LENGTH_BYTES: usize = 8;
 
-/// The pieces' digests of each tensor a read hashed, by name.
-pub(super) type Digests = HashMap<String, Vec<PieceDigest>>;
-
-/// The file at `path`, and the pieces' digests of each tensor when its layout could be read
+/// The file at `path`, and what was found of each tensor's pieces when its layout could be read
 /// from its header.
-pub(super) fn read_hashing(path: &Path) -> std::io::Result<(Vec<u8>, Digests)> {
+pub(super) fn read_hashing(path: &Path) -> std::io::Result<(Vec<u8>, ReadPieces)> {
     let mut file = File::open(path)?;
     let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
     // Zeroed pages are mapped lazily: reading into them is the only write.
@@ -37,8 +50,8 @@ pub(super) fn read_hashing(path: &Path) -> std::io::Result<(Vec<u8>, Digests)> {
         file.read_exact(&mut bytes[data_start..])?;
         return Ok((bytes, HashMap::new()));
     };
-    let digests = read_pieces(&mut file, &mut bytes[data_start..], &layout)?;
-    Ok((bytes, digests))
+    let found = read_pieces(&file, data_start, &mut bytes[data_start..], &layout)?;
+    Ok((bytes, found))
 }
 
 /// Reads the length word and the header into `bytes`; the offset where the data starts, or
@@ -60,72 +73,99 @@ fn header_end(file: &mut File, bytes: &mut [u8]) -> std::io::Result<Option<usize
     Ok(end)
 }
 
-/// Each tensor's name and byte length, in the order its bytes lie in the data, when the header
-/// (in `bytes`, whose data is not read yet) parses and its tensors tile the data.
-fn layout(bytes: &[u8], data_start: usize) -> Option<Vec<(String, usize)>> {
+/// Each tensor's name, kind and byte length, in the order its bytes lie in the data, when the
+/// header (in `bytes`, whose data is not read yet) parses, every tensor is of a kind a state
+/// holds, and the tensors tile the data.
+fn layout(bytes: &[u8], data_start: usize) -> Option<Vec<(String, TensorKind, usize)>> {
     let (_, metadata) = safetensors::SafeTensors::read_metadata(bytes).ok()?;
-    let mut tensors: Vec<(String, (usize, usize))> = metadata
+    let mut tensors: Vec<(String, TensorKind, (usize, usize))> = metadata
         .tensors()
         .into_iter()
-        .map(|(name, info)| (name, info.data_offsets))
-        .collect();
-    tensors.sort_by_key(|(_, (start, _))| *start);
+        .map(|(name, info)| Some((name, TensorKind::of(info.dtype)?, info.data_offsets)))
+        .collect::<Option<_>>()?;
+    tensors.sort_by_key(|(_, _, (start, _))| *start);
     let mut at = 0;
-    for (_, (start, end)) in &tensors {
+    for (_, _, (start, end)) in &tensors {
         if *start != at || end < start {
             return None;
         }
         at = *end;
     }
-    (data_start + at == bytes.len())
-        .then(|| tensors.into_iter().map(|(n, (s, e))| (n, e - s)).collect())
+    (data_start + at == bytes.len()).then(|| {
+        tensors
+            .into_iter()
+            .map(|(n, k, (s, e))| (n, k, e - s))
+            .collect()
+    })
 }
 
-/// Reads `data` (the file's data, in `layout`'s order) piece by piece, each piece hashed on
-/// the thread pool while the next is read.
+/// Reads `data` (the file's data, from offset `data_start`, in `layout`'s order): every piece
+/// a task of the thread pool that reads it at its offset, hashes it and scans it.
 fn read_pieces(
-    file: &mut File,
+    file: &File,
+    data_start: usize,
     data: &mut [u8],
-    layout: &[(String, usize)],
-) -> std::io::Result<Digests> {
-    let counts: Vec<usize> = layout
-        .iter()
-        .map(|(_, n)| n.div_ceil(PIECE_BYTES))
-        .collect();
-    let slots: Vec<Mutex<Vec<Option<PieceDigest>>>> =
-        counts.iter().map(|&c| Mutex::new(vec![None; c])).collect();
-    let mut failed = None;
-    rayon::scope(|scope| {
-        let mut rest: &mut [u8] = data;
-        'tensors: for (t, (_, len)) in layout.iter().enumerate() {
-            let (mut tensor, after) = std::mem::take(&mut rest).split_at_mut(*len);
-            rest = after;
-            for k in 0..counts[t] {
-                let n = tensor.len().min(PIECE_BYTES);
-                let (piece, after) = std::mem::take(&mut tensor).split_at_mut(n);
-                tensor = after;
-                if let Err(e) = file.read_exact(piece) {
-                    failed = Some(e);
-                    break 'tensors;
-                }
-                let piece: &[u8] = piece;
-                let slot = &slots[t];
-                scope.spawn(move |_| {
-                    let digest: PieceDigest = Sha256::digest(piece).into();
-                    slot.lock().expect("a hash task panicked")[k] = Some(digest);
-                });
-            }
+    layout: &[(String, TensorKind, usize)],
+) -> std::io::Result<ReadPieces> {
+    // (tensor, offset in the file, the piece's bytes)
+    let mut pieces: Vec<(usize, u64, &mut [u8])> = Vec::new();
+    let mut rest: &mut [u8] = data;
+    let mut at = data_start as u64;
+    for (t, (_, _, len)) in layout.iter().enumerate() {
+        let (tensor, after) = std::mem::take(&mut rest).split_at_mut(*len);
+        rest = after;
+        for piece in tensor.chunks_mut(PIECE_BYTES) {
+            let n = piece.len() as u64;
+            pieces.push((t, at, piece));
+            at += n;
         }
-    });
-    if let Some(e) = failed {
-        return Err(e);
+    }
+    let found: Vec<(usize, PieceDigest, Option<Found>)> = pieces
+        .into_par_iter()
+        .map(|(t, offset, piece)| {
+            read_at(file, piece, offset)?;
+            let digest: PieceDigest = Sha256::digest(&*piece).into();
+            Ok((t, digest, scan_piece(layout[t].1, piece)))
+        })
+        .collect::<std::io::Result<_>>()?;
+    // In order: the pieces were listed tensor by tensor, and `collect` keeps their order.
+    let mut per_tensor: Vec<(Vec<PieceDigest>, Vec<Found>)> =
+        layout.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    for (t, digest, scanned) in found {
+        per_tensor[t].0.push(digest);
+        per_tensor[t].1.extend(scanned);
     }
     Ok(layout
         .iter()
-        .zip(slots)
-        .map(|((name, _), slot)| {
-            let digests = slot.into_inner().expect("a hash task panicked");
-            (name.clone(), digests.into_iter().flatten().collect())
+        .zip(per_tensor)
+        .map(|((name, kind, _), (digests, scanned))| {
+            let tensor = ReadTensor {
+                kind: *kind,
+                digests,
+                non_finite: combine(*kind, &scanned),
+            };
+            (name.clone(), tensor)
         })
         .collect())
+}
+
+/// Fills `buf` from `file` at `offset` (a positioned read: the tasks share the file).
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Fills `buf` from `file` at `offset` (a positioned read: the tasks share the file).
+#[cfg(windows)]
+fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
 }

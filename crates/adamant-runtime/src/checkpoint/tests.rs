@@ -523,4 +523,22 @@ fn the_non_finite_scan_counts_across_pieces() {
         None,
         "words are no values"
     );
+    c.insert_f32("big", &values).unwrap();
+    // A load scans each piece as it reads it: the same findings as the scan in memory.
+    let dir = folder("scan");
+    let path = dir.join("scan.safetensors");
+    c.save(&path).unwrap();
+    let back = Checkpoint::load(&path).unwrap();
+    for name in ["big", "h", "b", "r"] {
+        assert!(
+            back.tensors[name].scanned.get().is_some(),
+            "`{name}` scanned by the read"
+        );
+        assert_eq!(
+            back.get(name).unwrap().non_finite(),
+            c.get(name).unwrap().non_finite(),
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
