@@ -24,6 +24,24 @@ fn python(args: &[&Path]) -> std::process::Output {
         .expect("python3 (scripts/setup.sh needs it too)")
 }
 
+/// Runs Python `code` with the script's folder as `sys.argv[1]` and `args` after it; its
+/// standard output (it must succeed).
+fn python_code(code: &str, args: &[PathBuf]) -> Vec<u8> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(script().parent().unwrap())
+        .args(args)
+        .output()
+        .expect("python3 (scripts/setup.sh needs it too)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 fn folder(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("adamant-py-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -213,19 +231,7 @@ fn python_refuses_what_adamant_refuses() {
                 \x20       t.read(f); print('accepted', f)\n\
                 \x20   except t.CheckpointError:\n\
                 \x20       pass\n";
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(code)
-        .arg(script().parent().unwrap())
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let accepted = String::from_utf8(out.stdout).unwrap();
+    let accepted = String::from_utf8(python_code(code, &files)).unwrap();
     assert!(
         accepted.is_empty(),
         "Python accepted damaged files:\n{accepted}"
@@ -252,19 +258,9 @@ fn python_refuses_what_adamant_refuses() {
 fn the_scripts_mlp_is_the_tests_mlp() {
     let code = "import sys, json; sys.path.insert(0, sys.argv[1]); import torch_checkpoint as t\n\
                 print(json.dumps([t.IN, t.HIDDEN, t.SAMPLES, t.PARAMS, t.mlp_init()]))\n";
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(code)
-        .arg(script().parent().unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = python_code(code, &[]);
     let (shape, init): ((usize, usize, usize, usize), Vec<f64>) = {
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let n = |i: usize| v[i].as_u64().unwrap() as usize;
         let init = v[4].as_array().unwrap();
         (
