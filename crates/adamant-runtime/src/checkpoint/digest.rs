@@ -26,11 +26,14 @@ pub(crate) enum DataHash {
 /// One piece's digest.
 pub(crate) type PieceDigest = [u8; 32];
 
+/// The digest of one piece.
+pub(crate) fn hash_piece(piece: &[u8]) -> PieceDigest {
+    Sha256::digest(piece).into()
+}
+
 /// The digests of `data`'s pieces, in order, hashed on every core.
 pub(crate) fn hash_pieces(data: &[u8]) -> Vec<PieceDigest> {
-    data.par_chunks(PIECE_BYTES)
-        .map(|piece| Sha256::digest(piece).into())
-        .collect()
+    data.par_chunks(PIECE_BYTES).map(hash_piece).collect()
 }
 
 /// How many pieces `bytes` bytes make.
@@ -39,27 +42,14 @@ pub(crate) fn piece_count(bytes: usize) -> usize {
 }
 
 /// Makes sure every tensor of `tensors` knows its pieces' digests (a download or a read that
-/// hashed them as they came left them; the others are hashed here, every piece of every tensor
-/// one task of the thread pool).
+/// hashed them as they came left them; the others are hashed here, the thread pool taking the
+/// pieces of every tensor at once).
 fn ensure_digests<'a>(tensors: impl Iterator<Item = &'a CheckpointTensor>) {
     let missing: Vec<&CheckpointTensor> = tensors.filter(|t| t.digests.get().is_none()).collect();
-    let pieces: Vec<(usize, &[u8])> = missing
-        .iter()
-        .enumerate()
-        .flat_map(|(t, tensor)| tensor.data().chunks(PIECE_BYTES).map(move |p| (t, p)))
-        .collect();
-    let hashed: Vec<(usize, PieceDigest)> = pieces
-        .par_iter()
-        .map(|&(t, piece)| (t, Sha256::digest(piece).into()))
-        .collect();
-    let mut per_tensor: Vec<Vec<PieceDigest>> = vec![Vec::new(); missing.len()];
-    for (t, digest) in hashed {
-        per_tensor[t].push(digest);
-    }
-    for (tensor, digests) in missing.into_iter().zip(per_tensor) {
+    missing.par_iter().for_each(|tensor| {
         // A tensor's bytes never change once it is made, so its digests are its bytes'.
-        let _ = tensor.digests.set(digests);
-    }
+        let _ = tensor.digests.set(hash_pieces(tensor.data()));
+    });
 }
 
 /// The checksum (SHA-256, hex) of `tensors` (in name order) and `metadata` (in key order, its

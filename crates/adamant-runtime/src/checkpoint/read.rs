@@ -13,9 +13,8 @@ use std::io::Read;
 use std::path::Path;
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
-use super::digest::{PieceDigest, PIECE_BYTES};
+use super::digest::{hash_piece, PieceDigest, PIECE_BYTES};
 use super::scan::{combine, scan_piece, Found};
 use super::TensorKind;
 
@@ -124,8 +123,7 @@ fn read_pieces(
         .into_par_iter()
         .map(|(t, offset, piece)| {
             read_at(file, piece, offset)?;
-            let digest: PieceDigest = Sha256::digest(&*piece).into();
-            Ok((t, digest, scan_piece(layout[t].1, piece)))
+            Ok((t, hash_piece(piece), scan_piece(layout[t].1, piece)))
         })
         .collect::<std::io::Result<_>>()?;
     // In order: the pieces were listed tensor by tensor, and `collect` keeps their order.

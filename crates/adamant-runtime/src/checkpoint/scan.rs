@@ -15,12 +15,13 @@ pub(crate) type Found = Option<(usize, usize)>;
 /// Bytes per element and the exponent mask of a float kind (an element is NaN or infinite when
 /// its exponent bits are all ones); `None` for words that are no values by themselves.
 fn float_layout(kind: TensorKind) -> Option<(usize, u32)> {
-    match kind {
-        TensorKind::F32 => Some((4, 0x7F80_0000)),
-        TensorKind::Bf16 => Some((2, 0x7F80)),
-        TensorKind::F16 => Some((2, 0x7C00)),
-        TensorKind::U16 | TensorKind::U32 => None,
-    }
+    let exponent = match kind {
+        TensorKind::F32 => 0x7F80_0000,
+        TensorKind::Bf16 => 0x7F80,
+        TensorKind::F16 => 0x7C00,
+        TensorKind::U16 | TensorKind::U32 => return None,
+    };
+    Some((kind.bytes(), exponent))
 }
 
 /// The non-finite elements of `piece` (whole elements of `kind`); `None` for a word kind.
