@@ -4,7 +4,7 @@
 //! bench/report.py sets it beside PyTorch's figures from bench/torch_bench.py.
 //!
 //! Data is never zeros: buffers are filled with non-zero constants on the device.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[path = "bench_parts/checkpoint.rs"]
 mod checkpoint;
@@ -438,35 +438,58 @@ fn tensor(n: usize, amsgrad: bool) -> Result<Tensor> {
 
 /// The RL parameter set: every tensor a separate allocation (as in PyTorch), one multi-tensor
 /// launch per kernel (the decision transformer apart: its clamp is off), eager and as a graph.
-fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> Result<()> {
+/// One tensor of the RL set's file (`bench/rl_set.json`).
+pub(crate) struct RlTensor {
+    /// The kernel its model's optimizer launches.
+    kernel: String,
+    /// Its model's name.
+    model: Option<String>,
+    /// Its element count (the product of its shape).
+    pub(crate) elements: usize,
+}
+
+/// Every tensor of the RL set's file, in the file's order.
+pub(crate) fn rl_tensors(set: &Path) -> Result<Vec<RlTensor>> {
     let spec: Value =
         serde_json::from_str(&std::fs::read_to_string(set).context("reading the RL set")?)?;
-    let (mut dqn, mut iqn, mut iql, mut attn, mut cur, mut dt) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let (mut elements, mut bytes, mut tensors) = (0usize, 0usize, 0usize);
+    let mut out = Vec::new();
     for model in spec["models"].as_array().context("models")? {
         let kernel = model["kernel"].as_str().context("kernel")?;
         for t in model["tensors"].as_array().context("tensors")? {
-            let n: usize = t["shape"]
-                .as_array()
-                .context("shape")?
-                .iter()
-                .map(|d| d.as_u64().unwrap_or(1) as usize)
-                .product();
-            let amsgrad = kernel == "curiosity_adam_step";
-            let list = match (kernel, model["model"].as_str()) {
-                (_, Some("decision_transformer")) => &mut dt,
-                ("dqn_adam_update_kernel", _) => &mut dqn,
-                ("iqn_adam_kernel", _) => &mut iqn,
-                ("iql_adam_kernel", _) => &mut iql,
-                ("curiosity_adam_step", _) => &mut cur,
-                _ => &mut attn,
-            };
-            list.push(tensor(n, amsgrad)?);
-            elements += n;
-            bytes += if amsgrad { 36 * n } else { 28 * n };
-            tensors += 1;
+            out.push(RlTensor {
+                kernel: kernel.to_string(),
+                model: model["model"].as_str().map(str::to_string),
+                elements: t["shape"]
+                    .as_array()
+                    .context("shape")?
+                    .iter()
+                    .map(|d| d.as_u64().unwrap_or(1) as usize)
+                    .product(),
+            });
         }
+    }
+    Ok(out)
+}
+
+fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &Path) -> Result<()> {
+    let (mut dqn, mut iqn, mut iql, mut attn, mut cur, mut dt) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut elements, mut bytes, mut tensors) = (0usize, 0usize, 0usize);
+    for t in rl_tensors(set)? {
+        let n = t.elements;
+        let amsgrad = t.kernel == "curiosity_adam_step";
+        let list = match (t.kernel.as_str(), t.model.as_deref()) {
+            (_, Some("decision_transformer")) => &mut dt,
+            ("dqn_adam_update_kernel", _) => &mut dqn,
+            ("iqn_adam_kernel", _) => &mut iqn,
+            ("iql_adam_kernel", _) => &mut iql,
+            ("curiosity_adam_step", _) => &mut cur,
+            _ => &mut attn,
+        };
+        list.push(tensor(n, amsgrad)?);
+        elements += n;
+        bytes += if amsgrad { 36 * n } else { 28 * n };
+        tensors += 1;
     }
     let isv = ClampPolicy::from_isv(2.0);
     let dt_policy = ClampPolicy::disabled(adamant::rl::DT_CLAMP_DISABLED);

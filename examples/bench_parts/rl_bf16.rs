@@ -13,11 +13,11 @@ use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer,
     QAbsRef, StepBound, StepSpec, StepStates, Storage,
 };
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cust::stream::Stream;
 use serde_json::{json, Value};
 
-use super::{tensor, Tensor, Timer};
+use super::{rl_tensors, tensor, Tensor, Timer};
 
 /// Bytes an element moves in each world (read + written).
 const F32_BYTES: usize = 28;
@@ -34,25 +34,6 @@ fn bf16_tensor(n: usize) -> Result<Tensor> {
         v: DeviceArray::from_bits(&bits(1e-4), Storage::Bf16)?,
         v_max: None,
     })
-}
-
-/// Every tensor's element count in the set's file.
-fn sizes(set: &Path) -> Result<Vec<usize>> {
-    let spec: Value =
-        serde_json::from_str(&std::fs::read_to_string(set).context("reading the RL set")?)?;
-    let mut out = Vec::new();
-    for model in spec["models"].as_array().context("models")? {
-        for t in model["tensors"].as_array().context("tensors")? {
-            let shape = t["shape"].as_array().context("shape")?;
-            out.push(
-                shape
-                    .iter()
-                    .map(|d| d.as_u64().unwrap_or(1) as usize)
-                    .product(),
-            );
-        }
-    }
-    Ok(out)
 }
 
 /// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs.
@@ -106,7 +87,7 @@ pub(crate) fn rl_bf16(
     set: &Path,
     copy_gbps: f64,
 ) -> Result<()> {
-    let sizes = sizes(set)?;
+    let sizes: Vec<usize> = rl_tensors(set)?.iter().map(|t| t.elements).collect();
     let elements: usize = sizes.iter().sum();
     let mut f32_set = sizes
         .iter()
