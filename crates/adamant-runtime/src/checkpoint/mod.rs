@@ -626,22 +626,22 @@ impl Checkpoint {
             .into_iter()
             .collect();
         let format = metadata.get(FORMAT_KEY).cloned().unwrap_or_default();
+        // How this file's version hashes the tensors' bytes; any other version is refused.
         let data_hash = match format.as_str() {
             FORMAT => DataHash::Pieces,
             FORMAT_1 => DataHash::Bytes,
-            _ => DataHash::Pieces,
+            _ => {
+                return Err(CheckpointError::Version {
+                    path: path.to_path_buf(),
+                    expected: FORMAT.to_string(),
+                    found: if format.is_empty() {
+                        "none (no adamant checkpoint)".into()
+                    } else {
+                        format
+                    },
+                })
+            }
         };
-        if format != FORMAT && format != FORMAT_1 {
-            return Err(CheckpointError::Version {
-                path: path.to_path_buf(),
-                expected: FORMAT.to_string(),
-                found: if format.is_empty() {
-                    "none (no adamant checkpoint)".into()
-                } else {
-                    format
-                },
-            });
-        }
         let mut tensors = BTreeMap::new();
         for (name, view) in file.tensors() {
             let kind = TensorKind::of(view.dtype()).ok_or_else(|| {
