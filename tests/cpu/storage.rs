@@ -292,14 +292,24 @@ fn each_buffer_of_an_element_draws_its_own_word() {
 
 #[test]
 fn one_tensor_and_step_give_every_element_its_own_word() {
-    // Each round is a bijection of the element's low half: 2^20 elements, 2^20 words.
+    // The chain's first word is a bijection of the element's low half, and its two halves are
+    // the draws of buffers 0 and 1: 2^20 elements, 2^20 pairs of draws, and each 16-bit draw
+    // value about equally often (16 times each, uniform).
     let key = rounding_key(3, 9, 1);
     let mut words: Vec<u32> = (0..1u64 << 20)
-        .map(|e| stochastic_word(key, 0, e))
+        .map(|e| stochastic_word(key, 0, e) | stochastic_word(key, 1, e) << 16)
         .collect();
+    let mut counts = vec![0u32; 1 << 16];
+    for w in &words {
+        counts[(w & 0xffff) as usize] += 1;
+    }
     words.sort_unstable();
     words.dedup();
     assert_eq!(words.len(), 1 << 20);
+    let (low, high) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+    assert!(*low >= 1 && *high <= 40, "draw counts from {low} to {high}");
+    // A draw holds 16 bits, the resolution of a bf16 rounding.
+    assert!((0..1000u64).all(|e| stochastic_word(key, 3, e) < 1 << 16));
 }
 
 #[test]

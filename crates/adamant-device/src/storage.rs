@@ -24,7 +24,8 @@ pub enum Rounding {
     /// To the nearest value, ties to even (IEEE round-to-nearest-even).
     Nearest,
     /// Down or up in magnitude with probabilities proportional to the distances, decided by
-    /// this random word ([`stochastic_word`]).
+    /// the low 16 bits of this random word ([`stochastic_word`]): the resolution of the
+    /// probability is 2^-16 of a step.
     Stochastic(u32),
 }
 
@@ -204,14 +205,15 @@ fn f16_stochastic(x: f32, r: u32) -> u16 {
     };
     // What is rounded away, as a fraction `rem / 2^shift` of one step (shift <= 125).
     let rem = m as u64 & mask64(shift);
-    // Up with probability rem / 2^shift: compare with a uniform draw of `shift` bits, the word's
-    // 32 bits at the top when the step has more (a resolution of 2^-32, the word's own).
-    let draw = if shift <= 32 {
-        r as u64 & mask64(shift)
-    } else if shift <= 56 {
-        (r as u64) << (shift - 32)
+    // Up with probability rem / 2^shift, to the draw's resolution: compare with the word's 16
+    // bits at the top of the `shift` rounded-away bits (all of them when there are fewer).
+    let draw = r as u64 & 0xFFFF;
+    let draw = if shift <= 16 {
+        draw & mask64(shift)
+    } else if shift <= 40 {
+        draw << (shift - 16)
     } else {
-        // rem / 2^shift < 2^-32: below the word's resolution.
+        // rem < 2^24 <= 2^(shift - 16): below the draw's resolution, never up.
         return sign | kept as u16;
     };
     let up = rem + draw >= 1u64 << shift;
@@ -311,19 +313,33 @@ pub fn rounding_key(seed: u32, step: u32, tensor: u32) -> u64 {
     fmix64(h ^ (tensor as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
 }
 
-/// The random word of stochastic rounding for element `element` of buffer `buffer` (its index
+/// The random draw of stochastic rounding for element `element` of buffer `buffer` (its index
 /// among the kernel's buffers, in declared order) of the tensor and step whose key is `key`
-/// ([`rounding_key`]): two rounds of a 32-bit integer mixer (`lowbias32`, from Chris Wellons'
-/// hash prospector), 32-bit multiplies only, since it runs once per element and buffer. The
-/// first round sees the element's low half and the key's; the second adds the element's high
-/// half (below 2^16: a tensor has fewer than 2^48 elements), the buffer above it, and the key's
-/// high half. For one key and buffer, elements below 2^32 get pairwise different words (each
-/// round is a bijection), and the buffers of one element (Adam's weight, `m` and `v`) draw apart.
+/// ([`rounding_key`]): 16 bits, in the low half of the result (a bf16 rounding decides on 16
+/// dropped bits, so a wider draw would add nothing).
+///
+/// The draws come from a chain of 32-bit integer mixers (`lowbias32`, from Chris Wellons' hash
+/// prospector), 32-bit multiplies only, since it runs once per element: the chain's first word
+/// mixes the element's low half with the key's low half and the element's high half (a tensor
+/// has fewer than 2^48 elements), and each next word mixes the one before it with the key's high
+/// half. Buffer `b` takes half `b % 2` of word `b / 2`, so an element pays one mixer per two
+/// buffers (Adam's weight, `m` and `v`, buffers 0, 2 and 3, pay two; a draw for each buffer of
+/// its own would pay four, most of the 14 B path's arithmetic). For one key and buffer,
+/// elements below 2^32 get pairwise different words (the first mixer is a bijection of the
+/// element's low half, and so is each next one of the word before it), and the buffers of one
+/// element draw from different bits.
 #[inline(always)]
 pub fn stochastic_word(key: u64, buffer: u32, element: u64) -> u32 {
-    let low = mix32((element as u32) ^ key as u32);
-    let counter = ((element >> 32) as u32) | (buffer << 16);
-    mix32(low ^ counter.wrapping_mul(0x9E37_79B9) ^ (key >> 32) as u32)
+    let high = (element >> 32) as u32;
+    let mut word = mix32((element as u32) ^ key as u32 ^ high.wrapping_mul(0x9E37_79B9));
+    let mut link = 0;
+    // `buffer` is a constant where the macro calls it: the loop unrolls, and the words the
+    // buffers of one element share are computed once.
+    while link < buffer / 2 {
+        word = mix32(word ^ (key >> 32) as u32);
+        link += 1;
+    }
+    (word >> (16 * (buffer % 2))) & 0xFFFF
 }
 
 /// `lowbias32`: each input bit flips each output bit with probability close to one half.
