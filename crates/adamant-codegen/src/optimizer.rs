@@ -747,13 +747,13 @@ fn at_lane(e: TokenStream, lane: Option<usize>) -> TokenStream {
 }
 
 /// The diagnostics of one element (lane `lane` of the group, or the scalar loop's element, lane
-/// 0), after its stores: the raw and stored values, then every buffer's value as the entry left
-/// it (the stored parameter, the updated states, the gradient as read). Its rare facts go to the
-/// group's `__adamant_rare` mask, which one `settle` after the group's lanes hands to shared
-/// memory with the group's first index.
+/// 0), after its stores: `__adamant_lane_<lane>`, the raw and stored values and every buffer's
+/// value as the entry left it (the stored parameter, the updated states, the gradient as read),
+/// observed into the group's `__adamant_watch`; one [`settle`] after the group's lanes hands
+/// what is rare to shared memory with the group's first index.
 fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> TokenStream {
     let raw = at_lane(quote!(__adamant_raw), lane);
-    let lane_number = lane.unwrap_or(0) as u32;
+    let name = lane_name(lane);
     let new = at_lane(quote!(__adamant_new), lane);
     // What the clamp made of the raw value: the stored value itself for f32; for a 16-bit
     // parameter the f32 clamp (its rounding changes nearly every value, and is no clamp catch).
@@ -781,8 +781,31 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
         false => quote!(),
     };
     quote! {
-        __adamant_facts.observe(&mut __adamant_rare, #lane_number, #raw, #clamped, [#(#values),*]);
+        let #name = #kernels::diagnostics::Lane {
+            raw: #raw,
+            clamped: #clamped,
+            values: [#(#values),*],
+        };
+        __adamant_facts.observe(&mut __adamant_watch, &#name);
         #kept
+    }
+}
+
+/// The local holding lane `lane`'s [`observe`]d values.
+fn lane_name(lane: Option<usize>) -> Ident {
+    format_ident!("__adamant_lane_{}", lane.unwrap_or(0))
+}
+
+/// The group's watch, taken before its lanes are observed.
+fn watch() -> TokenStream {
+    quote! { let mut __adamant_watch = __adamant_facts.watch(); }
+}
+
+/// The group's rare facts, from its watch and the lanes `observe` bound.
+fn settle(lanes: impl Iterator<Item = Option<usize>>) -> TokenStream {
+    let names = lanes.map(lane_name);
+    quote! {
+        __adamant_facts.settle(__adamant_shared, __adamant_watch, __adamant_index, [#(#names),*]);
     }
 }
 
@@ -886,6 +909,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         }
     };
     let observed = (0..4).map(|l| observe(k, kernels, Some(l)));
+    let (watch, settle) = (watch(), settle((0..4).map(Some)));
     quote! {
         let __adamant_index: u64 =
             __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
@@ -893,9 +917,9 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
         #store
         #new
-        let mut __adamant_rare: u64 = 0;
+        #watch
         #(#observed)*
-        __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);
+        #settle
     }
 }
 
@@ -962,13 +986,14 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         }
     };
     let observed = observe(k, kernels, None);
+    let (watch, settle) = (watch(), settle([None].into_iter()));
     quote! {
         let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
         #(#loads)*
         let __adamant_raw: f32 = #raw;
         #store
-        let mut __adamant_rare: u64 = 0;
+        #watch
         #observed
-        __adamant_facts.settle(__adamant_shared, __adamant_rare, __adamant_index);
+        #settle
     }
 }

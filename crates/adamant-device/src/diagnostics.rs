@@ -332,6 +332,45 @@ impl TensorRecord {
     }
 }
 
+/// What the records read of one element: the update's raw value, its clamp (in f32: a 16-bit
+/// store's rounding is not a clamp catch), and every buffer's value as the entry leaves it, in
+/// the kernel's order.
+#[derive(Clone, Copy, Debug)]
+pub struct Lane<const K: usize> {
+    pub raw: f32,
+    pub clamped: f32,
+    pub values: [f32; K],
+}
+
+impl<const K: usize> Lane<K> {
+    /// Whether the clamp caught this element (its clamped value differs from the raw one, bit
+    /// for bit).
+    #[inline(always)]
+    pub fn caught(&self) -> bool {
+        self.raw.to_bits() != self.clamped.to_bits()
+    }
+}
+
+/// A group's running test for non-finite values, and the thread's clamp count before it.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupWatch {
+    /// NaN once any value folded in ([`poison`]) was NaN or ±inf, else ±0.
+    pub poison: f32,
+    /// The thread's clamp count before the group: a group that starts at 0 and ends above it
+    /// holds the thread's first clamp.
+    pub clamped_before: u32,
+}
+
+/// `x · 0 + acc`: NaN when `x` is NaN or ±inf (`inf · 0` is NaN), else `acc` unchanged (a finite
+/// `x` gives ±0, and `acc + ±0` is `acc` for a NaN or ±0 `acc`). One fused multiply-add per
+/// value (the kernels never contract `x * 0.0 + acc` into one), exact in IEEE arithmetic,
+/// which the compiler may not fold without fast-math flags; the exact per-buffer test runs
+/// only when a group's poison is NaN.
+#[inline(always)]
+pub fn poison(x: f32, acc: f32) -> f32 {
+    crate::math::fma(x, 0.0, acc)
+}
+
 /// A thread's register share of one tensor's record: the two maxima and the clamp count. `N` is
 /// the kernel's buffer count.
 #[cfg(target_arch = "nvptx64")]
@@ -408,48 +447,78 @@ mod device {
             };
         }
 
-        /// Lane `lane` of a group (0 in the scalar loop): the update's raw value, its clamp (in
-        /// f32: a 16-bit store's rounding is not a clamp catch), and every buffer's value as the
-        /// entry leaves it, in the kernel's order. The common case costs two maxima, one compare for the clamp and one
-        /// bit per value; what is rare (a non-finite value, a thread's first clamp) sets a bit
-        /// of `rare` ([`RARE_LANE_BITS`] per lane), which [`Self::settle`] handles once per group.
+        /// A group's watch, taken before its first lane is observed.
         #[inline(always)]
-        pub fn observe<const K: usize>(
-            &mut self,
-            rare: &mut u64,
-            lane: u32,
-            raw: f32,
-            stored: f32,
-            values: [f32; K],
-        ) {
+        pub fn watch(&self) -> GroupWatch {
+            GroupWatch {
+                poison: 0.0,
+                clamped_before: self.clamped,
+            }
+        }
+
+        /// One lane of a group (the scalar loop's element is a group of one): the two maxima,
+        /// the clamp count, and the lane's values folded into the group's poison. That is all
+        /// the common case costs: a few instructions per element, no bit per value. Whether a
+        /// value is non-finite, and which, is worked out by [`Self::settle`] only when the
+        /// group's poison says that one is.
+        #[inline(always)]
+        pub fn observe<const K: usize>(&mut self, watch: &mut GroupWatch, lane: &Lane<K>) {
             // A fused entry's record has the most buffers of its rules (`N`); a rule with fewer
             // (`K`) fills the first `K` and leaves the rest as they were.
             const { assert!(K <= N) };
-            let raw_bits = abs_bits(raw);
-            self.max_raw = core::cmp::max(self.max_raw, raw_bits);
-            let mut bad = ((raw_bits >= INFINITY_BITS) as u32) << RARE_RAW;
-            if raw.to_bits() != stored.to_bits() {
-                // A thread's indices increase, so its first clamp is its smallest: one shared
-                // atomic per thread and tensor, however many elements the clamp catches.
-                bad |= ((self.clamped == 0) as u32) << RARE_FIRST_CLAMP;
-                self.clamped += 1;
-            }
+            self.max_raw = core::cmp::max(self.max_raw, abs_bits(lane.raw));
+            self.clamped += lane.caught() as u32;
+            watch.poison = poison(lane.raw, watch.poison);
             let mut b = 0;
             while b < K {
-                bad |= ((abs_bits(values[b]) >= INFINITY_BITS) as u32) << b;
+                watch.poison = poison(lane.values[b], watch.poison);
                 b += 1;
             }
-            *rare |= (bad as u64) << (lane as usize * RARE_LANE_BITS);
         }
 
-        /// The rare facts of one group, whose first element is `index`: one bit each in
-        /// `rare`, lane by lane, buffer `b`'s value non-finite (bit `b`), the raw value non-finite
-        /// (bit [`RARE_RAW`]), the thread's first clamp (bit [`RARE_FIRST_CLAMP`]). Straight to
-        /// the block's shared record. One branch per group, and the word each bit goes to is
-        /// computed from the bit's position, so the compiler keeps no address per fact in
-        /// registers across the sweep.
+        /// The rare facts of one group, whose first element is `index`, straight to the block's
+        /// shared record: a non-finite value of buffer `b` (its count and first index), a
+        /// non-finite raw value, and the thread's first clamp (its index; one shared atomic per
+        /// thread and tensor, however many elements the clamp catches). Nothing at all unless the
+        /// group's poison is NaN or the group holds the thread's first clamp: one branch per
+        /// group. The facts are then worked out lane by lane from `lanes` (the values the
+        /// registers still hold), and the word each goes to from its position in the mask, so
+        /// the compiler keeps no address per fact in registers across the sweep.
         #[inline(always)]
-        pub unsafe fn settle(&self, shared: *mut u32, rare: u64, index: u64) {
+        pub unsafe fn settle<const K: usize, const L: usize>(
+            &self,
+            shared: *mut u32,
+            watch: GroupWatch,
+            index: u64,
+            lanes: [Lane<K>; L],
+        ) {
+            const { assert!(L * RARE_LANE_BITS <= 64) };
+            let first_clamp = watch.clamped_before == 0 && self.clamped != 0;
+            // `!(poison == poison)`: NaN, from the bits' comparison the compiler cannot drop.
+            #[allow(clippy::eq_op)]
+            let non_finite = watch.poison != watch.poison;
+            if !(first_clamp || non_finite) {
+                return;
+            }
+            let mut rare = 0u64;
+            let mut seen = watch.clamped_before;
+            let mut l = 0;
+            while l < L {
+                let lane = &lanes[l];
+                let mut bad = ((abs_bits(lane.raw) >= INFINITY_BITS) as u32) << RARE_RAW;
+                if lane.caught() {
+                    // A thread's indices increase, so its first clamp is its smallest.
+                    bad |= ((seen == 0) as u32) << RARE_FIRST_CLAMP;
+                    seen += 1;
+                }
+                let mut b = 0;
+                while b < K {
+                    bad |= ((abs_bits(lane.values[b]) >= INFINITY_BITS) as u32) << b;
+                    b += 1;
+                }
+                rare |= (bad as u64) << (l * RARE_LANE_BITS);
+                l += 1;
+            }
             let mut rest = rare;
             while rest != 0 {
                 let bit = rest.trailing_zeros() as usize;
