@@ -38,31 +38,52 @@ fn every_16_bit_entry_is_proven_on_its_stored_bits() {
     assert_clamp_proven(&report, ENTRIES.map(|(name, _)| name));
 }
 
-/// The hold within the bound is the last step before the store: the rounded value minus 0 or 1
-/// (`add.s16 %rsD, %rsRounded, %rsStep`). Without it, a bound that is no bf16 value is crossed
-/// by rounding to nearest (and in f16 a value past 65,504 is stored as infinity): refused, at a
-/// case next to the bound.
+/// The hold within the bound has two steps: the limit (the largest value of the storage type
+/// within the bound: the bound rounded, minus 0 or 1, `add.s16 %rsD, %rsRounded, %rsStep`),
+/// computed once from the bound, and each element's rounded magnitude held at most at it
+/// (`min.u16`). Without either, a bound that is no bf16 value is crossed by rounding to nearest
+/// (and in f16 a value past 65,504 is stored as infinity): refused, at a case next to the bound.
 #[test]
 fn a_store_without_the_hold_within_the_bound_is_refused() {
     for (name, storage) in edited() {
-        let (ptx, edits) = edit_each_line(real(), name, |line| {
+        let limit_step = edit_each_line(real(), name, |line| {
             let t = line.trim();
             let rest = t.strip_prefix("add.s16")?;
             let regs = registers(rest);
             (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
         });
-        assert!(edits >= 2, "{name}: {edits} hold steps found");
-        let report = run(&ptx);
-        only_about(&report, name);
-        let wrong = report.violations.iter().any(|v| {
-            matches!(v, Violation::ClampBypassed {
-                failure: ClampFailure::Wrong { storage: s, got, expected, .. }, ..
-            } if *s == storage && got == &(expected + 1))
+        let element_holds = edit_lines(real(), name, |lines, i| {
+            let (held, rounded) = element_hold(lines, i)?;
+            Some(format!("\tmov.b16 \t{held}, {rounded};"))
         });
-        assert!(wrong, "{name}: no case one step past the bound\n{report}");
-        // The report shows the storage type's bits, not f32 readings of them.
-        let shown = format!("{} 0x", storage.name());
-        assert!(report.to_string().contains(&shown), "{report}");
+        for (what, (ptx, edits)) in [("limit", limit_step), ("element", element_holds)] {
+            assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
+            let report = run(&ptx);
+            only_about(&report, name);
+            if what == "element" {
+                // The stored value no longer reads the bound at all: no clamp.
+                let unclamped = clamp_failures(&report)
+                    .iter()
+                    .any(|f| matches!(f, ClampFailure::NoBound));
+                assert!(
+                    unclamped,
+                    "{name} ({what}): not refused as unclamped\n{report}"
+                );
+                continue;
+            }
+            let wrong = report.violations.iter().any(|v| {
+                matches!(v, Violation::ClampBypassed {
+                    failure: ClampFailure::Wrong { storage: s, got, expected, .. }, ..
+                } if *s == storage && got == &(expected + 1))
+            });
+            assert!(
+                wrong,
+                "{name} ({what}): no case one step past the bound\n{report}"
+            );
+            // The report shows the storage type's bits, not f32 readings of them.
+            let shown = format!("{} 0x", storage.name());
+            assert!(report.to_string().contains(&shown), "{report}");
+        }
     }
 }
 

@@ -29,24 +29,14 @@ fn edited() -> impl Iterator<Item = &'static str> {
     ENTRIES.into_iter().filter(|n| n.ends_with("_stepped"))
 }
 
-/// `ptx` with entry `name`'s lines passed through `edit` (all of them at once), and the number
-/// of lines it changed.
-fn edit_lines(
-    ptx: &str,
-    name: &str,
-    edit: impl Fn(&[String], usize) -> Option<String>,
-) -> (String, usize) {
-    let mut edits = 0;
-    let out = edit_entry(ptx, name, |lines| {
-        let changed: Vec<(usize, String)> = (0..lines.len())
-            .filter_map(|i| edit(lines, i).map(|new| (i, new)))
-            .collect();
-        edits = changed.len();
-        for (i, new) in changed {
-            lines[i] = new;
-        }
-    });
-    (out, edits)
+/// Whether one of `lines` defines `reg` as a magnitude: `abs.f32` of the value, or its bits
+/// masked by `0x7fffffff`.
+fn magnitude_of(lines: &[String], reg: &str) -> bool {
+    lines.iter().any(|l| {
+        let t = l.trim();
+        (t.starts_with("abs.f32") || (t.starts_with("and.b32") && t.contains("2147483647")))
+            && registers(t).first().map(String::as_str) == Some(reg)
+    })
 }
 
 /// The additions of a random word to a weight's magnitude: `add.s32 %d, %a, %b` whose sum is
@@ -65,22 +55,45 @@ fn every_stochastic_entry_is_proven_for_every_word() {
 }
 
 /// Without the hold, a value within the bound that the word rounds up past it (0.08 is no bf16
-/// value) is stored: refused, at a case one bf16 step past the contract, with its word.
+/// value) is stored: refused, at a case one bf16 step past the contract, with its word. The
+/// hold is each element's `min.u16` with the limit, and the limit's own step back from the
+/// rounded bound (`add.s16`); each is removed in turn (without the element's, the stored value
+/// reads no bound: refused as no clamp).
 #[test]
 fn a_stochastic_store_without_the_hold_is_refused() {
     for name in edited() {
-        let (ptx, edits) = edit_lines(real(), name, |lines, i| {
+        let limit_step = edit_lines(real(), name, |lines, i| {
             let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
             (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
         });
-        assert!(edits >= 2, "{name}: {edits} hold steps found");
-        let report = run(&ptx);
-        only_about(&report, name);
-        let caught = clamp_failures(&report).iter().any(|f| {
-            matches!(f, ClampFailure::Wrong { word: Some(_), got, expected, .. } if *got == expected + 1)
+        let element_holds = edit_lines(real(), name, |lines, i| {
+            let (held, rounded) = element_hold(lines, i)?;
+            Some(format!("\tmov.b16 \t{held}, {rounded};"))
         });
-        assert!(caught, "{name}: no case one step past the bound\n{report}");
-        assert!(report.to_string().contains("random word"), "{report}");
+        for (what, (ptx, edits)) in [("limit", limit_step), ("element", element_holds)] {
+            assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
+            let report = run(&ptx);
+            only_about(&report, name);
+            if what == "element" {
+                // The stored value no longer reads the bound at all: no clamp.
+                let unclamped = clamp_failures(&report)
+                    .iter()
+                    .any(|f| matches!(f, ClampFailure::NoBound));
+                assert!(
+                    unclamped,
+                    "{name} ({what}): not refused as unclamped\n{report}"
+                );
+                continue;
+            }
+            let caught = clamp_failures(&report).iter().any(|f| {
+                matches!(f, ClampFailure::Wrong { word: Some(_), got, expected, .. } if *got == expected + 1)
+            });
+            assert!(
+                caught,
+                "{name} ({what}): no case one step past the bound\n{report}"
+            );
+            assert!(report.to_string().contains("random word"), "{report}");
+        }
     }
 }
 
@@ -91,14 +104,8 @@ fn a_store_that_ignores_its_word_is_refused() {
     for name in edited() {
         let (ptx, edits) = edit_lines(real(), name, |lines, i| {
             let regs = word_addition(lines, i)?;
-            // The magnitude is the operand masked by 0x7fffffff; the other one is the word.
-            let magnitude = regs[1..].iter().find(|r| {
-                lines[..i].iter().any(|l| {
-                    l.trim().starts_with("and.b32")
-                        && l.contains(&format!("{r},"))
-                        && l.contains("2147483647")
-                })
-            })?;
+            // The magnitude is the operand defined as `|x|`; the other one is the word.
+            let magnitude = regs[1..].iter().find(|r| magnitude_of(&lines[..i], r))?;
             Some(format!("\tmov.b32 \t{}, {magnitude};", regs[0]))
         });
         assert!(edits >= 2, "{name}: {edits} word additions found");
@@ -125,28 +132,22 @@ fn a_store_that_special_cases_a_word_is_refused() {
         // The new text spans three lines, spliced in for the one it replaces.
         let (ptx, edits) = edit_lines(real(), name, |lines, i| {
             // The word of the store that follows: the operand of the last word addition before
-            // this hold step that is not the magnitude.
-            let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
-            if regs.len() != 3 {
-                return None;
-            }
+            // this hold that is not the magnitude.
+            let (held, rounded) = element_hold(lines, i)?;
+            let limit = registers(&lines[i])
+                .into_iter()
+                .skip(1)
+                .find(|r| *r != rounded)?;
             let word = (0..i).rev().find_map(|j| {
                 let add = word_addition(lines, j)?;
                 add[1..]
                     .iter()
-                    .find(|r| {
-                        !lines[..j].iter().any(|l| {
-                            l.trim().starts_with("and.b32")
-                                && l.contains(&format!("{r},"))
-                                && l.contains("2147483647")
-                        })
-                    })
+                    .find(|r| !magnitude_of(&lines[..j], r))
                     .cloned()
             })?;
             Some(format!(
-                "\tsetp.eq.s32 \t%p_special{i}, {word}, 4661;\n\tadd.s16 \t%rs_special{i}, {}, \
-                 {};\n\tselp.b16 \t{}, 16256, %rs_special{i}, %p_special{i};",
-                regs[1], regs[2], regs[0]
+                "\tsetp.eq.s32 \t%p_special{i}, {word}, 4661;\n\tmin.u16 \t%rs_special{i}, {limit}, \
+                 {rounded};\n\tselp.b16 \t{held}, 16256, %rs_special{i}, %p_special{i};"
             ))
         });
         assert!(edits >= 2, "{name}: {edits} hold steps found");

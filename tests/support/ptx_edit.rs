@@ -57,6 +57,26 @@ pub fn registers(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The per-element hold of a 16-bit parameter store at line `i` of an entry, `min.u16 %d, %a,
+/// %b` (`storage::Half::store`: the rounded magnitude against the largest one within the
+/// bound): its destination and the rounded operand. The other operand, the limit, is computed
+/// once from the bound and shared by every lane's hold, so it is the one that more than one
+/// `min.u16` of the entry reads.
+pub fn element_hold(lines: &[String], i: usize) -> Option<(String, String)> {
+    let regs = registers(lines[i].trim().strip_prefix("min.u16")?);
+    if regs.len() != 3 {
+        return None;
+    }
+    let holds = |r: &String| {
+        lines
+            .iter()
+            .filter(|l| l.trim().starts_with("min.u16") && registers(l)[1..].contains(r))
+            .count()
+    };
+    let rounded = regs[1..].iter().find(|r| holds(r) == 1)?;
+    Some((regs[0].clone(), rounded.clone()))
+}
+
 /// For every `selp.f32 %d, %a, %b, %p` line: `%d -> %b`. In an optimizer entry those are the
 /// clamp's selects, and `%b` is the value before the clamp.
 pub fn pre_clamp_values(entry: &[String]) -> HashMap<String, String> {
@@ -223,6 +243,26 @@ pub fn edit_each_line(
                 *line = new;
                 edits += 1;
             }
+        }
+    });
+    (out, edits)
+}
+
+/// `ptx` with entry `name`'s lines passed through `edit` (all of them at once), and the number
+/// of lines it changed.
+pub fn edit_lines(
+    ptx: &str,
+    name: &str,
+    edit: impl Fn(&[String], usize) -> Option<String>,
+) -> (String, usize) {
+    let mut edits = 0;
+    let out = edit_entry(ptx, name, |lines| {
+        let changed: Vec<(usize, String)> = (0..lines.len())
+            .filter_map(|i| edit(lines, i).map(|new| (i, new)))
+            .collect();
+        edits = changed.len();
+        for (i, new) in changed {
+            lines[i] = new;
         }
     });
     (out, edits)

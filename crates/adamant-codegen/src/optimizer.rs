@@ -755,15 +755,15 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
     let raw = at_lane(quote!(__adamant_raw), lane);
     let name = lane_name(lane);
     let new = at_lane(quote!(__adamant_new), lane);
-    // What the clamp made of the raw value: the stored value itself for f32; for a 16-bit
-    // parameter the f32 clamp (its rounding changes nearly every value, and is no clamp catch).
-    let clamped = match param_arg(k).storage {
-        Storage::F32 => new.clone(),
-        _ => {
-            let bound = format_ident!("{}", BOUND);
-            quote! { #kernels::clamp::weight_clamp(#raw, #bound) }
-        }
+    // Whether the clamp caught the raw value: the stored value differs from it, for f32; for a
+    // 16-bit parameter the f32 clamp's test (its rounding changes nearly every value, and is no
+    // clamp catch).
+    let bound = format_ident!("{}", BOUND);
+    let caught = match param_arg(k).storage {
+        Storage::F32 => quote! { #raw.to_bits() != #new.to_bits() },
+        _ => quote! { #kernels::clamp::caught(#raw, #bound) },
     };
+    let clamped = quote! { #kernels::clamp::weight_clamp(#raw, #bound) };
     // A companion's record sees the f32 clamp: the master itself (`#[param(bf16, master)]`),
     // or the value a remainder completes but for the hold, which moves a finite value by less
     // than a bf16 step and so never changes whether it is finite, all a buffer's record keeps
@@ -783,7 +783,7 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
     quote! {
         let #name = #kernels::diagnostics::Lane {
             raw: #raw,
-            clamped: #clamped,
+            caught: #caught,
             values: [#(#values),*],
         };
         __adamant_facts.observe(&mut __adamant_watch, &#name);

@@ -25,3 +25,12 @@ pub fn weight_clamp(p: f32, bound: f32) -> f32 {
         p
     }
 }
+
+/// Whether [`weight_clamp`] changes `p` (a clamp catch, as the records count it): exactly when
+/// the clamp is on and `|p|` is past the bound (a NaN `p` is never caught). For the records of a
+/// 16-bit parameter, whose stored value differs from the raw one by rounding as well: one
+/// comparison, instead of the f32 clamp computed again beside the store's own.
+#[inline(always)]
+pub fn caught(p: f32, bound: f32) -> bool {
+    bound > 0.0 && p.abs() > bound
+}

@@ -332,23 +332,14 @@ impl TensorRecord {
     }
 }
 
-/// What the records read of one element: the update's raw value, its clamp (in f32: a 16-bit
-/// store's rounding is not a clamp catch), and every buffer's value as the entry leaves it, in
-/// the kernel's order.
+/// What the records read of one element: the update's raw value, whether the clamp caught it
+/// (its f32 clamp differs from the raw value, bit for bit: a 16-bit store's rounding is not a
+/// clamp catch), and every buffer's value as the entry leaves it, in the kernel's order.
 #[derive(Clone, Copy, Debug)]
 pub struct Lane<const K: usize> {
     pub raw: f32,
-    pub clamped: f32,
+    pub caught: bool,
     pub values: [f32; K],
-}
-
-impl<const K: usize> Lane<K> {
-    /// Whether the clamp caught this element (its clamped value differs from the raw one, bit
-    /// for bit).
-    #[inline(always)]
-    pub fn caught(&self) -> bool {
-        self.raw.to_bits() != self.clamped.to_bits()
-    }
 }
 
 /// A group's running test for non-finite values, and the thread's clamp count before it.
@@ -467,7 +458,7 @@ mod device {
             // (`K`) fills the first `K` and leaves the rest as they were.
             const { assert!(K <= N) };
             self.max_raw = core::cmp::max(self.max_raw, abs_bits(lane.raw));
-            self.clamped += lane.caught() as u32;
+            self.clamped += lane.caught as u32;
             watch.poison = poison(lane.raw, watch.poison);
             let mut b = 0;
             while b < K {
@@ -506,7 +497,7 @@ mod device {
             while l < L {
                 let lane = &lanes[l];
                 let mut bad = ((abs_bits(lane.raw) >= INFINITY_BITS) as u32) << RARE_RAW;
-                if lane.caught() {
+                if lane.caught {
                     // A thread's indices increase, so its first clamp is its smallest.
                     bad |= ((seen == 0) as u32) << RARE_FIRST_CLAMP;
                     seen += 1;

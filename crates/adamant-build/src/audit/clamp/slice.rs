@@ -118,19 +118,24 @@ impl<'a> ClampProver<'a> {
         Ok(slice)
     }
 
-    /// The clamped value `x` among the frontier registers, and a stochastic store's random word:
-    /// every frontier register is computed from `x`, or (stochastic stores only) from the word.
+    /// The clamped value `x` and a stochastic store's random word: every frontier register is
+    /// computed from `x`, or (stochastic stores only) from the word. `x` is a frontier register
+    /// where the bound meets the value itself (an f32 clamp); where the value is taken apart
+    /// first (a 16-bit store rounds `|x|` and limits the rounded magnitude, with `x`'s sign and
+    /// NaN test beside it), it is the nearest register of the frontier's ancestry from which,
+    /// with the word, every frontier register is computed. Taking `x` further up only moves
+    /// more of the computation into the program the proof runs.
     fn inputs(
         &self,
         frontier: &[&'a str],
-        memo: &mut HashMap<(&'a str, &'a str), bool>,
+        memo: &mut Memo<'a>,
     ) -> Option<(&'a str, Option<&'a str>)> {
         let stochastic = self.rounding == adamant_abi::Rounding::Stochastic;
         for &x in frontier {
             let rest: Vec<&'a str> = frontier
                 .iter()
                 .copied()
-                .filter(|&f| !self.pure_from(f, x, memo, 0))
+                .filter(|&f| !self.pure_from(f, (x, None), memo, 0))
                 .collect();
             if rest.is_empty() {
                 return Some((x, None));
@@ -141,7 +146,40 @@ impl<'a> ClampProver<'a> {
             let word = rest
                 .iter()
                 .copied()
-                .find(|&w| rest.iter().all(|&f| self.pure_from(f, w, memo, 0)));
+                .find(|&w| rest.iter().all(|&f| self.pure_from(f, (w, None), memo, 0)));
+            if let Some(word) = word {
+                return Some((x, Some(word)));
+            }
+        }
+        let ancestry = self.ancestry(frontier);
+        // The clamp's contract is over an f32 value: `x` is one (a 16-bit piece of a rounded
+        // sum is no candidate).
+        let values = ancestry.iter().copied().filter(|&r| {
+            self.flow
+                .single_def(r)
+                .is_ok_and(|i| self.instructions[i].has_modifier("f32"))
+        });
+        for x in values {
+            if frontier
+                .iter()
+                .all(|&f| self.pure_from(f, (x, None), memo, 0))
+            {
+                return Some((x, None));
+            }
+            if !stochastic {
+                continue;
+            }
+            // The word is an input of its own: not computed from `x` in any part, nor `x`
+            // from it (a register that carries `x` taken as free would run the program on
+            // pairs no input gives).
+            let word = ancestry.iter().copied().find(|&w| {
+                w != x
+                    && !self.reads(w, x, &mut HashSet::new(), 0)
+                    && !self.reads(x, w, &mut HashSet::new(), 0)
+                    && frontier
+                        .iter()
+                        .all(|&f| self.pure_from(f, (x, Some(w)), memo, 0))
+            });
             if let Some(word) = word {
                 return Some((x, Some(word)));
             }
@@ -149,40 +187,109 @@ impl<'a> ClampProver<'a> {
         None
     }
 
-    /// Whether `reg` is `x` or computed from `x` and immediates alone, by unguarded single
-    /// definitions that the interpreter knows (memoized: the walk may cross the update's DAG).
+    /// The registers the frontier is computed from, nearest first (breadth first through
+    /// unguarded single definitions that the interpreter knows), at most [`ANCESTRY`].
+    fn ancestry(&self, frontier: &[&'a str]) -> Vec<&'a str> {
+        let mut out: Vec<&'a str> = Vec::new();
+        let mut queue: std::collections::VecDeque<&'a str> = frontier.iter().copied().collect();
+        while let Some(reg) = queue.pop_front() {
+            if out.len() >= ANCESTRY {
+                break;
+            }
+            let Ok(i) = self.flow.single_def(reg) else {
+                continue;
+            };
+            if !self.computes(i) {
+                continue;
+            }
+            for s in self.operands_of(i).unwrap_or_default() {
+                if !out.contains(&s) {
+                    out.push(s);
+                    queue.push_back(s);
+                }
+            }
+        }
+        out.truncate(ANCESTRY);
+        out
+    }
+
+    /// Whether `reg` is computed, in any part, from `other` (any definition on the way;
+    /// memoized in `seen`, the registers already known not to read it).
+    fn reads(
+        &self,
+        reg: &'a str,
+        other: &'a str,
+        seen: &mut HashSet<&'a str>,
+        depth: usize,
+    ) -> bool {
+        if reg == other {
+            return true;
+        }
+        if depth > 64 {
+            // Too deep to tell: taken as reading it, which only refuses a candidate.
+            return true;
+        }
+        if seen.contains(reg) {
+            return false;
+        }
+        let Ok(i) = self.flow.single_def(reg) else {
+            return false;
+        };
+        let found = sources(&self.instructions[i]).iter().any(|o| match o {
+            Operand::Register(r) => self.reads(r, other, seen, depth + 1),
+            _ => false,
+        });
+        if !found {
+            seen.insert(reg);
+        }
+        found
+    }
+
+    /// Whether instruction `i` computes or compares (what the interpreter runs).
+    fn computes(&self, i: usize) -> bool {
+        matches!(
+            crate::audit::opcodes::class(&self.instructions[i]),
+            crate::audit::opcodes::Class::Compute | crate::audit::opcodes::Class::Compare
+        )
+    }
+
+    /// Whether `reg` is one of `roots` or computed from them and immediates alone, by unguarded
+    /// single definitions that the interpreter knows (memoized: the walk may cross the
+    /// update's DAG).
     fn pure_from(
         &self,
         reg: &'a str,
-        x: &'a str,
-        memo: &mut HashMap<(&'a str, &'a str), bool>,
+        roots: (&'a str, Option<&'a str>),
+        memo: &mut Memo<'a>,
         depth: usize,
     ) -> bool {
-        if reg == x {
+        if reg == roots.0 || Some(reg) == roots.1 {
             return true;
         }
         if depth > 64 {
             return false;
         }
-        if let Some(&known) = memo.get(&(reg, x)) {
+        if let Some(&known) = memo.get(&(reg, roots)) {
             return known;
         }
         let result = match self.flow.single_def(reg) {
             Ok(i) => {
-                let inst = &self.instructions[i];
-                let computes = matches!(
-                    crate::audit::opcodes::class(inst),
-                    crate::audit::opcodes::Class::Compute | crate::audit::opcodes::Class::Compare
-                );
-                computes
+                self.computes(i)
                     && self.operands_of(i).is_ok_and(|srcs| {
                         srcs.into_iter()
-                            .all(|s| self.pure_from(s, x, memo, depth + 1))
+                            .all(|s| self.pure_from(s, roots, memo, depth + 1))
                     })
             }
             Err(_) => false,
         };
-        memo.insert((reg, x), result);
+        memo.insert((reg, roots), result);
         result
     }
 }
+
+/// [`ClampProver::pure_from`]'s answers, by register and roots.
+type Memo<'a> = HashMap<(&'a str, (&'a str, Option<&'a str>)), bool>;
+
+/// How many of the frontier's ancestors [`ClampProver::inputs`] tries as `x` and as the word:
+/// a store's rounding and limit sit a few instructions below the value they take apart.
+const ANCESTRY: usize = 48;
