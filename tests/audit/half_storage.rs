@@ -46,17 +46,15 @@ fn every_16_bit_entry_is_proven_on_its_stored_bits() {
 #[test]
 fn a_store_without_the_hold_within_the_bound_is_refused() {
     for (name, storage) in edited() {
-        let limit_step = edit_each_line(real(), name, |line| {
-            let t = line.trim();
-            let rest = t.strip_prefix("add.s16")?;
-            let regs = registers(rest);
-            (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
+        let limit_steps = edit_lines(real(), name, |lines, i| {
+            let (limit, rounded) = limit_step(lines, i)?;
+            Some(format!("\tmov.b16 \t{limit}, {rounded};"))
         });
         let element_holds = edit_lines(real(), name, |lines, i| {
             let (held, rounded) = element_hold(lines, i)?;
             Some(format!("\tmov.b16 \t{held}, {rounded};"))
         });
-        for (what, (ptx, edits)) in [("limit", limit_step), ("element", element_holds)] {
+        for (what, (ptx, edits)) in [("limit", limit_steps), ("element", element_holds)] {
             assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
             let report = run(&ptx);
             only_about(&report, name);

@@ -62,15 +62,15 @@ fn every_stochastic_entry_is_proven_for_every_word() {
 #[test]
 fn a_stochastic_store_without_the_hold_is_refused() {
     for name in edited() {
-        let limit_step = edit_lines(real(), name, |lines, i| {
-            let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
-            (regs.len() == 3).then(|| format!("\tmov.b16 \t{}, {};", regs[0], regs[1]))
+        let limit_steps = edit_lines(real(), name, |lines, i| {
+            let (limit, rounded) = limit_step(lines, i)?;
+            Some(format!("\tmov.b16 \t{limit}, {rounded};"))
         });
         let element_holds = edit_lines(real(), name, |lines, i| {
             let (held, rounded) = element_hold(lines, i)?;
             Some(format!("\tmov.b16 \t{held}, {rounded};"))
         });
-        for (what, (ptx, edits)) in [("limit", limit_step), ("element", element_holds)] {
+        for (what, (ptx, edits)) in [("limit", limit_steps), ("element", element_holds)] {
             assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
             let report = run(&ptx);
             only_about(&report, name);

@@ -57,6 +57,27 @@ pub fn registers(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The limit's hold step at line `i` of an entry (`storage::Half::limit`: the bound rounded,
+/// minus 0 or 1), `add.s16 %d, %a, %b` with one operand the step (`selp.b16 %s, -1, 0, %p`):
+/// its destination and the rounded operand.
+pub fn limit_step(lines: &[String], i: usize) -> Option<(String, String)> {
+    let regs = registers(lines[i].trim().strip_prefix("add.s16")?);
+    if regs.len() != 3 {
+        return None;
+    }
+    let is_step = |r: &String| {
+        lines.iter().any(|l| {
+            let t = l.trim();
+            t.starts_with("selp.b16") && t.contains(", -1, 0,") && registers(t)[0] == *r
+        })
+    };
+    let rounded = regs[1..].iter().find(|r| !is_step(r))?;
+    regs[1..]
+        .iter()
+        .any(is_step)
+        .then(|| (regs[0].clone(), rounded.clone()))
+}
+
 /// The per-element hold of a 16-bit parameter store at line `i` of an entry, `min.u16 %d, %a,
 /// %b` (`storage::Half::store`: the rounded magnitude against the largest one within the
 /// bound): its destination and the rounded operand. The other operand, the limit, is computed

@@ -849,13 +849,17 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                 };
             },
             _ => {
-                let lanes = (0..4usize).map(|l| {
-                    let lane = a.storage.widen(kernels, quote!(__adamant_loaded.0[#l]));
-                    quote! { #lane #coef }
-                });
+                // Loaded as two 32-bit words (`vector::W2`), widened from them.
+                let w2 = quote! { #kernels::vector::W2 };
+                let load = quote! { *(#ident as *const #w2).add(__adamant_i) };
+                let lanes = a
+                    .storage
+                    .widen_group(kernels, quote!(__adamant_loaded))
+                    .into_iter()
+                    .map(|lane| quote! { #lane #coef });
                 quote! {
                     let #mutability #local: #f4 = {
-                        let __adamant_loaded: #group = #load;
+                        let __adamant_loaded: #w2 = #load;
                         #f4([#(#lanes),*])
                     };
                 }

@@ -151,6 +151,20 @@ impl Storage {
         }
     }
 
+    /// The four lanes of `loaded` (a `vector::W2`, a 16-bit group loaded as two words) as the
+    /// `f32`s the update computes with: exact. A bf16 lane is widened from its word directly
+    /// (`W2::bf16_lanes`, one instruction a lane); an f16 lane from its bits.
+    pub fn widen_group(self, kernels: &DeviceCratePath, loaded: TokenStream) -> Vec<TokenStream> {
+        match self.half(kernels) {
+            Some(_) if self != Storage::F16 => (0..4usize)
+                .map(|l| quote! { #loaded.bf16_lanes().0[#l] })
+                .collect(),
+            _ => (0..4usize)
+                .map(|l| self.widen(kernels, quote! { #loaded.lanes()[#l] }))
+                .collect(),
+        }
+    }
+
     /// The element stored for the raw (unclamped) new parameter value `raw` with `bound`: the
     /// clamp, then for a 16-bit type the rounding and the hold within the bound. `word` is the
     /// element's random word (a `u32` expression), used by a stochastic store only.

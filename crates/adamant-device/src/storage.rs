@@ -143,20 +143,25 @@ fn within(bits: u16, bound: f32, decode: impl Fn(u16) -> f32) -> u16 {
 #[inline(always)]
 pub fn bf16_round(x: f32, rounding: Rounding) -> u16 {
     let bits = x.to_bits();
-    let sign = ((bits >> 16) as u16) & SIGN_16;
-    let a = bits & 0x7FFF_FFFF;
     // bf16 is f32 without its low 16 bits, at every exponent (subnormals included), so those
     // bits are exactly the fraction of a step that rounding decides on. A carry out of the
     // mantissa moves to the next binade, and out of the largest one to infinity, as IEEE does;
     // infinity itself has no low bits, so `up < 2^16` leaves it infinite.
     let up = match rounding {
-        Rounding::Nearest => 0x7FFF + ((a >> 16) & 1),
+        Rounding::Nearest => 0x7FFF + ((bits >> 16) & 1),
         Rounding::Stochastic(r) => r & 0xFFFF,
     };
-    let rounded = ((a + up) >> 16) as u16;
+    // Added to the whole pattern, sign included: f32 is sign and magnitude, and below NaN the
+    // magnitude plus `up` stays under 2^31, so the sum's high half is the sign and the rounded
+    // magnitude (one addition and one shift, no separate sign to put back).
+    let rounded = (bits.wrapping_add(up) >> 16) as u16;
     // NaN: quiet, sign kept (a select, not a branch).
-    let magnitude = if a > 0x7F80_0000 { 0x7FC0 } else { rounded };
-    sign | magnitude
+    let nan = ((bits >> 16) as u16 & SIGN_16) | 0x7FC0;
+    if x.is_nan() {
+        nan
+    } else {
+        rounded
+    }
 }
 
 /// `x` rounded to f16: to nearest even in branch-free 32-bit arithmetic (the PTX audit runs it
