@@ -11,7 +11,7 @@ use adamant::kernels::half_weights::adamw_bf16_sr_moments;
 use adamant::kernels::optimizers::attn_adam_kernel;
 use adamant::runtime::{
     AdamHyper, Adamant, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer,
-    QAbsRef, StepBound, StepSpec, StepStates, Storage,
+    QAbsRef, StepBound, StepSpec, StepStates, Storage, FUSED_CHUNK_ELEMENTS,
 };
 use anyhow::Result;
 use cust::stream::Stream;
@@ -36,13 +36,15 @@ fn bf16_tensor(n: usize) -> Result<Tensor> {
     })
 }
 
-/// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs.
+/// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs, with the
+/// tensors cut into chunks of `chunk` elements (one block each).
 fn replay_us<E: adamant::device::abi::OptimizerEntry>(
     rt: &Adamant,
     timer: &mut Timer,
     buffers: &[E::Buffers<Owned<'_>>],
     scalars: &E::StepScalars,
     hyper: E::Hyper,
+    chunk: usize,
 ) -> Result<f64>
 where
     E::Hyper: Send + Sync + 'static,
@@ -53,7 +55,7 @@ where
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
     let fused: Vec<FusedTensor<'_>> = FusedTensor::group::<E>(buffers, scalars, 0)?;
     // The tables are built before the capture (a capture cannot upload them).
-    let mut set = FusedSet::new();
+    let mut set = FusedSet::with_chunk_elements(chunk)?;
     set.sync::<adamant_fused_mixed::Entry>(&fused, &states)?;
     let graph = rt.capture(vec![Box::new(|s: &Stream| {
         states.advance(rt, s)?;
@@ -89,36 +91,61 @@ pub(crate) fn rl_bf16(
 ) -> Result<()> {
     let sizes: Vec<usize> = rl_tensors(set)?.iter().map(|t| t.elements).collect();
     let elements: usize = sizes.iter().sum();
+    // The runtime's chunk first (the headline), then larger ones: a 14 B element moves half the
+    // bytes, so a chunk of the same element count is half the work per block start and flush.
+    let chunks = [
+        FUSED_CHUNK_ELEMENTS,
+        2 * FUSED_CHUNK_ELEMENTS,
+        4 * FUSED_CHUNK_ELEMENTS,
+    ];
     let mut f32_set = sizes
         .iter()
         .map(|&n| tensor(n, false))
         .collect::<Result<Vec<_>>>()?;
-    let f32_us = replay_us::<attn_adam_kernel::Entry>(
-        rt,
-        timer,
-        &buffers!(attn_adam_kernel, f32_set),
-        &attn_adam_kernel::StepScalars {},
-        attn_adam_kernel::Hyper {
-            eps: 1e-8,
-            weight_decay: 0.01,
-        },
-    )?;
+    let mut f32_by_chunk = Vec::new();
+    for chunk in chunks {
+        f32_by_chunk.push(replay_us::<attn_adam_kernel::Entry>(
+            rt,
+            timer,
+            &buffers!(attn_adam_kernel, f32_set),
+            &attn_adam_kernel::StepScalars {},
+            attn_adam_kernel::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.01,
+            },
+            chunk,
+        )?);
+    }
     drop(f32_set);
     let mut bf16_set = sizes
         .iter()
         .map(|&n| bf16_tensor(n))
         .collect::<Result<Vec<_>>>()?;
-    let bf16_us = replay_us::<adamw_bf16_sr_moments::Entry>(
-        rt,
-        timer,
-        &buffers!(adamw_bf16_sr_moments, bf16_set),
-        &adamw_bf16_sr_moments::StepScalars {},
-        adamw_bf16_sr_moments::Hyper {
-            eps: 1e-8,
-            weight_decay: 0.01,
-            rounding_seed: 2026,
-        },
-    )?;
+    let mut bf16_by_chunk = Vec::new();
+    for chunk in chunks {
+        bf16_by_chunk.push(replay_us::<adamw_bf16_sr_moments::Entry>(
+            rt,
+            timer,
+            &buffers!(adamw_bf16_sr_moments, bf16_set),
+            &adamw_bf16_sr_moments::StepScalars {},
+            adamw_bf16_sr_moments::Hyper {
+                eps: 1e-8,
+                weight_decay: 0.01,
+                rounding_seed: 2026,
+            },
+            chunk,
+        )?);
+    }
+    for (i, chunk) in chunks.iter().enumerate().skip(1) {
+        println!(
+            "RL set, chunks of {chunk}: f32 AdamW {:.1} µs, bf16 14 B {:.1} µs ({:.3}× the f32 \
+             step at the runtime's chunk)",
+            f32_by_chunk[i],
+            bf16_by_chunk[i],
+            bf16_by_chunk[i] / f32_by_chunk[0]
+        );
+    }
+    let (f32_us, bf16_us) = (f32_by_chunk[0], bf16_by_chunk[0]);
     let floor = |bytes: usize| (bytes * elements) as f64 / copy_gbps / 1e3;
     println!(
         "RL set ({} tensors, {elements} elements), advance + one fused launch, graph: f32 AdamW \
@@ -133,6 +160,8 @@ pub(crate) fn rl_bf16(
         "tensors": sizes.len(), "elements": elements,
         "f32_graph_us": f32_us, "bf16_graph_us": bf16_us, "ratio": bf16_us / f32_us,
         "f32_floor_us": floor(F32_BYTES), "bf16_floor_us": floor(BF16_BYTES),
+        "chunks": chunks, "f32_graph_us_by_chunk": f32_by_chunk,
+        "bf16_graph_us_by_chunk": bf16_by_chunk,
     });
     Ok(())
 }

@@ -41,6 +41,16 @@ fn load16(line: &str) -> Option<Vec<String>> {
     Some(registers(rest.split_once('[')?.0))
 }
 
+/// The two registers of a load of two 32-bit words (`ld[.global].v2.b32 {%a, %b}, [...]`).
+fn load_words(line: &str) -> Option<Vec<String>> {
+    let o = op(line);
+    if !(o.starts_with("ld.") && o.ends_with(".v2.b32")) || o.contains(".param") {
+        return None;
+    }
+    let rest = line.trim_start().strip_prefix(o)?;
+    Some(registers(rest.split_once('[')?.0)).filter(|r| r.len() == 2)
+}
+
 #[test]
 fn every_sixteen_bit_weight_store_is_proven_and_an_unclamped_one_is_caught() {
     let report = run(real());
@@ -77,17 +87,32 @@ fn every_sixteen_bit_weight_store_is_proven_and_an_unclamped_one_is_caught() {
         let (address, values) = e[at].split_once("],").unwrap();
         let lanes = registers(values);
         // The nearest earlier load of as many 16-bit lanes: a value read from memory, unclamped.
-        let loaded = (0..at)
+        // A group of four is loaded as two 32-bit words (`vector::W2`): the nearest such load,
+        // taken apart into its four lanes just before the store.
+        let (prelude, loaded) = (0..at)
             .rev()
             .find_map(|j| load16(&e[j]).filter(|r| r.len() == lanes.len()))
+            .map(|r| (String::new(), r))
+            .or_else(|| {
+                (lanes.len() == 4).then_some(())?;
+                let words = (0..at).rev().find_map(|j| load_words(&e[j]))?;
+                let split = format!(
+                    "\tmov.b32 \t{{%rs_u0, %rs_u1}}, {};\n\tmov.b32 \t{{%rs_u2, %rs_u3}}, {};\n",
+                    words[0], words[1]
+                );
+                Some((split, (0..4).map(|l| format!("%rs_u{l}")).collect()))
+            })
             .unwrap_or_else(|| panic!("no 16-bit load before line {}", start + at + 1));
         let unclamped = match values.contains('{') {
             true => format!(" {{{}}};", loaded.join(", ")),
             false => format!(" {};", loaded[0]),
         };
-        let ptx = edit_entry(real(), MIXED, |e| e[at] = format!("{address}],{unclamped}"));
+        let ptx = edit_entry(real(), MIXED, |e| {
+            e[at] = format!("{prelude}{address}],{unclamped}")
+        });
         let edited = run(&ptx);
-        let line = start + at + 1;
+        // The store's line, after the lines the prelude put before it.
+        let line = start + at + 1 + prelude.lines().count();
         let here: Vec<&Violation> = edited
             .violations
             .iter()

@@ -11,7 +11,8 @@
 //!   stored value lies within the bound, and a value at or past the bound stores the largest
 //!   value of the type within it, for both roundings.
 use adamant_device::storage::{
-    bf16_round, bf16_to_f32, f16_to_f32, rounding_key, stochastic_word, Half, Rounding,
+    bf16_round, bf16_to_f32, f16_to_f32, rounding_key, stochastic_pair_word, stochastic_word, Half,
+    Rounding,
 };
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
@@ -272,40 +273,48 @@ fn the_random_word_is_the_counter_hash_bit_for_bit() {
     }
 }
 
-/// The buffers of one element draw apart: over 10^5 elements, the weight's and a moment's
-/// rounding directions agree about half the time (independent), not always.
+/// The buffers of one element draw apart, and so do the two elements of a pair (the halves of
+/// one word): over 10^5 elements, the rounding directions of the weight and a moment, of
+/// the weight and `v`, and of an element and its pair's other one agree about half the time
+/// (independent), not always.
 #[test]
 fn each_buffer_of_an_element_draws_its_own_word() {
     let key = rounding_key(11, 4, 2);
     let n = 100_000u64;
-    let agree = (0..n)
-        .filter(|&e| {
-            let up = |buffer| stochastic_word(key, buffer, e) & 0xffff >= 0x8000;
-            up(0) == up(2)
-        })
-        .count() as u64;
-    assert!(
-        (n * 48 / 100..n * 52 / 100).contains(&agree),
-        "{agree} of {n} agree"
-    );
+    let up = |ordinal, e| stochastic_word(key, ordinal, e) >= 0x8000;
+    let pairs: [(u32, u64, u32, u64); 3] = [(0, 0, 1, 0), (0, 0, 2, 0), (0, 0, 0, 1)];
+    for (a, da, b, db) in pairs {
+        let agree = (0..n)
+            .filter(|&i| up(a, 2 * i + da) == up(b, 2 * i + db))
+            .count() as u64;
+        assert!(
+            (n * 48 / 100..n * 52 / 100).contains(&agree),
+            "ordinal {a} (+{da}) and {b} (+{db}): {agree} of {n} agree"
+        );
+    }
 }
 
 #[test]
 fn one_tensor_and_step_give_every_element_its_own_word() {
-    // The chain's first word is a bijection of the element's low half, and its two halves are
-    // the draws of buffers 0 and 1: 2^20 elements, 2^20 pairs of draws, and each 16-bit draw
-    // value about equally often (16 times each, uniform).
+    // The chain's first word is a bijection of the pair's low half, and its two halves are the
+    // draws of the pair's two elements: 2^20 elements, 2^19 different words, and each 16-bit
+    // draw value about equally often (16 times each, uniform).
     let key = rounding_key(3, 9, 1);
-    let mut words: Vec<u32> = (0..1u64 << 20)
-        .map(|e| stochastic_word(key, 0, e) | stochastic_word(key, 1, e) << 16)
+    let mut words: Vec<u32> = (0..1u64 << 19)
+        .map(|pair| stochastic_word(key, 0, 2 * pair) | stochastic_word(key, 0, 2 * pair + 1) << 16)
         .collect();
+    assert!(words
+        .iter()
+        .enumerate()
+        .all(|(pair, &w)| w == stochastic_pair_word(key, 0, pair as u64)));
     let mut counts = vec![0u32; 1 << 16];
     for w in &words {
         counts[(w & 0xffff) as usize] += 1;
+        counts[(w >> 16) as usize] += 1;
     }
     words.sort_unstable();
     words.dedup();
-    assert_eq!(words.len(), 1 << 20);
+    assert_eq!(words.len(), 1 << 19);
     let (low, high) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
     assert!(*low >= 1 && *high <= 40, "draw counts from {low} to {high}");
     // A draw holds 16 bits, the resolution of a bf16 rounding.

@@ -400,16 +400,16 @@ fn bf16_moments_are_the_reference_rounded_with_their_own_words() {
             &hp,
             bound as f64,
         );
-        // Buffer indices: p 0, g 1, m 2, v 3. Only the weight is clamped.
-        for (k, (got, value, s, buffer, b)) in [
+        // Stochastic ordinals: p 0, m 1, v 2. Only the weight is clamped.
+        for (k, (got, value, s, ordinal, b)) in [
             (p1[i], e.p, scale.p, 0u32, bound),
-            (m1[i], e.m, scale.m, 2, 0.0),
-            (v1[i], e.v, scale.v, 3, 0.0),
+            (m1[i], e.m, scale.m, 1, 0.0),
+            (v1[i], e.v, scale.v, 2, 0.0),
         ]
         .into_iter()
         .enumerate()
         {
-            let word = reference_word(seed, step, 0, buffer, i as u64);
+            let word = reference_word(seed, step, 0, ordinal, i as u64);
             let want = reference_store(value as f32, word, b);
             let steps = (got as i32 - want as i32).abs();
             // The device computes in f32: its value may be off the f64 one by a few roundings

@@ -4,12 +4,14 @@
 use half::bf16;
 
 /// The counter hash: the key is MurmurHash3's 64-bit finalizer of `seed·2^32 + step` (xor the
-/// golden-ratio constant), then of that xor the tensor times `0xc2b2ae3d27d4eb4f`. The words form
-/// a chain of `lowbias32`: the first over the element's low half xor the key's low half xor the
-/// element's high half times `0x9e3779b9`, each next over the one before xor the key's high half.
-/// Buffer `b`'s 16-bit draw is half `b mod 2` (low, then high) of word `floor(b / 2)`. Each mixer
-/// is written as the table of its steps.
-pub fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u64) -> u32 {
+/// golden-ratio constant), then of that xor the tensor times `0xc2b2ae3d27d4eb4f`. Elements go
+/// in pairs (`element / 2`); a pair's words, one per stochastic buffer, form a chain of
+/// `lowbias32`: the first over the pair's low half xor the key's low half xor the pair's high
+/// half times `0x9e3779b9`, each next over the one before xor the key's high half. The draw of
+/// stochastic buffer `ordinal` (its place among the kernel's stochastically stored buffers) is
+/// half `element mod 2` (low, then high) of word `ordinal`. Each mixer is written as the table
+/// of its steps.
+pub fn reference_word(seed: u32, step: u32, tensor: u32, ordinal: u32, element: u64) -> u32 {
     fn finalize64(mut k: u64) -> u64 {
         for multiplier in [0xff51afd7ed558ccdu64, 0xc4ceb9fe1a85ec53] {
             k = (k ^ (k >> 33)).wrapping_mul(multiplier);
@@ -28,14 +30,15 @@ pub fn reference_word(seed: u32, step: u32, tensor: u32, buffer: u32, element: u
             ^ u64::from(tensor).wrapping_mul(0xc2b2ae3d27d4eb4f),
     );
     let (key_low, key_high) = ((key & 0xffff_ffff) as u32, (key >> 32) as u32);
-    let (e_low, e_high) = ((element & 0xffff_ffff) as u32, (element >> 32) as u32);
-    let first = lowbias32(e_low ^ key_low ^ e_high.wrapping_mul(0x9e3779b9));
+    let pair = element / 2;
+    let (p_low, p_high) = ((pair & 0xffff_ffff) as u32, (pair >> 32) as u32);
+    let first = lowbias32(p_low ^ key_low ^ p_high.wrapping_mul(0x9e3779b9));
     let words: Vec<u32> = std::iter::successors(Some(first), |w| Some(lowbias32(w ^ key_high)))
-        .take(buffer as usize / 2 + 1)
+        .take(ordinal as usize + 1)
         .collect();
-    let word = words[buffer as usize / 2];
+    let word = words[ordinal as usize];
     let halves = [word & 0xffff, word >> 16];
-    halves[buffer as usize % 2]
+    halves[(element % 2) as usize]
 }
 
 /// The bf16 store of `x` (already clamped) with word `w`: up in magnitude when the 16 dropped

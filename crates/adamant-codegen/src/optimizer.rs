@@ -148,7 +148,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         quote!(rounding_word),
     );
     // A stochastic store's element takes its random word too
-    // (`storage::stochastic_word(storage::rounding_key(seed, step, tensor), index)`).
+    // (`storage::stochastic_word(storage::rounding_key(seed, step, tensor), ordinal, index)`).
     let word_param = match param_storage.is_stochastic() {
         true => quote! { rounding_word: u32, },
         false => quote!(),
@@ -182,7 +182,7 @@ fn module(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             /// clamp epilogue stamped by `#[optimizer_kernel]`. A kernel whose parameter is stored
             /// stochastically takes the element's random word last (`rounding_word`, as the entry
             /// draws it: `storage::stochastic_word(storage::rounding_key(seed, step, tensor),
-            /// buffer, element)`).
+            /// ordinal, element)` with the parameter's stochastic ordinal).
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
             pub fn element(#(#forwarded,)* #bound: f32, #word_param) -> f32 {
@@ -503,7 +503,19 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
     });
     let vector_body = vector_iteration(k, &buffers, kernels);
     let scalar_body = scalar_iteration(k, &buffers, kernels);
+    // The vector loop's random words are by element pair (`word`), which needs each group's
+    // first index even: the runtime cuts tensors into chunks of a multiple of 4 elements, and
+    // a sweep that starts elsewhere traps rather than round with other words.
+    let aligned_base = match k.stochastic() {
+        true => quote! {
+            if __adamant_base % #kernels::vector::LANES as u64 != 0 {
+                #kernels::builtins::trap();
+            }
+        },
+        false => quote!(),
+    };
     quote! {
+        #aligned_base
         let __adamant_aligned =
             (#(#align_mask)|*) % ::core::mem::align_of::<#kernels::vector::F4>() == 0;
         let __adamant_groups = if __adamant_aligned {
@@ -666,12 +678,30 @@ fn clamp_call(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -
 }
 
 /// The random word of buffer `a`'s element at lane `lane` (the scalar loop's element: None) for
-/// a stochastic store: the hash of the sweep's key, the buffer and the element's index.
+/// a stochastic store: the hash of the sweep's key, the buffer's stochastic ordinal and the
+/// element's index. In the vector loop, lanes 0 and 1 take the halves of the group's first pair
+/// word, lanes 2 and 3 of its second (`storage::stochastic_pair_word`): the group's first index
+/// is a multiple of 4 (the sweep traps otherwise), so that is `stochastic_word` of each lane's
+/// element, with one mixer per pair and buffer.
 fn word(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, lane: Option<usize>) -> TokenStream {
-    let offset = lane.unwrap_or(0) as u64;
-    let buffer = k.buffer_index(a);
-    quote! {
-        #kernels::storage::stochastic_word(__adamant_rounding, #buffer, __adamant_index + #offset)
+    // A store that rounds to nearest reads no word (`Storage::rounding`).
+    let Some(ordinal) = k.stochastic_ordinal(a) else {
+        return quote!(0u32);
+    };
+    match lane {
+        None => quote! {
+            #kernels::storage::stochastic_word(__adamant_rounding, #ordinal, __adamant_index)
+        },
+        Some(l) => {
+            let (pair, half) = ((l / 2) as u64, 16 * (l % 2) as u32);
+            quote! {
+                ((#kernels::storage::stochastic_pair_word(
+                    __adamant_rounding,
+                    #ordinal,
+                    (__adamant_index >> 1) + #pair,
+                ) >> #half) & 0xFFFF)
+            }
+        }
     }
 }
 

@@ -167,12 +167,14 @@ impl OptimizerFn {
         self.buffers().any(|a| a.storage.is_stochastic())
     }
 
-    /// `a`'s index among the kernel's buffers, in declared order: its stochastic stores draw
-    /// their words with this index (`storage::stochastic_word(key, index, element)`).
-    pub fn buffer_index(&self, a: &Arg) -> u32 {
+    /// `a`'s place among the kernel's stochastically stored buffers, in declared order: its
+    /// stores draw their words with it (`storage::stochastic_word(key, ordinal, element)`).
+    /// None for a buffer stored otherwise.
+    pub fn stochastic_ordinal(&self, a: &Arg) -> Option<u32> {
         self.buffers()
+            .filter(|b| b.storage.is_stochastic())
             .position(|b| b.ident == a.ident)
-            .expect("a buffer of this kernel") as u32
+            .map(|i| i as u32)
     }
 
     pub fn uniforms(&self) -> impl Iterator<Item = &Arg> {

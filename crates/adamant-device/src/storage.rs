@@ -351,33 +351,41 @@ pub fn rounding_key(seed: u32, step: u32, tensor: u32) -> u64 {
     fmix64(h ^ (tensor as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
 }
 
-/// The random draw of stochastic rounding for element `element` of buffer `buffer` (its index
-/// among the kernel's buffers, in declared order) of the tensor and step whose key is `key`
+/// The random draw of stochastic rounding for element `element` of a tensor's stochastic buffer
+/// `ordinal` (its place among the kernel's stochastically stored buffers, in declared order:
+/// Adam's weight, `m` and `v` are 0, 1 and 2) at the step whose key is `key`
 /// ([`rounding_key`]): 16 bits, in the low half of the result (a bf16 rounding decides on 16
-/// dropped bits, so a wider draw would add nothing).
-///
-/// The draws come from a chain of 32-bit integer mixers (`lowbias32`, from Chris Wellons' hash
-/// prospector), 32-bit multiplies only, since it runs once per element: the chain's first word
-/// mixes the element's low half with the key's low half and the element's high half (a tensor
-/// has fewer than 2^48 elements), and each next word mixes the one before it with the key's high
-/// half. Buffer `b` takes half `b % 2` of word `b / 2`, so an element pays one mixer per two
-/// buffers (Adam's weight, `m` and `v`, buffers 0, 2 and 3, pay two; a draw for each buffer of
-/// its own would pay four, most of the 14 B path's arithmetic). For one key and buffer,
-/// elements below 2^32 get pairwise different words (the first mixer is a bijection of the
-/// element's low half, and so is each next one of the word before it), and the buffers of one
-/// element draw from different bits.
+/// dropped bits, so a wider draw would add nothing). It is half `element % 2` (low, then high)
+/// of [`stochastic_pair_word`] of the element's pair, `element / 2`: two elements share one
+/// mixer's output.
 #[inline(always)]
-pub fn stochastic_word(key: u64, buffer: u32, element: u64) -> u32 {
-    let high = (element >> 32) as u32;
-    let mut word = mix32((element as u32) ^ key as u32 ^ high.wrapping_mul(0x9E37_79B9));
+pub fn stochastic_word(key: u64, ordinal: u32, element: u64) -> u32 {
+    (stochastic_pair_word(key, ordinal, element / 2) >> (16 * (element % 2) as u32)) & 0xFFFF
+}
+
+/// The 32-bit word of stochastic buffer `ordinal` for the element pair `pair` (elements
+/// `2·pair` and `2·pair + 1`), whose halves are the pair's two draws ([`stochastic_word`]).
+///
+/// The words of a pair form a chain of 32-bit integer mixers (`lowbias32`, from Chris Wellons'
+/// hash prospector), 32-bit multiplies only, since they run for every pair: buffer 0's mixes
+/// the pair's low half with the key's low half and the pair's high half, and each next buffer's
+/// mixes the word before it with the key's high half. An element so pays half a mixer per
+/// stochastic buffer (the 14 B path, three buffers: one and a half, where a word per element
+/// and buffer would pay three). For one key and buffer, pairs below 2^32 get pairwise
+/// different words (the first mixer is a bijection of the pair's low half, and so is each next
+/// one of the word before it).
+#[inline(always)]
+pub fn stochastic_pair_word(key: u64, ordinal: u32, pair: u64) -> u32 {
+    let high = (pair >> 32) as u32;
+    let mut word = mix32((pair as u32) ^ key as u32 ^ high.wrapping_mul(0x9E37_79B9));
     let mut link = 0;
-    // `buffer` is a constant where the macro calls it: the loop unrolls, and the words the
-    // buffers of one element share are computed once.
-    while link < buffer / 2 {
+    // `ordinal` is a constant where the macro calls it: the loop unrolls, and the words the
+    // buffers of one pair share are computed once.
+    while link < ordinal {
         word = mix32(word ^ (key >> 32) as u32);
         link += 1;
     }
-    (word >> (16 * (buffer % 2))) & 0xFFFF
+    word
 }
 
 /// `lowbias32`: each input bit flips each output bit with probability close to one half.
