@@ -424,7 +424,7 @@ fn bf16_moments_are_the_reference_rounded_with_their_own_words() {
             let stored = bf16::from_bits(got).to_f32();
             assert!(
                 steps <= 1 || (lo <= stored && stored <= hi),
-                "element {i}, buffer {buffer}: stored 0x{got:04x}, reference 0x{want:04x} from \
+                "element {i}, stochastic buffer {ordinal}: stored 0x{got:04x}, reference 0x{want:04x} from \
                  {value} (f32 interval ±{tol:e}: {lo:e}..={hi:e})"
             );
             exact[k] += (steps == 0) as usize;
