@@ -637,7 +637,7 @@ impl KernelDescriptor {
     /// of a group of four): those are capped at [`SINGLE_MAX_REGISTERS`], which keeps full
     /// occupancy (ptxas 13.0 fits them there, `adamw_bf16_sr_moments_stepped` with a 16 B
     /// spill: `tests/audit/ptxas.rs` bounds it), and so are those of a kernel whose parameter
-    /// has a companion buffer (two parameter stores an element).
+    /// has a companion buffer (two parameter stores an element), or an f16 parameter.
     pub fn max_registers(&self) -> Option<u32> {
         if self.kind != KernelKind::Optimizer {
             return None;
@@ -657,7 +657,13 @@ impl KernelDescriptor {
             .filter(|p| p.role == ParamRole::ParamBuffer)
             .count()
             > 1;
-        (stochastic || companion).then_some(SINGLE_MAX_REGISTERS)
+        // An f16 parameter: its widening and its rounding to nearest in integer arithmetic,
+        // four lanes at a time (67 registers uncapped).
+        let f16 = self
+            .params
+            .iter()
+            .any(|p| p.role == ParamRole::ParamBuffer && p.storage == Storage::F16);
+        (stochastic || companion || f16).then_some(SINGLE_MAX_REGISTERS)
     }
 
     /// Index of the first parameter with `role`.
