@@ -28,17 +28,13 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 /// entries, which the module check after the compile refuses.
 const ENTRIES_CFG: &str = "adamant_entries";
 /// `-Ctarget-cpu` is the architecture ptxas is asked to assemble for ([`ptxas::DEFAULT_ARCH`]).
-const RUSTFLAGS: [&str; 5] = [
+const RUSTFLAGS: [&str; 4] = [
     "-Zunstable-options",
     "-Cpanic=immediate-abort",
     "-Ctarget-cpu=sm_90",
     // Scheduled for register pressure: the diagnostics epilogue holds three registers more per
     // thread, and every single-buffer entry must stay at 64 or fewer (tests/audit/ptxas.rs).
     "-Cllvm-args=-nvptx-sched4reg",
-    // No SLP vectorizer: it packs two lanes' 16-bit stored values into one 32-bit register
-    // (the sign of each put back by one `or` of the pair), and a store of packed lanes is one
-    // the audit cannot take apart lane by lane, so it refuses it.
-    "-Cno-vectorize-slp",
 ];
 
 /// A kernel crate to compile to PTX, configured from a build script.
