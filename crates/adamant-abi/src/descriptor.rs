@@ -528,7 +528,8 @@ pub enum Rounding {
     Nearest,
     /// Stochastically (bf16 only): with the element's random word `w`
     /// (`adamant_device::storage::stochastic_word`, a hash of the record's `rounding_seed`, the
-    /// step, the tensor, the buffer and the element), a value is rounded up in magnitude when
+    /// step, the tensor, the buffer's place among the kernel's stochastic buffers and the
+    /// element: 16 bits, two elements sharing one 32-bit mix), a value is rounded up in magnitude when
     /// the 16 bits that bf16 drops, plus the low 16 bits of `w`, reach `2^16`: up with
     /// probability equal to its distance from the value below, in steps. A parameter is then
     /// held within the bound like a rounding to nearest.
