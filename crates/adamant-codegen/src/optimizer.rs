@@ -818,33 +818,19 @@ fn observe(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -> T
             caught: #caught,
             values: [#(#values),*],
         };
-        __adamant_facts.observe(&mut __adamant_watch, &#name, #new);
+        __adamant_facts.observe(&mut __adamant_watch, &#name);
         #kept
-    }
-}
-
-/// The group's watch, with the raw values and every buffer's value but the parameter's folded
-/// into its poison right after the update, before anything is rounded or stored (the stored
-/// parameter is folded in by `observe`; `diagnostics::poison` says why those are enough):
-/// lanes `lanes` (None: the scalar loop's element).
-fn watch(k: &OptimizerFn, lanes: &[Option<usize>]) -> TokenStream {
-    let values = lanes.iter().flat_map(|&lane| {
-        let raw = at_lane(quote!(__adamant_raw), lane);
-        let buffers = k
-            .buffers()
-            .filter(|a| a.role != Role::Param)
-            .map(move |a| at_lane(local(a).into_token_stream(), lane));
-        std::iter::once(raw).chain(buffers)
-    });
-    quote! {
-        let mut __adamant_watch = __adamant_facts.watch();
-        __adamant_watch.fold([#(#values),*]);
     }
 }
 
 /// The local holding lane `lane`'s [`observe`]d values.
 fn lane_name(lane: Option<usize>) -> Ident {
     format_ident!("__adamant_lane_{}", lane.unwrap_or(0))
+}
+
+/// The group's watch, taken before its lanes are observed.
+fn watch() -> TokenStream {
+    quote! { let mut __adamant_watch = __adamant_facts.watch(); }
 }
 
 /// The group's rare facts, from its watch and the lanes `observe` bound.
@@ -959,16 +945,15 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         }
     };
     let observed = (0..4).map(|l| observe(k, kernels, Some(l)));
-    let lanes: Vec<Option<usize>> = (0..4).map(Some).collect();
-    let (watch, settle) = (watch(k, &lanes), settle(lanes.iter().copied()));
+    let (watch, settle) = (watch(), settle((0..4).map(Some)));
     quote! {
         let __adamant_index: u64 =
             __adamant_base + (__adamant_i * #kernels::vector::LANES) as u64;
         #(#loads)*
         let __adamant_raw: #f4 = #kernels::vector::F4([#(#raws),*]);
-        #watch
         #store
         #new
+        #watch
         #(#observed)*
         #settle
     }
@@ -1037,13 +1022,13 @@ fn scalar_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         }
     };
     let observed = observe(k, kernels, None);
-    let (watch, settle) = (watch(k, &[None]), settle([None].into_iter()));
+    let (watch, settle) = (watch(), settle([None].into_iter()));
     quote! {
         let __adamant_index: u64 = __adamant_base + __adamant_i as u64;
         #(#loads)*
         let __adamant_raw: f32 = #raw;
-        #watch
         #store
+        #watch
         #observed
         #settle
     }

@@ -345,42 +345,21 @@ pub struct Lane<const K: usize> {
 /// A group's running test for non-finite values, and the thread's clamp count before it.
 #[derive(Clone, Copy, Debug)]
 pub struct GroupWatch {
-    /// Past `f32::MAX` (infinite or NaN) once a value folded in ([`poison`]) was NaN, ±inf or
-    /// of magnitude near `f32::MAX`; else a finite sum.
+    /// NaN once any value folded in ([`poison`]) was NaN or ±inf, else ±0.
     pub poison: f32,
     /// The thread's clamp count before the group: a group that starts at 0 and ends above it
     /// holds the thread's first clamp.
     pub clamped_before: u32,
 }
 
-impl GroupWatch {
-    /// `values` folded into the poison ([`poison`]): the group's raw values and every buffer's
-    /// value but the parameter's, right after the update and before anything is rounded or
-    /// stored (so no copy of them stays live through the stores).
-    #[inline(always)]
-    pub fn fold<const W: usize>(&mut self, values: [f32; W]) {
-        let mut i = 0;
-        while i < W {
-            self.poison = poison(values[i], self.poison);
-            i += 1;
-        }
-    }
-}
-
-/// `2·|x| + acc`, one fused multiply-add (the absolute value is an operand modifier): NaN or
-/// +inf once `x` is NaN or ±inf, and from then on; +inf when `|x|` is near `f32::MAX` (at least
-/// half of it, or less if `acc` is large); else a finite sum of non-negative terms, so nothing
-/// cancels. A group folds the raw update, each state's and input's value before it is stored
-/// (a state's f32 value, which a 16-bit state rounds to infinity only from above half of
-/// `f32::MAX`: the fold sees it first), and the parameter's value as stored. So a group whose
-/// poison stays finite holds no non-finite value; one whose poison does not is worked out
-/// exactly ([`ThreadFacts::settle`]), which also keeps a false alarm (values of a magnitude no
-/// training reaches) out of the records. The states are folded before their rounding so that
-/// no widening back of a 16-bit value is needed for this test; the parameter after its store,
-/// whose widened value the stored maximum reads anyway.
+/// `x · 0 + acc`: NaN when `x` is NaN or ±inf (`inf · 0` is NaN), else `acc` unchanged (a finite
+/// `x` gives ±0, and `acc + ±0` is `acc` for a NaN or ±0 `acc`). One fused multiply-add per
+/// value (the kernels never contract `x * 0.0 + acc` into one), exact in IEEE arithmetic,
+/// which the compiler may not fold without fast-math flags; the exact per-buffer test runs
+/// only when a group's poison is NaN.
 #[inline(always)]
 pub fn poison(x: f32, acc: f32) -> f32 {
-    crate::math::fma(x.abs(), 2.0, acc)
+    crate::math::fma(x, 0.0, acc)
 }
 
 /// A thread's register share of one tensor's record: the two maxima and the clamp count. `N` is
@@ -469,24 +448,23 @@ mod device {
         }
 
         /// One lane of a group (the scalar loop's element is a group of one): the two maxima,
-        /// the clamp count, and the parameter's value as stored (`stored`, widened to f32)
-        /// folded into the group's poison (the other buffers' values are folded before they
-        /// are stored, [`GroupWatch::fold`]). That is all the common case costs: no bit per
-        /// value. Whether a stored value is non-finite, and which, is worked out by
-        /// [`Self::settle`] only when the poison says that one may be.
+        /// the clamp count, and the lane's values folded into the group's poison. That is all
+        /// the common case costs: a few instructions per element, no bit per value. Whether a
+        /// value is non-finite, and which, is worked out by [`Self::settle`] only when the
+        /// group's poison says that one is.
         #[inline(always)]
-        pub fn observe<const K: usize>(
-            &mut self,
-            watch: &mut GroupWatch,
-            lane: &Lane<K>,
-            stored: f32,
-        ) {
+        pub fn observe<const K: usize>(&mut self, watch: &mut GroupWatch, lane: &Lane<K>) {
             // A fused entry's record has the most buffers of its rules (`N`); a rule with fewer
             // (`K`) fills the first `K` and leaves the rest as they were.
             const { assert!(K <= N) };
             self.max_raw = core::cmp::max(self.max_raw, abs_bits(lane.raw));
             self.clamped += lane.caught as u32;
-            watch.poison = poison(stored, watch.poison);
+            watch.poison = poison(lane.raw, watch.poison);
+            let mut b = 0;
+            while b < K {
+                watch.poison = poison(lane.values[b], watch.poison);
+                b += 1;
+            }
         }
 
         /// The rare facts of one group, whose first element is `index`, straight to the block's
@@ -507,9 +485,9 @@ mod device {
         ) {
             const { assert!(L * RARE_LANE_BITS <= 64) };
             let first_clamp = watch.clamped_before == 0 && self.clamped != 0;
-            // Infinite or NaN (a NaN fails the comparison).
-            #[allow(clippy::neg_cmp_op_on_partial_ord)]
-            let non_finite = !(watch.poison <= f32::MAX);
+            // `!(poison == poison)`: NaN, from the bits' comparison the compiler cannot drop.
+            #[allow(clippy::eq_op)]
+            let non_finite = watch.poison != watch.poison;
             if !(first_clamp || non_finite) {
                 return;
             }
