@@ -62,27 +62,12 @@ fn every_stochastic_entry_is_proven_for_every_word() {
 #[test]
 fn a_stochastic_store_without_the_hold_is_refused() {
     for name in edited() {
-        let limit_steps = edit_lines(real(), name, |lines, i| {
-            let (limit, rounded) = limit_step(lines, i)?;
-            Some(format!("\tmov.b16 \t{limit}, {rounded};"))
-        });
-        let element_holds = edit_lines(real(), name, |lines, i| {
-            let (held, rounded) = element_hold(lines, i)?;
-            Some(format!("\tmov.b16 \t{held}, {rounded};"))
-        });
-        for (what, (ptx, edits)) in [("limit", limit_steps), ("element", element_holds)] {
+        for (what, (ptx, edits)) in without_each_hold(real(), name) {
             assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
             let report = run(&ptx);
             only_about(&report, name);
             if what == "element" {
-                // The stored value no longer reads the bound at all: no clamp.
-                let unclamped = clamp_failures(&report)
-                    .iter()
-                    .any(|f| matches!(f, ClampFailure::NoBound));
-                assert!(
-                    unclamped,
-                    "{name} ({what}): not refused as unclamped\n{report}"
-                );
+                assert_refused_as_unclamped(&report, name);
                 continue;
             }
             let caught = clamp_failures(&report).iter().any(|f| {

@@ -57,6 +57,34 @@ pub fn registers(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Entry `name` of `ptx` without each step of its 16-bit stores' hold, one edit at a time: the
+/// limit's step back from the rounded bound ([`limit_step`], `"limit"`) and each element's
+/// `min.u16` with the limit ([`element_hold`], `"element"`), each with the number of lines it
+/// changed.
+pub fn without_each_hold(ptx: &str, name: &str) -> [(&'static str, (String, usize)); 2] {
+    let limit = edit_lines(ptx, name, |lines, i| {
+        let (limit, rounded) = limit_step(lines, i)?;
+        Some(format!("\tmov.b16 \t{limit}, {rounded};"))
+    });
+    let element = edit_lines(ptx, name, |lines, i| {
+        let (held, rounded) = element_hold(lines, i)?;
+        Some(format!("\tmov.b16 \t{held}, {rounded};"))
+    });
+    [("limit", limit), ("element", element)]
+}
+
+/// Without an element's hold the stored value reads no bound at all: `report` refuses it as
+/// unclamped.
+pub fn assert_refused_as_unclamped(report: &AuditReport, name: &str) {
+    let unclamped = clamp_failures(report)
+        .iter()
+        .any(|f| matches!(f, ClampFailure::NoBound));
+    assert!(
+        unclamped,
+        "{name} (element): not refused as unclamped\n{report}"
+    );
+}
+
 /// The limit's hold step at line `i` of an entry (`storage::Half::limit`: the bound rounded,
 /// minus 0 or 1), `add.s16 %d, %a, %b` with one operand the step (`selp.b16 %s, -1, 0, %p`):
 /// its destination and the rounded operand.
