@@ -459,12 +459,15 @@ mod device {
             const { assert!(K <= N) };
             self.max_raw = core::cmp::max(self.max_raw, abs_bits(lane.raw));
             self.clamped += lane.caught as u32;
-            watch.poison = poison(lane.raw, watch.poison);
+            // The lane's own chain, added to the group's at its end: four short chains of
+            // dependent multiply-adds in a group of four rather than one long one.
+            let mut lane_poison = poison(lane.raw, 0.0);
             let mut b = 0;
             while b < K {
-                watch.poison = poison(lane.values[b], watch.poison);
+                lane_poison = poison(lane.values[b], lane_poison);
                 b += 1;
             }
+            watch.poison += lane_poison;
         }
 
         /// The rare facts of one group, whose first element is `index`, straight to the block's
