@@ -11,8 +11,8 @@
 //!   stored value lies within the bound, and a value at or past the bound stores the largest
 //!   value of the type within it, for both roundings.
 use adamant_device::storage::{
-    bf16_round, bf16_to_f32, f16_to_f32, rounding_key, stochastic_pair_word, stochastic_word, Half,
-    Rounding,
+    bf16_round, bf16_to_f32, f16_to_f32, rounding_key, stochastic_lane_word, stochastic_pair_word,
+    stochastic_word, Half, Rounding,
 };
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
@@ -491,4 +491,22 @@ fn the_stochastic_kernel_stores_the_reference_rounded_with_its_word() {
         exact += (steps == 0) as usize;
     }
     assert!(exact * 1000 >= n * 999, "{exact} of {n} exact");
+}
+
+/// The vector loop's word of a lane is the element's own word, for every group start that is a
+/// multiple of 4 (past 2^32 too: the pair's high half enters the hash).
+#[test]
+fn a_lanes_word_is_its_elements_word() {
+    let key = rounding_key(17, 3, 5);
+    for group in [0u64, 4, 4096, (1 << 32) - 4, 1 << 32, (1 << 40) + 12] {
+        for ordinal in 0..3 {
+            for lane in 0..4u32 {
+                assert_eq!(
+                    stochastic_lane_word(key, ordinal, group, lane),
+                    stochastic_word(key, ordinal, group + lane as u64),
+                    "group {group}, ordinal {ordinal}, lane {lane}"
+                );
+            }
+        }
+    }
 }

@@ -679,10 +679,9 @@ fn clamp_call(k: &OptimizerFn, kernels: &DeviceCratePath, lane: Option<usize>) -
 
 /// The random word of buffer `a`'s element at lane `lane` (the scalar loop's element: None) for
 /// a stochastic store: the hash of the sweep's key, the buffer's stochastic ordinal and the
-/// element's index. In the vector loop, lanes 0 and 1 take the halves of the group's first pair
-/// word, lanes 2 and 3 of its second (`storage::stochastic_pair_word`): the group's first index
-/// is a multiple of 4 (the sweep traps otherwise), so that is `stochastic_word` of each lane's
-/// element, with one mixer per pair and buffer.
+/// element's index. The vector loop's lanes take `storage::stochastic_lane_word`, which is the
+/// same word with one mixer per pair of lanes, for a group whose first index is a multiple of 4
+/// (the sweep traps otherwise).
 fn word(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, lane: Option<usize>) -> TokenStream {
     // A store that rounds to nearest reads no word (`Storage::rounding`).
     let Some(ordinal) = k.stochastic_ordinal(a) else {
@@ -693,13 +692,14 @@ fn word(k: &OptimizerFn, kernels: &DeviceCratePath, a: &Arg, lane: Option<usize>
             #kernels::storage::stochastic_word(__adamant_rounding, #ordinal, __adamant_index)
         },
         Some(l) => {
-            let (pair, half) = ((l / 2) as u64, 16 * (l % 2) as u32);
+            let l = l as u32;
             quote! {
-                ((#kernels::storage::stochastic_pair_word(
+                #kernels::storage::stochastic_lane_word(
                     __adamant_rounding,
                     #ordinal,
-                    (__adamant_index >> 1) + #pair,
-                ) >> #half) & 0xFFFF)
+                    __adamant_index,
+                    #l,
+                )
             }
         }
     }

@@ -19,7 +19,7 @@ pub use crate::abi::BOUND_CEILING;
 pub fn weight_clamp(p: f32, bound: f32) -> f32 {
     // Written as one comparison chain, not min/max, so a NaN `p` fails `abs(p) > bound` and
     // passes through untouched.
-    if bound > 0.0 && p.abs() > bound {
+    if caught(p, bound) {
         bound.copysign(p)
     } else {
         p
@@ -27,7 +27,8 @@ pub fn weight_clamp(p: f32, bound: f32) -> f32 {
 }
 
 /// Whether [`weight_clamp`] changes `p` (a clamp catch, as the records count it): exactly when
-/// the clamp is on and `|p|` is past the bound (a NaN `p` is never caught). For the records of a
+/// the clamp is on and `|p|` is past the bound (a NaN `p` is never caught). The clamp's own
+/// test, so the two cannot drift. For the records of a
 /// 16-bit parameter, whose stored value differs from the raw one by rounding as well: one
 /// comparison, instead of the f32 clamp computed again beside the store's own.
 #[inline(always)]

@@ -363,6 +363,16 @@ pub fn stochastic_word(key: u64, ordinal: u32, element: u64) -> u32 {
     (stochastic_pair_word(key, ordinal, element / 2) >> (16 * (element % 2) as u32)) & 0xFFFF
 }
 
+/// [`stochastic_word`] of element `group + lane` (`lane < 4`) for a group whose first element
+/// `group` is a multiple of 4, as the generated vector loop draws it: lanes 0 and 1 take the
+/// halves of the group's first pair word, lanes 2 and 3 of its second, so the four lanes of one
+/// buffer compute two mixers (the compiler shares a pair's word between its lanes).
+#[inline(always)]
+pub fn stochastic_lane_word(key: u64, ordinal: u32, group: u64, lane: u32) -> u32 {
+    let pair = stochastic_pair_word(key, ordinal, (group >> 1) + (lane / 2) as u64);
+    (pair >> (16 * (lane % 2))) & 0xFFFF
+}
+
 /// The 32-bit word of stochastic buffer `ordinal` for the element pair `pair` (elements
 /// `2·pair` and `2·pair + 1`), whose halves are the pair's two draws ([`stochastic_word`]).
 ///
