@@ -24,6 +24,17 @@ fn python(args: &[&Path]) -> std::process::Output {
         .expect("python3 (scripts/setup.sh needs it too)")
 }
 
+/// The script writes the checkpoint `from` anew at `to` (its own header, its own checksum); it
+/// must succeed.
+fn python_copy(from: &Path, to: &Path) {
+    let copied = python(&[Path::new("copy"), from, to]);
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+}
+
 /// Runs Python `code` with the script's folder as `sys.argv[1]` and `args` after it; its
 /// standard output (it must succeed).
 fn python_code(code: &str, args: &[PathBuf]) -> Vec<u8> {
@@ -101,12 +112,7 @@ fn python_reads_and_writes_what_adamant_does() {
 
     // Python writes the file anew (its own header, its own checksum): adamant reads it as the
     // same state.
-    let copied = python(&[Path::new("copy"), &ours, &theirs]);
-    assert!(
-        copied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&copied.stderr)
-    );
+    python_copy(&ours, &theirs);
     let back = Checkpoint::load(&theirs).unwrap();
     let names: Vec<&str> = original.names().collect();
     assert_eq!(names, back.names().collect::<Vec<_>>());
@@ -287,12 +293,7 @@ fn a_tensor_of_many_pieces_round_trips_through_python() {
     let mut c = Checkpoint::new();
     c.insert_f32("big.exp_avg", &values).unwrap();
     c.save(&ours).unwrap();
-    let copied = python(&[Path::new("copy"), &ours, &theirs]);
-    assert!(
-        copied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&copied.stderr)
-    );
+    python_copy(&ours, &theirs);
     let back = Checkpoint::load(&theirs).unwrap();
     assert_eq!(back.get("big.exp_avg"), c.get("big.exp_avg"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -57,32 +57,30 @@ pub fn registers(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Entry `name` of `ptx` without each step of its 16-bit stores' hold, one edit at a time: the
-/// limit's step back from the rounded bound ([`limit_step`], `"limit"`) and each element's
-/// `min.u16` with the limit ([`element_hold`], `"element"`), each with the number of lines it
-/// changed.
-pub fn without_each_hold(ptx: &str, name: &str) -> [(&'static str, (String, usize)); 2] {
-    let limit = edit_lines(ptx, name, |lines, i| {
-        let (limit, rounded) = limit_step(lines, i)?;
-        Some(format!("\tmov.b16 \t{limit}, {rounded};"))
-    });
-    let element = edit_lines(ptx, name, |lines, i| {
-        let (held, rounded) = element_hold(lines, i)?;
-        Some(format!("\tmov.b16 \t{held}, {rounded};"))
-    });
-    [("limit", limit), ("element", element)]
-}
-
-/// Without an element's hold the stored value reads no bound at all: `report` refuses it as
-/// unclamped.
-pub fn assert_refused_as_unclamped(report: &AuditReport, name: &str) {
-    let unclamped = clamp_failures(report)
-        .iter()
-        .any(|f| matches!(f, ClampFailure::NoBound));
+/// Entry `name` of `ptx` without each step of its 16-bit stores' hold, one edit at a time, each
+/// audited: without each element's `min.u16` with the limit ([`element_hold`]) the stored value
+/// reads no bound, refused as unclamped (checked here); without the limit's step back from the
+/// rounded bound ([`limit_step`]) the limit is one step too far, and the report of that edit is
+/// returned for the caller's own check of it. Each edit must change at least two lines.
+pub fn without_each_hold(ptx: &str, name: &str) -> AuditReport {
+    let edit = |step: fn(&[String], usize) -> Option<(String, String)>, what: &str| {
+        let (edited, edits) = edit_lines(ptx, name, |lines, i| {
+            let (held, rounded) = step(lines, i)?;
+            Some(format!("\tmov.b16 \t{held}, {rounded};"))
+        });
+        assert!(edits >= 2, "{name}: {edits} {what} hold steps found");
+        let report = run(&edited);
+        only_about(&report, name);
+        report
+    };
+    let unclamped = edit(element_hold, "element");
     assert!(
-        unclamped,
-        "{name} (element): not refused as unclamped\n{report}"
+        clamp_failures(&unclamped)
+            .iter()
+            .any(|f| matches!(f, ClampFailure::NoBound)),
+        "{name} (element): not refused as unclamped\n{unclamped}"
     );
+    edit(limit_step, "limit")
 }
 
 /// The limit's hold step at line `i` of an entry (`storage::Half::limit`: the bound rounded,
