@@ -57,13 +57,17 @@ pub fn registers(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A finder of one hold step at a line: its destination and the operand it holds
+/// ([`element_hold`], [`limit_step`]).
+type HoldStep = fn(&[String], usize) -> Option<(String, String)>;
+
 /// Entry `name` of `ptx` without each step of its 16-bit stores' hold, one edit at a time, each
 /// audited: without each element's `min.u16` with the limit ([`element_hold`]) the stored value
 /// reads no bound, refused as unclamped (checked here); without the limit's step back from the
 /// rounded bound ([`limit_step`]) the limit is one step too far, and the report of that edit is
 /// returned for the caller's own check of it. Each edit must change at least two lines.
 pub fn without_each_hold(ptx: &str, name: &str) -> AuditReport {
-    let edit = |step: fn(&[String], usize) -> Option<(String, String)>, what: &str| {
+    let edit = |step: HoldStep, what: &str| {
         let (edited, edits) = edit_lines(ptx, name, |lines, i| {
             let (held, rounded) = step(lines, i)?;
             Some(format!("\tmov.b16 \t{held}, {rounded};"))
