@@ -12,6 +12,8 @@ mod checkpoint;
 mod exact_half;
 #[path = "bench_parts/half.rs"]
 mod half;
+#[path = "bench_parts/prepared.rs"]
+mod prepared;
 #[path = "bench_parts/rl_bf16.rs"]
 mod rl_bf16;
 
@@ -649,7 +651,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &Path) -> Resul
     // Capped grids: each block takes chunks in turn, starting and publishing once.
     let mut by_grid = serde_json::Map::new();
     let sms = rt.multiprocessors();
-    for chunk in [2048usize, 8192] {
+    for chunk in [1024usize, 2048, 4096, 8192] {
         for per_sm in [2u32, 3, 4, 8] {
             let blocks = std::num::NonZeroU32::new(sms * per_sm).context("no multiprocessor")?;
             let mut set = FusedSet::with_chunk_elements(chunk)?.with_max_blocks(blocks);
@@ -1131,6 +1133,9 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         // The first pair warms the path up.
         (median(ours[1..].to_vec()), median(floor[1..].to_vec()))
     };
+    // A launch checked once and enqueued every step, against the driver's launch of the same
+    // entry with the same arguments.
+    let (prepared_issue_us, same_entry_issue_us) = prepared::issue_us(rt, stream, &floor_module)?;
     // One of the driver calls every launch path makes besides the launch: the capture query
     // (`cuStreamGetCaptureInfo`, once per launch), timed alone.
     let capture_query_us = {
@@ -1210,7 +1215,9 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
          {replay_host_us:.2} µs, report {report_host_us:.2} µs, set_lr \
          {lr_host_us:.2} µs per record, eager launch {eager_host:?} (driver floor \
          {driver_launch_host_us:.2} µs), steady issue {eager_issue_us:.2} µs per launch (driver \
-         floor {driver_issue_us:.2} µs; capture query {capture_query_us:.3} µs); advance {advance_us:.2} µs \
+         floor {driver_issue_us:.2} µs; capture query {capture_query_us:.3} µs), prepared stepped \
+         launch {prepared_issue_us:.2} µs per enqueue (the same entry and arguments by \
+         cuLaunchKernel {same_entry_issue_us:.2} µs); advance {advance_us:.2} µs \
          (one-node graph), {advance_in_graph_us:.2} µs per advance in a chain of {CHAIN}"
     );
     out["session"] = json!({"nodes": nodes, "replay_us": replay_us,
@@ -1223,6 +1230,8 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
         "driver_launch_host_us": driver_launch_host_us,
         "eager_issue_host_us": eager_issue_us, "driver_issue_host_us": driver_issue_us,
         "capture_query_host_us": capture_query_us,
+        "prepared_issue_host_us": prepared_issue_us,
+        "same_entry_driver_issue_host_us": same_entry_issue_us,
         "advance_us": advance_us, "advance_in_graph_us": advance_in_graph_us,
         "guard_rl_set_us": guard_rl_set_us, "guard_then_advance_rl_set_us": guard_then_advance_us, "guard_rl_set_bytes": guard_rl_set_bytes, "elements": session.groups().all().iter().map(|g| g.len()).sum::<usize>()});
     Ok(())

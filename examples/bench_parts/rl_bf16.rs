@@ -37,14 +37,15 @@ fn bf16_tensor(n: usize) -> Result<Tensor> {
 }
 
 /// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs, with the
-/// tensors cut into chunks of `chunk` elements (one block each).
+/// tensors cut into chunks of `chunk` elements, one block each or, with `blocks`, that many
+/// blocks each taking chunks in turn.
 fn replay_us<E: adamant::device::abi::OptimizerEntry>(
     rt: &Adamant,
     timer: &mut Timer,
     buffers: &[E::Buffers<Owned<'_>>],
     scalars: &E::StepScalars,
     hyper: E::Hyper,
-    chunk: usize,
+    (chunk, blocks): (usize, Option<std::num::NonZeroU32>),
 ) -> Result<f64>
 where
     E::Hyper: Send + Sync + 'static,
@@ -56,6 +57,9 @@ where
     let fused: Vec<FusedTensor<'_>> = FusedTensor::group::<E>(buffers, scalars, 0)?;
     // The tables are built before the capture (a capture cannot upload them).
     let mut set = FusedSet::with_chunk_elements(chunk)?;
+    if let Some(blocks) = blocks {
+        set = set.with_max_blocks(blocks);
+    }
     set.sync::<adamant_fused_mixed::Entry>(&fused, &states)?;
     let graph = rt.capture(vec![Box::new(|s: &Stream| {
         states.advance(rt, s)?;
@@ -93,10 +97,16 @@ pub(crate) fn rl_bf16(
     let elements: usize = sizes.iter().sum();
     // The runtime's chunk first (the headline), then larger ones: a 14 B element moves half the
     // bytes, so a chunk of the same element count is half the work per block start and flush.
+    // Then grids of a few blocks per multiprocessor, each block taking chunks in turn.
+    let per_sm = |k: u32| std::num::NonZeroU32::new(rt.multiprocessors() * k);
     let chunks = [
-        FUSED_CHUNK_ELEMENTS,
-        2 * FUSED_CHUNK_ELEMENTS,
-        4 * FUSED_CHUNK_ELEMENTS,
+        (FUSED_CHUNK_ELEMENTS, None),
+        (2 * FUSED_CHUNK_ELEMENTS, None),
+        (4 * FUSED_CHUNK_ELEMENTS, None),
+        (1024, per_sm(3)),
+        (2048, per_sm(3)),
+        (FUSED_CHUNK_ELEMENTS, per_sm(3)),
+        (2048, per_sm(6)),
     ];
     let mut f32_set = sizes
         .iter()
@@ -136,9 +146,13 @@ pub(crate) fn rl_bf16(
             chunk,
         )?);
     }
-    for (i, chunk) in chunks.iter().enumerate().skip(1) {
+    for (i, (chunk, blocks)) in chunks.iter().enumerate().skip(1) {
+        let grid = match blocks {
+            Some(b) => format!(", {b} blocks"),
+            None => String::new(),
+        };
         println!(
-            "RL set, chunks of {chunk}: f32 AdamW {:.1} µs, bf16 14 B {:.1} µs ({:.3}× the f32 \
+            "RL set, chunks of {chunk}{grid}: f32 AdamW {:.1} µs, bf16 14 B {:.1} µs ({:.3}× the f32 \
              step at the runtime's chunk)",
             f32_by_chunk[i],
             bf16_by_chunk[i],
@@ -160,7 +174,8 @@ pub(crate) fn rl_bf16(
         "tensors": sizes.len(), "elements": elements,
         "f32_graph_us": f32_us, "bf16_graph_us": bf16_us, "ratio": bf16_us / f32_us,
         "f32_floor_us": floor(F32_BYTES), "bf16_floor_us": floor(BF16_BYTES),
-        "chunks": chunks, "f32_graph_us_by_chunk": f32_by_chunk,
+        "chunks": chunks.map(|(c, b)| json!({"chunk": c, "blocks": b.map(|b| b.get())})),
+        "f32_graph_us_by_chunk": f32_by_chunk,
         "bf16_graph_us_by_chunk": bf16_by_chunk,
     });
     Ok(())

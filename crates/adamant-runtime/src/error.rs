@@ -578,6 +578,23 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A plain launch prepared for repeated enqueues ([`crate::Launch::prepare`]) of a kernel
+    /// with a scalar that changes every step: every enqueue would pass the value of the step it
+    /// was prepared at.
+    #[error(
+        "{kernel}: a prepared launch passes the same arguments at every enqueue, and the \
+         kernel's scalar `{scalar}` ({how}) changes every step; prepare its stepped launch \
+         (`Launch::stepped`), which reads it from the step-state record"
+    )]
+    FrozenScalar {
+        /// The entry that was to be prepared.
+        kernel: &'static str,
+        /// Its first scalar that changes every step.
+        scalar: &'static str,
+        /// What makes it change: a `#[step]` field or `#[derived]` from the step number.
+        how: &'static str,
+    },
+
     /// Something that cannot happen while a stream is captured into a graph (such as
     /// rebuilding a [`TensorSet`](crate::TensorSet)'s tables), or a graph call that failed.
     #[error("graph capture: {operation}")]
@@ -1000,6 +1017,7 @@ impl Error {
             | Error::RecordKernel { .. }
             | Error::NotARule { .. }
             | Error::NotFusable { .. }
+            | Error::FrozenScalar { .. }
             | Error::InKernel { .. } => true,
             Error::InTensor { source, .. } => source.names_kernel(kernel),
             Error::Cuda { operation, .. } | Error::Capture { operation } => {

@@ -12,7 +12,8 @@ use crate::device::Adamant;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{CudaContext, Result};
-use crate::launch_check::{assemble, buffer_keeps, check_tensors, Args, Uniforms};
+use crate::launch_check::{assemble, buffer_keeps, check_tensors, Args, CheckedArgs, Uniforms};
+use crate::memory::Keep;
 use crate::records::Records;
 
 /// Threads per block for the optimizer kernels: the ABI's, which the build sizes the
@@ -42,6 +43,29 @@ pub struct LaunchInfo {
     pub block: u32,
 }
 
+/// A single-buffer launch checked and assembled ([`Adamant::single_args`]): its entry, its
+/// argument values in the entry's order, and what it enqueues.
+#[derive(Clone, Debug)]
+pub(crate) struct SingleArgs {
+    pub(crate) descriptor: &'static KernelDescriptor,
+    pub(crate) values: Args,
+    pub(crate) info: LaunchInfo,
+}
+
+/// What a graph must keep of a single-buffer launch: its buffers (the runtime's own), its
+/// records, and what its uniforms point at.
+pub(crate) fn single_keeps<E: OptimizerEntry, K: LaunchKinds>(
+    buffers: &E::Buffers<K>,
+    records: &Records,
+    uniforms: &Uniforms<'_, E>,
+    checked: &CheckedArgs,
+) -> Vec<Keep> {
+    let mut keeps = buffer_keeps::<E, K>(std::slice::from_ref(buffers));
+    keeps.extend(records.keeps());
+    keeps.extend(uniforms.keeps(checked));
+    keeps
+}
+
 impl Adamant {
     /// The one single-buffer launch path, plain or stepped (the builder's
     /// `Launch::single` names the entry in its errors).
@@ -55,21 +79,38 @@ impl Adamant {
         let (descriptor, checked) = uniforms.check(false)?;
         let capture = crate::graph::capture_of(stream)?;
         uniforms.refuse_frozen(capture.is_some(), descriptor.name)?;
-        let kernel = descriptor.name;
+        let single = self.single_args::<E, K>(descriptor, buffers, &checked, records)?;
+        // In a capture, the graph keeps everything the launch uses.
+        self.retain_in(capture, || {
+            single_keeps::<E, K>(buffers, records, &uniforms, &checked)
+        })?;
+        // SAFETY: `values` was assembled from the registered descriptor. Every buffer has `len`
+        // elements and no written buffer overlaps another (checked). The runtime's buffers are
+        // not freed while the launch can run (their drop waits for the device, and a capture
+        // keeps them, retained above); the raw launches' callers promise as much for their
+        // regions (`Launch::raw_buffers`).
+        unsafe { self.enqueue_single(stream, &single)? };
+        Ok(single.info)
+    }
+
+    /// The checks of a single-buffer launch that read its buffers and records, and its
+    /// arguments assembled from the registered `descriptor` and `checked` (the uniforms'
+    /// checks): what [`Adamant::launch_single_unnamed`] enqueues once, and a prepared launch
+    /// ([`crate::Prepared`]) at every [`crate::Prepared::enqueue`].
+    pub(crate) fn single_args<E: OptimizerEntry, K: LaunchKinds>(
+        &self,
+        descriptor: &'static KernelDescriptor,
+        buffers: &E::Buffers<K>,
+        checked: &CheckedArgs,
+        records: &Records,
+    ) -> Result<SingleArgs> {
         let tensors = std::slice::from_ref(buffers);
         let signature = check_tensors::<E, K>(tensors)?;
         let header = records.check(descriptor, 1)?;
-        // In a capture, the graph keeps everything the launch uses.
-        self.retain_in(capture, || {
-            let mut keeps = buffer_keeps::<E, K>(tensors);
-            keeps.extend(records.keeps());
-            keeps.extend(uniforms.keeps(&checked));
-            keeps
-        })?;
         let len = signature[0].first().map_or(0, |b| b.len);
         let (grid, block) = self.grid_for(len);
         let info = LaunchInfo {
-            kernel,
+            kernel: descriptor.name,
             elements: len,
             bound: checked.bound_value(),
             grid,
@@ -83,18 +124,32 @@ impl Adamant {
                 .find(|b| b.name == name)
                 .map(|b| b.address)
         };
-        let values = assemble(descriptor, pointer, len, None, header, &checked)?;
-        // SAFETY: `values` was assembled from the registered descriptor. Every buffer has `len`
-        // elements and no written buffer overlaps another (checked). The runtime's buffers are
-        // not freed while the launch can run (their drop waits for the device, and a capture
-        // keeps them, retained above); the raw launches' callers promise as much for their
-        // regions (`Launch::raw_buffers`).
+        let values = assemble(descriptor, pointer, len, None, header, checked)?;
+        Ok(SingleArgs {
+            descriptor,
+            values,
+            info,
+        })
+    }
+
+    /// Enqueues a checked single-buffer launch ([`Adamant::single_args`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`Adamant::enqueue`]: every address in `single` stays valid, unaliased by another
+    /// written argument, until the launch has run.
+    pub(crate) unsafe fn enqueue_single(&self, stream: &Stream, single: &SingleArgs) -> Result<()> {
+        let len = single.info.elements;
+        // SAFETY: the caller's promise; `values` came from `single_args`.
         unsafe {
-            self.enqueue(stream, descriptor, grid, values, || {
-                format!("{len} elements")
-            })?
-        };
-        Ok(info)
+            self.enqueue(
+                stream,
+                single.descriptor,
+                single.info.grid,
+                single.values.clone(),
+                || format!("{len} elements"),
+            )
+        }
     }
 
     /// The one enqueue of an optimizer entry, single-buffer or multi-tensor: `values` (from

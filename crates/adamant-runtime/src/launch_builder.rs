@@ -21,6 +21,7 @@ use crate::interop::{check_regions, check_set_regions, Raw};
 use crate::launch::LaunchInfo;
 use crate::launch_check::Uniforms;
 use crate::multi::TensorSet;
+use crate::prepared::Prepared;
 use crate::records::Records;
 use crate::step::StepStates;
 
@@ -220,6 +221,68 @@ impl<'a, E: OptimizerEntry> Launch<'a, E, WithScalars<'a, E>> {
     /// naming it.
     pub fn buffers(self, buffers: &E::Buffers<Owned<'_>>, records: &Records) -> Result<LaunchInfo> {
         self.single(buffers, records)
+    }
+
+    /// Checks and assembles the single-buffer launch over `buffers` once, for a loop that
+    /// enqueues it many times ([`Prepared::enqueue`]): the checks of [`Launch::buffers`] run
+    /// here, not at each enqueue, so an eager step costs the driver's launch and a capture
+    /// query. The prepared launch holds `buffers`, `records` (and a stepped launch's step-state
+    /// records) until it is dropped.
+    ///
+    /// A plain launch of a kernel with `#[step]` or `#[derived]` scalars is refused
+    /// ([`Error::FrozenScalar`]): every enqueue would pass the values it was prepared with.
+    /// Prepare the stepped launch, after a first [`StepStates::advance`], and advance before
+    /// each enqueue.
+    ///
+    /// ```
+    /// use adamant_kernels::optimizers::iqn_adam_kernel;
+    /// use adamant_runtime::{
+    ///     AdamHyper, DeviceArray, ParamBuffer, QAbsRef, Records, StepBound, StepSpec, StepStates,
+    /// };
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rt = match adamant_runtime::Adamant::new() {
+    /// #     Err(adamant_runtime::Error::NoDevice { .. }) => return Ok(()), // no GPU here
+    /// #     other => other?,
+    /// # };
+    /// let n = 1024;
+    /// let mut p = ParamBuffer::filled(n, 0.5)?;
+    /// let (g, mut m, mut v) = (DeviceArray::filled(n, 1e-3)?, DeviceArray::zeroed(n)?, DeviceArray::zeroed(n)?);
+    /// let records = Records::single::<iqn_adam_kernel::Entry>()?;
+    /// let spec = StepSpec::adam(&AdamHyper::pytorch_defaults(1)?, StepBound::FromQAbsRef)?
+    ///     .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper { eps: 1e-8, weight_decay: 0.0 })?;
+    /// let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 0.001 })?;
+    /// let scalars = iqn_adam_kernel::StepScalars {};
+    /// states.advance(&rt, rt.stream())?; // a stepped launch is checked after an advance
+    /// let b = iqn_adam_kernel::Buffers { p: &mut p, g: g.input(), m: &mut m, v: &mut v };
+    /// let mut step = rt.launch::<iqn_adam_kernel::Entry>(rt.stream())
+    ///     .stepped(&scalars, &states, 0)
+    ///     .prepare(b, &records)?;
+    /// step.enqueue()?;
+    /// for _ in 1..3 {
+    ///     states.advance(&rt, rt.stream())?;
+    ///     step.enqueue()?;
+    /// }
+    /// drop(step); // gives the buffers back
+    /// rt.synchronize()?;
+    /// assert_eq!(records.read().sequence, 3);
+    /// let host = p.download()?;
+    /// assert!((host[0] - (0.5 - 3.0 * 1e-3)).abs() < 1e-5); // three Adam steps of ~lr each
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Launch::buffers`] before anything is enqueued, and [`Error::FrozenScalar`].
+    pub fn prepare(
+        self,
+        buffers: E::Buffers<Owned<'a>>,
+        records: &'a Records,
+    ) -> Result<Prepared<'a, E>> {
+        let kernel = self.scalars.0.descriptor(false).name;
+        Prepared::new(self.rt, self.stream, self.scalars.0, buffers, records)
+            .map_err(|e| e.in_kernel(kernel))
     }
 
     /// Enqueues the multi-tensor entry (`<kernel>_multi`, `<kernel>_multi_stepped`) over

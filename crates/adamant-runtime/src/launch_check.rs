@@ -158,32 +158,52 @@ impl<E: OptimizerEntry> Uniforms<'_, E> {
     /// them from a record that every replay advances. A kernel of `#[hyper]` scalars alone
     /// (constant for the run by declaration) may be captured plain.
     pub fn refuse_frozen(&self, capturing: bool, entry: &'static str) -> Result<()> {
-        if !matches!(self, Uniforms::Plain { .. }) {
-            return Ok(());
-        }
-        let per_step = E::STEPPED_DESCRIPTOR
-            .record
-            .iter()
-            .find(|r| !matches!(r.lifetime, Lifetime::Hyper { .. }));
-        let Some(scalar) = per_step else {
+        let Some((name, how)) = self.per_step_scalar() else {
             return Ok(());
         };
         if !capturing {
             return Ok(());
         }
-        let how = match scalar.lifetime {
-            Lifetime::Step => "a #[step] field",
-            _ => "#[derived] from the step number",
-        };
         Err(Error::Capture {
             operation: format!(
                 "a plain launch of {entry}: its scalar `{name}` ({how}) changes every step, and \
                  a graph would replay this launch's value at every step; record its stepped \
                  launch (`Launch::stepped`, after StepStates::advance), which reads it from \
-                 the step-state record",
-                name = scalar.name,
+                 the step-state record"
             ),
         })
+    }
+
+    /// Refuses to prepare ([`crate::Launch::prepare`]) a plain launch of a kernel whose scalars
+    /// change from step to step: a prepared launch passes the same values at every enqueue, as a
+    /// graph's replay does ([`Uniforms::refuse_frozen`]).
+    pub fn refuse_prepared(&self, entry: &'static str) -> Result<()> {
+        match self.per_step_scalar() {
+            None => Ok(()),
+            Some((scalar, how)) => Err(Error::FrozenScalar {
+                kernel: entry,
+                scalar,
+                how,
+            }),
+        }
+    }
+
+    /// For a plain launch, the first scalar of `E` that changes from step to step (`#[step]`
+    /// or `#[derived]`), with what makes it so; `None` for a stepped launch, whose scalars are
+    /// read on the device, and for a kernel of `#[hyper]` scalars alone.
+    fn per_step_scalar(&self) -> Option<(&'static str, &'static str)> {
+        if !matches!(self, Uniforms::Plain { .. }) {
+            return None;
+        }
+        let scalar = E::STEPPED_DESCRIPTOR
+            .record
+            .iter()
+            .find(|r| !matches!(r.lifetime, Lifetime::Hyper { .. }))?;
+        let how = match scalar.lifetime {
+            Lifetime::Step => "a #[step] field",
+            _ => "#[derived] from the step number",
+        };
+        Some((scalar.name, how))
     }
 
     /// The smallest bound this launch can clamp with: the policy's, or the step-state record's
@@ -444,48 +464,52 @@ pub(crate) fn check_storage(
 }
 
 /// No buffer that is written may share a byte with any other buffer (read-only buffers may share
-/// with each other). One sort and one sweep: O(n log n) in the number of buffers.
+/// with each other). One sort and one sweep: O(n log n) in the number of buffers. The sort moves
+/// only each range's ends and its place in `signature` (a launch's check is on the eager path's
+/// every step), and the buffers are looked up again only to name a clash.
 pub(crate) fn check_overlaps(
     kernel: &'static str,
     signature: &Signature,
     multi: bool,
 ) -> Result<()> {
-    let mut ranges: SmallVec<[(u64, u64, usize, BufferRange); MAX_BUFFERS]> = signature
-        .iter()
-        .enumerate()
-        .flat_map(|(t, tensor)| tensor.iter().map(move |b| (t, *b)))
-        .filter(|(_, b)| b.len > 0)
-        .map(|(t, b)| {
-            let end = b
-                .address
-                .saturating_add((b.len as u64).saturating_mul(b.bytes as u64));
-            (b.address, end, t, b)
-        })
-        .collect();
-    ranges.sort_by_key(|r| (r.0, r.1));
-    // The range reaching furthest so far, among all and among the written ones.
-    let mut furthest_any: Option<(u64, usize, BufferRange)> = None;
-    let mut furthest_written: Option<(u64, usize, BufferRange)> = None;
-    for &(start, end, t, b) in &ranges {
-        let clash = if b.writable {
+    // (start, end, tensor, buffer): a single-buffer launch's fit on the stack.
+    let mut ranges: SmallVec<[(u64, u64, usize, usize); MAX_BUFFERS]> = SmallVec::new();
+    for (t, tensor) in signature.iter().enumerate() {
+        for (i, b) in tensor.iter().enumerate() {
+            if b.len > 0 {
+                let end = b
+                    .address
+                    .saturating_add((b.len as u64).saturating_mul(b.bytes as u64));
+                ranges.push((b.address, end, t, i));
+            }
+        }
+    }
+    ranges.sort_unstable();
+    // The range reaching furthest so far, among all and among the written ones: its end and
+    // its place.
+    let mut furthest_any: Option<(u64, usize, usize)> = None;
+    let mut furthest_written: Option<(u64, usize, usize)> = None;
+    for &(start, end, t, i) in &ranges {
+        let writable = signature[t][i].writable;
+        let clash = if writable {
             furthest_any
         } else {
             furthest_written
         };
-        if let Some((other_end, other_t, other)) = clash {
+        if let Some((other_end, other_t, other_i)) = clash {
             if start < other_end {
                 return Err(Error::Overlap {
                     kernel,
-                    first: describe(multi, other_t, &other),
-                    second: describe(multi, t, &b),
+                    first: describe(multi, other_t, &signature[other_t][other_i]),
+                    second: describe(multi, t, &signature[t][i]),
                 });
             }
         }
         if furthest_any.is_none_or(|(e, _, _)| end > e) {
-            furthest_any = Some((end, t, b));
+            furthest_any = Some((end, t, i));
         }
-        if b.writable && furthest_written.is_none_or(|(e, _, _)| end > e) {
-            furthest_written = Some((end, t, b));
+        if writable && furthest_written.is_none_or(|(e, _, _)| end > e) {
+            furthest_written = Some((end, t, i));
         }
     }
     Ok(())

@@ -62,6 +62,7 @@ mod memory;
 mod module;
 mod multi;
 pub mod nan_check;
+mod prepared;
 mod records;
 mod step;
 
@@ -82,6 +83,7 @@ pub use launch_builder::{Launch, NoScalars, WithScalars};
 pub use module::AuditedModule;
 pub use multi::TensorSet;
 pub use nan_check::{NanChecker, NanReport, SlotBindings, SlotTable};
+pub use prepared::Prepared;
 pub use records::{LaunchRecords, Records};
 pub use step::{GuardSpec, LossScale, QAbsRef, RecordKernel, StepBound, StepSpec, StepStates};
 

@@ -598,3 +598,38 @@ mod storage {
         assert!(DeviceRegion::new(0x1002, 4).is_err(), "f32 needs 4 bytes");
     }
 }
+
+/// A prepared launch passes the same values at every enqueue: a plain launch of a kernel with
+/// per-step scalars (Adam's bias corrections) is refused, naming the kernel and the scalar, as
+/// its capture is; one of `#[hyper]` scalars alone (the soft update's `tau`) is not.
+#[test]
+fn a_plain_launch_with_per_step_scalars_cannot_be_prepared() {
+    use super::Uniforms;
+    use adamant_kernels::soft_update::soft_update_kernel;
+    let s = scalars();
+    let adam: Uniforms<'_, iqn_adam_kernel::Entry> = Uniforms::Plain {
+        scalars: &s,
+        policy: ClampPolicy::from_isv(1.0),
+    };
+    match adam.refuse_prepared("iqn_adam_kernel") {
+        Err(e @ Error::FrozenScalar { .. }) => {
+            let Error::FrozenScalar { kernel, scalar, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(*kernel, "iqn_adam_kernel");
+            let text = e.to_string();
+            assert!(text.contains(scalar) && text.contains("stepped"), "{text}");
+        }
+        other => panic!("expected FrozenScalar, got {other:?}"),
+    }
+    // The same kernel's capture is refused for the same scalar; eagerly it is not.
+    assert!(adam.refuse_frozen(true, "iqn_adam_kernel").is_err());
+    assert!(adam.refuse_frozen(false, "iqn_adam_kernel").is_ok());
+    let tau = soft_update_kernel::Scalars { tau: 0.5 };
+    let soft: Uniforms<'_, soft_update_kernel::Entry> = Uniforms::Plain {
+        scalars: &tau,
+        policy: ClampPolicy::from_isv(1.0),
+    };
+    assert!(soft.refuse_prepared("soft_update_kernel").is_ok());
+    assert!(soft.refuse_frozen(true, "soft_update_kernel").is_ok());
+}
