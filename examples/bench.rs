@@ -822,13 +822,17 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
     println!(
         "four groups ({n_tensors} tensors, {elements} elements, 3 rules, one fused launch): eager {eager:.1} µs, graph {graph_us:.1} µs"
     );
-    // The same launch with smaller chunks and with a capped grid (blocks taking the many small
+    // The same launch with other chunks and with capped grids (blocks taking the many small
     // tensors' chunks in turn, starting and publishing once).
     let mut variants = serde_json::Map::new();
     let cap = std::num::NonZeroU32::new(rt.multiprocessors() * 8).context("no multiprocessor")?;
+    let cap3 = std::num::NonZeroU32::new(rt.multiprocessors() * 3).context("no multiprocessor")?;
     for (name, set) in [
         ("chunks of 2048", FusedSet::with_chunk_elements(2048)?),
+        ("chunks of 8192", FusedSet::with_chunk_elements(8192)?),
+        ("chunks of 16384", FusedSet::with_chunk_elements(16384)?),
         ("8 blocks per SM", FusedSet::new().with_max_blocks(cap)),
+        ("3 blocks per SM", FusedSet::new().with_max_blocks(cap3)),
     ] {
         let mut set = set;
         let (_, us) = time_fused(rt, timer, &mut set, &fused, &states)?;
