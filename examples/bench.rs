@@ -1110,32 +1110,21 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     // SAFETY: the entry's three parameters; with 0 records it touches no memory.
     let floor_launch = || unsafe { stream.launch(&floor_function, 1, 32, 0, &floor_params) };
     let driver_launch_host_us = host(&mut || Ok(floor_launch()?))?;
-    // Host issue cost in steady state: batches of 64 launches back to back (no wait between,
-    // the GPU keeps up at 2^10), ours and the driver floor's batches alternating so that drift
-    // (clocks, other tenants) falls on both; the median over 30 batch pairs of the time per
-    // launch. Less noisy than one launch from an idle GPU, and what an eager training loop pays.
+    // Host issue cost in steady state, ours and the driver floor's batches alternating
+    // (`prepared::alternating_issue_us`): less noisy than one launch from an idle GPU, and what an
+    // eager training loop pays.
     let (eager_issue_us, driver_issue_us) = {
         let mut group = adamant::runtime::ParamGroup::new("attention", &vec![0.01; 1 << 10])?;
         let h = hyper();
-        const BATCH: usize = 64;
-        let (mut ours, mut floor) = (Vec::new(), Vec::new());
-        for _ in 0..31 {
-            stream.synchronize()?;
-            let start = std::time::Instant::now();
-            for _ in 0..BATCH {
-                rt.attn_adam(stream, &mut group, &h, ClampPolicy::from_isv(1.0))?;
-            }
-            ours.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
-            stream.synchronize()?;
-            let start = std::time::Instant::now();
-            for _ in 0..BATCH {
-                floor_launch()?;
-            }
-            floor.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
-        }
-        stream.synchronize()?;
-        // The first pair warms the path up.
-        (median(ours[1..].to_vec()), median(floor[1..].to_vec()))
+        prepared::alternating_issue_us(
+            stream,
+            || {
+                Ok(rt
+                    .attn_adam(stream, &mut group, &h, ClampPolicy::from_isv(1.0))
+                    .map(|_| ())?)
+            },
+            || Ok(floor_launch()?),
+        )?
     };
     // A launch checked once and enqueued every step, against the driver's launch of the same
     // entry with the same arguments.

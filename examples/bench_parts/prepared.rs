@@ -13,10 +13,10 @@ use anyhow::{Context, Result};
 use cust::module::Module;
 use cust::stream::Stream;
 
-/// Batches of 64 enqueues of a prepared stepped `attn_adam_kernel` over 2^10 elements, each
-/// batch followed by a batch of the driver's launch of the same entry with the same arguments
-/// (from `floor_module`, a second load of the same PTX), 30 batch pairs after one to warm up:
-/// the medians per launch, µs (prepared, driver).
+/// Enqueues of a prepared stepped `attn_adam_kernel` over 2^10 elements against the driver's
+/// launch of the same entry with the same arguments (from `floor_module`, a second load of the
+/// same PTX), in alternating batches ([`alternating_issue_us`]): µs per launch (prepared,
+/// driver).
 pub(crate) fn issue_us(rt: &Adamant, stream: &Stream, floor_module: &Module) -> Result<(f64, f64)> {
     let n = 1 << 10;
     let mut p = ParamBuffer::filled(n, 0.01)?;
@@ -59,28 +59,46 @@ pub(crate) fn issue_us(rt: &Adamant, stream: &Stream, floor_module: &Module) -> 
         })
         .collect();
     let shared = adamant::device::diagnostics::shared_bytes(attn_adam_kernel::BUFFERS);
-    const BATCH: usize = 64;
-    let (mut ours, mut floor) = (Vec::new(), Vec::new());
-    for _ in 0..31 {
-        stream.synchronize()?;
-        let start = std::time::Instant::now();
-        for _ in 0..BATCH {
-            prepared.enqueue()?;
-        }
-        ours.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
-        stream.synchronize()?;
-        let start = std::time::Instant::now();
-        for _ in 0..BATCH {
+    let times = alternating_issue_us(
+        stream,
+        || Ok(prepared.enqueue().map(|_| ())?),
+        || {
             // SAFETY: the prepared launch's own arguments, whose buffers it holds alive; the
             // same launch it enqueues.
             unsafe { stream.launch(&function, info.grid, info.block, shared, &params)? };
+            Ok(())
+        },
+    )?;
+    drop(prepared);
+    Ok(times)
+}
+
+/// Host issue cost in steady state: batches of 64 calls of `ours` back to back (no wait between:
+/// the GPU keeps up at 2^10), each followed by a batch of `floor`, so that drift (clocks, other
+/// tenants) falls on both; the medians over 30 batch pairs (one more first, to warm the paths
+/// up) of the time per call, µs.
+pub(crate) fn alternating_issue_us(
+    stream: &Stream,
+    mut ours: impl FnMut() -> Result<()>,
+    mut floor: impl FnMut() -> Result<()>,
+) -> Result<(f64, f64)> {
+    const BATCH: usize = 64;
+    let batch = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        stream.synchronize()?;
+        let start = std::time::Instant::now();
+        for _ in 0..BATCH {
+            f()?;
         }
-        floor.push(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
+        Ok(start.elapsed().as_secs_f64() * 1e6 / BATCH as f64)
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..31 {
+        a.push(batch(&mut ours)?);
+        b.push(batch(&mut floor)?);
     }
     stream.synchronize()?;
-    drop(prepared);
     Ok((
-        crate::median(ours[1..].to_vec()),
-        crate::median(floor[1..].to_vec()),
+        crate::median(a[1..].to_vec()),
+        crate::median(b[1..].to_vec()),
     ))
 }
