@@ -487,7 +487,7 @@ impl Adamant {
             keeps.extend(states.keeps());
             keeps
         })?;
-        let values = assemble(descriptor, set, records)?;
+        let mut values = assemble(descriptor, set, records)?;
         // SAFETY: `values` follows the registered descriptor's roles, parameter by parameter.
         // The tables describe exactly `tensors` (same rules, buffers, lengths and records,
         // checked above), whose buffers no other buffer of the set aliases (checked when built);
@@ -495,7 +495,7 @@ impl Adamant {
         // tensor; the scale, rule and record tables have one entry per tensor. The buffers are
         // borrowed by `tensors` for the call, a capture keeps every allocation (retained above).
         unsafe {
-            self.enqueue(stream, descriptor, grid, values, || {
+            self.enqueue(stream, descriptor, grid, &mut values, || {
                 format!("{} tensors", tensors.len())
             })?
         };

@@ -79,7 +79,7 @@ impl Adamant {
         let (descriptor, checked) = uniforms.check(false)?;
         let capture = crate::graph::capture_of(stream)?;
         uniforms.refuse_frozen(capture.is_some(), descriptor.name)?;
-        let single = self.single_args::<E, K>(descriptor, buffers, &checked, records)?;
+        let mut single = self.single_args::<E, K>(descriptor, buffers, &checked, records)?;
         // In a capture, the graph keeps everything the launch uses.
         self.retain_in(capture, || {
             single_keeps::<E, K>(buffers, records, &uniforms, &checked)
@@ -89,7 +89,7 @@ impl Adamant {
         // not freed while the launch can run (their drop waits for the device, and a capture
         // keeps them, retained above); the raw launches' callers promise as much for their
         // regions (`Launch::raw_buffers`).
-        unsafe { self.enqueue_single(stream, &single)? };
+        unsafe { self.enqueue_single(stream, &mut single)? };
         Ok(single.info)
     }
 
@@ -138,7 +138,11 @@ impl Adamant {
     ///
     /// As [`Adamant::enqueue`]: every address in `single` stays valid, unaliased by another
     /// written argument, until the launch has run.
-    pub(crate) unsafe fn enqueue_single(&self, stream: &Stream, single: &SingleArgs) -> Result<()> {
+    pub(crate) unsafe fn enqueue_single(
+        &self,
+        stream: &Stream,
+        single: &mut SingleArgs,
+    ) -> Result<()> {
         let len = single.info.elements;
         // SAFETY: the caller's promise; `values` came from `single_args`.
         unsafe {
@@ -146,7 +150,7 @@ impl Adamant {
                 stream,
                 single.descriptor,
                 single.info.grid,
-                single.values.clone(),
+                &mut single.values,
                 || format!("{len} elements"),
             )
         }
@@ -155,6 +159,8 @@ impl Adamant {
     /// The one enqueue of an optimizer entry, single-buffer or multi-tensor: `values` (from
     /// `launch_check::assemble`) as the entry's arguments, [`BLOCK_THREADS`] threads a block and
     /// the diagnostics epilogue's shared memory. A driver error names the entry and `what`.
+    /// `values` is borrowed, not taken (a prepared launch enqueues the same list again): mutably
+    /// only because the driver's argument pointers are `*mut`; it is left unchanged.
     ///
     /// # Safety
     ///
@@ -167,11 +173,11 @@ impl Adamant {
         stream: &Stream,
         descriptor: &'static KernelDescriptor,
         grid: u32,
-        mut values: Args,
+        values: &mut Args,
         what: impl FnOnce() -> String,
     ) -> Result<()> {
         let function = self.function(descriptor)?;
-        let params = arg_pointers(&mut values);
+        let params = arg_pointers(values);
         let shared = shared_bytes(descriptor.buffer_count());
         let kernel = descriptor.name;
         // SAFETY: `function` is the registered entry's and `params` holds one pointer per entry

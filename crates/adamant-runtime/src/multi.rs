@@ -461,7 +461,7 @@ impl Adamant {
             keeps.extend(uniforms.keeps(&checked));
             keeps
         })?;
-        let values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
+        let mut values = assemble(descriptor, pointer, 0, Some(set_tables), records, &checked)?;
         // SAFETY: `values` was assembled from the registered descriptor. The tables describe
         // exactly `tensors` for this kernel (checked above), which no other launch argument
         // aliases (checked); they stay allocated while the launch can run (a buffer's drop waits
@@ -469,7 +469,7 @@ impl Adamant {
         // promise); each chunk lies inside its tensor (built from the checked lengths), and the
         // scale table has one `f32` per tensor (built and replaced with the tables).
         unsafe {
-            self.enqueue(stream, descriptor, grid, values, || {
+            self.enqueue(stream, descriptor, grid, &mut values, || {
                 format!("{} tensors", tensors.len())
             })?
         };

@@ -90,7 +90,7 @@ impl<'a, E: OptimizerEntry> Prepared<'a, E> {
         // checked for length and overlap; the buffers, records and step-state records they
         // point at are borrowed by `self`, so they live, unshared, until it is dropped, and
         // their drops wait for the device (a capture keeps them, retained above).
-        unsafe { self.rt.enqueue_single(self.stream, &self.single) }
+        unsafe { self.rt.enqueue_single(self.stream, &mut self.single) }
             .map_err(|e| e.in_kernel(kernel))?;
         Ok(self.single.info)
     }
