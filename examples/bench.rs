@@ -18,6 +18,7 @@ mod prepared;
 mod rl_bf16;
 
 use adamant::build::ptxas::{Ptxas, DEFAULT_ARCH};
+use adamant::device::abi::ArgValue;
 use adamant::kernels::fused::adamant_fused_step;
 use adamant::kernels::optimizers::{
     attn_adam_kernel, curiosity_adam_step, dqn_adam_update_kernel, iql_adam_kernel, iqn_adam_kernel,
@@ -1101,12 +1102,9 @@ fn session(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &PathBuf) -> R
     // of an entry that does nothing (the advance with 0 records), from the same idle GPU.
     let floor_module = cust::module::Module::from_ptx(PTX, &[])?;
     let floor_function = floor_module.get_function("step_advance_kernel")?;
-    let (mut records, mut n, mut mirror) = (0u64, 0u32, 0u64);
-    let floor_params = [
-        &mut records as *mut u64 as *mut std::ffi::c_void,
-        &mut n as *mut u32 as *mut std::ffi::c_void,
-        &mut mirror as *mut u64 as *mut std::ffi::c_void,
-    ];
+    // Its records, record count and mirror: null, 0, null.
+    let mut floor_args = [ArgValue::Ptr(0), ArgValue::U32(0), ArgValue::Ptr(0)];
+    let floor_params: Vec<_> = floor_args.iter_mut().map(ArgValue::param_pointer).collect();
     // SAFETY: the entry's three parameters; with 0 records it touches no memory.
     let floor_launch = || unsafe { stream.launch(&floor_function, 1, 32, 0, &floor_params) };
     let driver_launch_host_us = host(&mut || Ok(floor_launch()?))?;

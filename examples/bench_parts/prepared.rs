@@ -49,15 +49,7 @@ pub(crate) fn issue_us(rt: &Adamant, stream: &Stream, floor_module: &Module) -> 
         .get_function(info.kernel)
         .context("the prepared entry in the floor's module")?;
     let mut values: Vec<ArgValue> = prepared.arguments().to_vec();
-    let params: Vec<*mut c_void> = values
-        .iter_mut()
-        .map(|v| match v {
-            ArgValue::Ptr(x) => x as *mut u64 as *mut c_void,
-            ArgValue::F32(x) => x as *mut f32 as *mut c_void,
-            ArgValue::U32(x) => x as *mut u32 as *mut c_void,
-            ArgValue::Usize(x) => x as *mut usize as *mut c_void,
-        })
-        .collect();
+    let params: Vec<*mut c_void> = values.iter_mut().map(ArgValue::param_pointer).collect();
     let shared = adamant::device::diagnostics::shared_bytes(attn_adam_kernel::BUFFERS);
     let times = alternating_issue_us(
         stream,

@@ -738,6 +738,20 @@ pub enum ArgValue {
     Usize(usize),
 }
 
+impl ArgValue {
+    /// A pointer to the value, as `cuLaunchKernel` takes each kernel parameter (one per value,
+    /// into the argument list, which must outlive the call): the runtime's launches and a
+    /// benchmark's driver floor build their lists with this one mapping.
+    pub fn param_pointer(&mut self) -> *mut core::ffi::c_void {
+        match self {
+            ArgValue::Ptr(v) => v as *mut u64 as *mut core::ffi::c_void,
+            ArgValue::F32(v) => v as *mut f32 as *mut core::ffi::c_void,
+            ArgValue::U32(v) => v as *mut u32 as *mut core::ffi::c_void,
+            ArgValue::Usize(v) => v as *mut usize as *mut core::ffi::c_void,
+        }
+    }
+}
+
 impl From<f32> for ArgValue {
     fn from(v: f32) -> ArgValue {
         ArgValue::F32(v)
@@ -888,4 +902,30 @@ pub trait OptimizerEntry: GeneratedEntry {
     /// The `#[derived]` scalars of step `t` (`<kernel>::derived_at`) as values, in declared
     /// order.
     fn derived_values(t: u32, hyper: &Self::Hyper) -> Vec<ArgValue>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ArgValue;
+
+    /// Each parameter pointer points at its own value, with that value's width: what the driver
+    /// reads through it is what the list holds.
+    #[test]
+    fn a_parameter_pointer_reads_back_its_value() {
+        let mut values = [
+            ArgValue::Ptr(0x1234_5678_9abc_def0),
+            ArgValue::F32(-2.5),
+            ArgValue::U32(7),
+            ArgValue::Usize(usize::MAX - 3),
+        ];
+        let pointers: Vec<_> = values.iter_mut().map(ArgValue::param_pointer).collect();
+        // SAFETY: each pointer is into `values`, alive, at the type of its variant.
+        unsafe {
+            assert_eq!(*(pointers[0] as *const u64), 0x1234_5678_9abc_def0);
+            assert_eq!(*(pointers[1] as *const f32), -2.5);
+            assert_eq!(*(pointers[2] as *const u32), 7);
+            assert_eq!(*(pointers[3] as *const usize), usize::MAX - 3);
+        }
+        assert_ne!(pointers[0], pointers[1]);
+    }
 }

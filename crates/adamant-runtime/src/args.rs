@@ -42,14 +42,5 @@ pub type Args = SmallVec<[ArgValue; INLINE_ARGS]>;
 /// Kernel-parameter pointers for cuLaunchKernel, one per value, pointing into `values`: on the
 /// stack as [`Args`] is.
 pub(crate) fn arg_pointers(values: &mut [ArgValue]) -> SmallVec<[*mut c_void; INLINE_ARGS]> {
-    values.iter_mut().map(arg_pointer).collect()
-}
-
-fn arg_pointer(value: &mut ArgValue) -> *mut c_void {
-    match value {
-        ArgValue::Ptr(v) => v as *mut u64 as *mut c_void,
-        ArgValue::F32(v) => v as *mut f32 as *mut c_void,
-        ArgValue::U32(v) => v as *mut u32 as *mut c_void,
-        ArgValue::Usize(v) => v as *mut usize as *mut c_void,
-    }
+    values.iter_mut().map(ArgValue::param_pointer).collect()
 }
