@@ -12,8 +12,8 @@ mod support;
 use adamant::kernels::soft_update::soft_update_kernel;
 use adamant::runtime::cust::stream::Stream;
 use adamant::runtime::{
-    adam_scalars, AdamHyper, ClampPolicy, DeviceArray, Error, Owned, ParamBuffer, QAbsRef, Records,
-    StepBound, StepSpec, StepStates,
+    adam_scalars, AdamHyper, ClampPolicy, DeviceArray, Error, Owned, ParamBuffer, Records,
+    StepStates,
 };
 use adamant_kernels::optimizers::{attn_adam_kernel, iqn_adam_kernel};
 
@@ -21,8 +21,8 @@ use support::runtime;
 
 const N: usize = 4099;
 
-/// One tensor's buffers: deterministic weights and gradients that vary by element, some large
-/// enough to be clamped.
+/// One tensor's buffers: weights in [-1, 1] and gradients in [-5, 5] varying by element
+/// (`support::pseudo`), so the clamp at 1 catches some, and zero moments.
 struct Group {
     p: ParamBuffer,
     g: DeviceArray,
@@ -31,8 +31,8 @@ struct Group {
 }
 
 fn group() -> Group {
-    let p: Vec<f32> = (0..N).map(|i| ((i % 97) as f32 - 48.0) * 0.02).collect();
-    let g: Vec<f32> = (0..N).map(|i| ((i * 7 % 31) as f32 - 15.0) * 0.3).collect();
+    let p: Vec<f32> = (0..N).map(|i| support::pseudo(i, 0)).collect();
+    let g: Vec<f32> = (0..N).map(|i| 5.0 * support::pseudo(i, 1)).collect();
     Group {
         p: ParamBuffer::from_host(&p).unwrap(),
         g: DeviceArray::from_host(&g).unwrap(),
@@ -54,18 +54,17 @@ fn bits(a: &[f32]) -> Vec<u32> {
     a.iter().map(|x| x.to_bits()).collect()
 }
 
+/// One record for `iqn_adam_kernel`: lr 1e-2, a fixed bound of 1 (`support::fixed_bound_states`).
 fn states() -> StepStates {
-    let spec = StepSpec::adam(
-        &AdamHyper::new(1e-2, 0.9, 0.999, 1e-8, 0.0, 1).unwrap(),
-        StepBound::Policy(ClampPolicy::Fixed { bound: 1.0 }),
+    support::fixed_bound_states::<iqn_adam_kernel::Entry>(
+        iqn_adam_kernel::Hyper {
+            eps: 1e-8,
+            weight_decay: 0.01,
+        },
+        1e-2,
+        1.0,
+        0,
     )
-    .unwrap()
-    .with_kernel::<iqn_adam_kernel::Entry>(iqn_adam_kernel::Hyper {
-        eps: 1e-8,
-        weight_decay: 0.01,
-    })
-    .unwrap();
-    StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 }).unwrap()
 }
 
 /// The two groups' weights and moments are the same bits, and so are their records.
