@@ -250,30 +250,10 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
             let shared: *mut u32 = #builtins::dynamic_shared::<u32>();
             #diagnostics::begin::<M>(shared);
             let mut facts = #diagnostics::ThreadFacts::<M>::new();
-            // As in a multi-tensor entry: the facts stay in registers while the block's chunks
-            // belong to one tensor, and are flushed to its record when it moves on. The flush
-            // takes that tensor's bound (for its stored maximum), read again from its record:
-            // carried over from the chunk that used it, the bound's register would have several
-            // definitions, and a stored value's bound must have one (the audit's proof).
-            let flush = |facts: &mut #diagnostics::ThreadFacts<M>, tensor: u32| {
-                let state = *step_states.add(tensor as usize) as *const #kernels::step::StepRecord;
-                let bound = #kernels::multi::tensor_bound(
-                    (*state).state.bound,
-                    *weight_clamp_scales.add(tensor as usize),
-                );
-                #diagnostics::flush::<M>(facts, shared, records, tensor, bound);
-            };
-            let mut recording: u32 = u32::MAX;
             let mut c = #builtins::block_index();
             while c < n_chunks {
                 let chunk = *chunks.add(c as usize);
                 let tensor = chunk.tensor as usize;
-                if chunk.tensor != recording {
-                    if recording != u32::MAX {
-                        flush(&mut facts, recording);
-                    }
-                    recording = chunk.tensor;
-                }
                 let state = *step_states.add(tensor) as *const #kernels::step::StepRecord;
                 let verdict = #kernels::guard::verdict_in_one_trip(&*state);
                 // The tensor's own record's bound and its own scale (the audit proves both were
@@ -292,10 +272,11 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
                     // that must not pass silently.
                     _ => #builtins::trap(),
                 }
+                // The chunk's facts into its tensor's record, every chunk, with the bound the
+                // chunk used (as the multi-tensor entries do: flushed only when the tensor
+                // changed, the block's recording state stayed live through every sweep).
+                #diagnostics::flush::<M>(&mut facts, shared, records, chunk.tensor, bound);
                 c += #builtins::grid_dim();
-            }
-            if recording != u32::MAX {
-                flush(&mut facts, recording);
             }
             #diagnostics::publish::<M>(shared, records);
         }

@@ -263,9 +263,9 @@ impl FusedSet {
     }
 
     /// This set with its launches capped at `blocks` blocks: each block then takes chunks in
-    /// turn (block `b` the chunks `b`, `b + blocks`, ...), starting once and flushing its record
-    /// only when its tensor changes, where the default (one block per chunk) pays both for
-    /// every chunk. The results are the same bit for bit.
+    /// turn (block `b` the chunks `b`, `b + blocks`, ...), starting and publishing once, where
+    /// the default (one block per chunk) pays both for every chunk; each chunk's facts are
+    /// flushed into its tensor's record either way. The results are the same bit for bit.
     pub fn with_max_blocks(self, blocks: NonZeroU32) -> FusedSet {
         FusedSet {
             max_blocks: Some(blocks),
