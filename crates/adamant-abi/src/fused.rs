@@ -9,7 +9,8 @@
 //! `#[input]` from input table `k`, its `k`-th `#[state]` from state table `k` and its `k`-th
 //! `#[uniform_ptr]` from uniform table `k`, in declared order ([`fused_slots`]). The macro that
 //! generates each rule's fused sweep and the runtime that fills the tables both follow that
-//! order; a slot no rule of a set uses is passed as a null table and never read. Keeping one slot
+//! order; every slot is passed as a table, 0 for a tensor whose rule reads nothing from it (the
+//! entry reads a tensor's row of each table its rules use before it branches). Keeping one slot
 //! per role (never an input in one rule's state slot) is what lets the audit and the runtime
 //! judge a table by its role alone, and one parameter table per storage is what lets the audit
 //! judge every store to a parameter by the storage its table declares, as it does in a kernel's

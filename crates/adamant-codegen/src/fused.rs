@@ -202,8 +202,7 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
         let i = i as u32;
         quote! {
             #i => #rule::__adamant_fused_chunk::<M>(
-                tables,
-                tensor,
+                row,
                 #kernels::fused::rule_rounding_index(word),
                 chunk.start as usize,
                 len,
@@ -264,6 +263,8 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
                 );
                 // A skipped step (its record's guard verdict) sweeps no element of the chunk.
                 let len = if verdict.skip { 0 } else { chunk.len as usize };
+                // The tensor's addresses, read before the branch (`FusedRow` says why).
+                let row = tables.row(tensor);
                 // The branch, and the tensor's rounding index in its group (`rule_word`).
                 let word = *rules.add(tensor);
                 match #kernels::fused::rule_branch(word) {

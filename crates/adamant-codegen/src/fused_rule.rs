@@ -1,13 +1,13 @@
 //! A kernel's side of the fused entries (`fused_optimizer!`, [`crate::fused`]): inside its module
 //! `#[optimizer_kernel]` generates `BUFFERS`, `FUSABLE` and, on nvptx, `__adamant_fused_chunk`:
-//! one chunk of one tensor, its pointers read from the fused entry's tables at the tensor's index
-//! (the `k`-th `#[input]` from input table `k`, and so on: `adamant_abi::fused::fused_slots` is
+//! one chunk of one tensor, its pointers from the tensor's row of the fused entry's tables
+//! (`FusedRow`: the `k`-th `#[input]` from input table `k`, and so on: `adamant_abi::fused::fused_slots` is
 //! the same order on the host), its scalars from the tensor's step record, and then the kernel's
 //! own sweep, with the clamp stamped before the parameter store. A fused entry of any crate calls
 //! it in the branch of the tensor's rule.
 //!
 //! The table limits live in `adamant_abi::fused` alone: `FUSABLE` is computed from them in the
-//! expansion, and a kernel's chunk asks `FusedTables` for its `k`-th table, which is null past the
+//! expansion, and a kernel's chunk asks `FusedRow` for its `k`-th table's address, which is 0 past the
 //! limit, so the chunk compiles for every kernel and a set refuses (`FUSABLE`) the kernels that
 //! would read one.
 //!
@@ -111,20 +111,17 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             Role::Param => {
                 let table =
                     param_table(k).expect("a kernel without a companion has a parameter table");
-                (
-                    quote!(__adamant_tables.param(#table)),
-                    quote!(*mut #element),
-                )
+                (quote!(__adamant_row.param(#table)), quote!(*mut #element))
             }
             Role::Input => {
                 inputs += 1;
                 let i = inputs - 1;
-                (quote!(__adamant_tables.input(#i)), quote!(*const #element))
+                (quote!(__adamant_row.input(#i)), quote!(*const #element))
             }
             Role::State => {
                 states += 1;
                 let i = states - 1;
-                (quote!(__adamant_tables.state(#i)), quote!(*mut #element))
+                (quote!(__adamant_row.state(#i)), quote!(*mut #element))
             }
             Role::UniformPtr(default) => {
                 uniforms += 1;
@@ -132,8 +129,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
                 let default = lit_f32(default);
                 pointers.push(quote! {
                     let #ident: f32 = {
-                        let __adamant_q =
-                            *__adamant_tables.uniform(#i).add(__adamant_tensor) as *const f32;
+                        let __adamant_q = __adamant_row.uniform(#i) as *const f32;
                         if __adamant_q.is_null() { #default } else { *__adamant_q }
                     };
                 });
@@ -142,7 +138,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
             Role::Scalar(_) => continue,
         };
         pointers.push(quote! {
-            let #ident: #ty = (*#table.add(__adamant_tensor) as #ty).add(__adamant_start);
+            let #ident: #ty = (#table as #ty).add(__adamant_start);
         });
     }
     let scalars = crate::record::loads(k, &state);
@@ -156,8 +152,8 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         .storage
         .facts(kernels, quote!(M));
     quote! {
-        /// One chunk of tensor `tensor` in a fused entry (see `adamant_abi::fused`): its
-        /// pointers from the tables at the tensor's index, its scalars from the tensor's step
+        /// One chunk of a tensor in a fused entry (see `adamant_abi::fused`): its pointers
+        /// from the tensor's row of the tables (`FusedRow`), its scalars from the tensor's step
         /// record, then this kernel's sweep of `len` elements from `start` (the same sweep as
         /// its own entries': the clamp with `bound` before the parameter store), the facts into
         /// `facts` (a record of `M >= BUFFERS` buffers). A stochastic store keys its random
@@ -168,8 +164,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn __adamant_fused_chunk<const M: usize>(
-            __adamant_tables: #kernels::fused::FusedTables,
-            __adamant_tensor: usize,
+            __adamant_row: #kernels::fused::FusedRow,
             __adamant_rounding_index: u32,
             __adamant_start: usize,
             #len: usize,

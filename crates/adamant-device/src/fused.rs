@@ -2,8 +2,8 @@
 //! [`crate::abi::fused`]).
 pub use crate::abi::fused::*;
 
-/// A fused entry's pointer tables, as its parameters hold them, handed to each rule's
-/// `__adamant_fused_chunk`. A table no rule of the set reads may be null.
+/// A fused entry's pointer tables, as its parameters hold them: every one is a table with an
+/// entry per tensor (0 where the tensor's rule reads nothing from it).
 #[derive(Clone, Copy)]
 pub struct FusedTables {
     /// Each tensor's parameter buffer, in the table of its storage and rounding
@@ -17,29 +17,66 @@ pub struct FusedTables {
     pub uniforms: [*const u64; MAX_FUSED_UNIFORMS],
 }
 
+/// One tensor's row of every table of a fused entry: the addresses its rule's
+/// `__adamant_fused_chunk` reads.
+///
+/// The entry reads the row once per chunk, before it branches to the tensor's rule. Read inside
+/// each rule's branch instead, the addresses were computed under a branch that ptxas does not
+/// keep in its uniform registers, so every rule of a set added its own per-thread copies to the
+/// entry's register count (a two-rule set: 72 registers against 64 with the row read before the
+/// branch, ptxas 13.0).
+#[derive(Clone, Copy)]
+pub struct FusedRow {
+    params: [u64; FUSED_PARAM_TABLES],
+    inputs: [u64; MAX_FUSED_INPUTS],
+    states: [u64; MAX_FUSED_STATES],
+    uniforms: [u64; MAX_FUSED_UNIFORMS],
+}
+
 impl FusedTables {
-    /// Parameter table `k`, null past [`FUSED_PARAM_TABLES`].
+    /// Tensor `tensor`'s row of every table. A table that no rule of the set reads is not
+    /// read: the address is dead, and its load goes with it.
+    ///
+    /// # Safety
+    /// Every table has an entry for `tensor`: the runtime passes every table, one entry per
+    /// tensor of the set, so the row needs no test for a null table. (Such a test put a zero and
+    /// a loaded address in one PTX register, and the audit could no longer tell which table a
+    /// store's address came from.)
     #[inline(always)]
-    pub fn param(&self, k: usize) -> *const u64 {
-        self.params.get(k).copied().unwrap_or(core::ptr::null())
+    pub unsafe fn row(&self, tensor: usize) -> FusedRow {
+        FusedRow {
+            params: self.params.map(|t| *t.add(tensor)),
+            inputs: self.inputs.map(|t| *t.add(tensor)),
+            states: self.states.map(|t| *t.add(tensor)),
+            uniforms: self.uniforms.map(|t| *t.add(tensor)),
+        }
+    }
+}
+
+impl FusedRow {
+    /// The address in parameter table `k` (0 past [`FUSED_PARAM_TABLES`]).
+    #[inline(always)]
+    pub fn param(&self, k: usize) -> u64 {
+        self.params.get(k).copied().unwrap_or(0)
     }
 
-    /// Input table `k`, null past [`MAX_FUSED_INPUTS`] (a kernel that would read one is not
-    /// `FUSABLE`, and no fused set compiles with it).
+    /// The address in input table `k` (0 past [`MAX_FUSED_INPUTS`]: a kernel that would read one
+    /// is not `FUSABLE`, and no fused set compiles with it).
     #[inline(always)]
-    pub fn input(&self, k: usize) -> *const u64 {
-        self.inputs.get(k).copied().unwrap_or(core::ptr::null())
+    pub fn input(&self, k: usize) -> u64 {
+        self.inputs.get(k).copied().unwrap_or(0)
     }
 
-    /// State table `k`, null past [`MAX_FUSED_STATES`].
+    /// The address in state table `k` (0 past [`MAX_FUSED_STATES`]).
     #[inline(always)]
-    pub fn state(&self, k: usize) -> *const u64 {
-        self.states.get(k).copied().unwrap_or(core::ptr::null())
+    pub fn state(&self, k: usize) -> u64 {
+        self.states.get(k).copied().unwrap_or(0)
     }
 
-    /// Uniform-pointer table `k`, null past [`MAX_FUSED_UNIFORMS`].
+    /// The address in uniform-pointer table `k` (0: the rule's default; 0 past
+    /// [`MAX_FUSED_UNIFORMS`]).
     #[inline(always)]
-    pub fn uniform(&self, k: usize) -> *const u64 {
-        self.uniforms.get(k).copied().unwrap_or(core::ptr::null())
+    pub fn uniform(&self, k: usize) -> u64 {
+        self.uniforms.get(k).copied().unwrap_or(0)
     }
 }

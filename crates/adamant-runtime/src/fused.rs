@@ -52,8 +52,6 @@ pub struct FusedTensor<'b> {
     /// The address for each slot the rule reads (0 where it reads none, and for a null
     /// `#[uniform_ptr]`, which the rule reads as its default).
     slots: [u64; SLOTS],
-    /// Which slots the rule reads (its table must exist even where every address is null).
-    reads: [bool; SLOTS],
     len: usize,
     record: usize,
     keeps: Vec<Keep>,
@@ -117,10 +115,8 @@ impl<'b> FusedTensor<'b> {
         let (uniforms, uniform_keeps) = check_uniforms(rule, E::step_scalar_values(scalars))?;
         let mut uniforms = uniforms.into_iter();
         let mut slots = [0u64; SLOTS];
-        let mut reads = [false; SLOTS];
         for (i, slot) in slot_list {
             let param = &rule.params[i];
-            reads[slot.param_index()] = true;
             slots[slot.param_index()] = match slot {
                 FusedSlot::Uniform(_) => match uniforms.next() {
                     Some(ArgValue::Ptr(address)) => address,
@@ -141,7 +137,6 @@ impl<'b> FusedTensor<'b> {
             plain: E::DESCRIPTOR,
             buffers: ranges,
             slots,
-            reads,
             len,
             record,
             keeps,
@@ -329,14 +324,13 @@ impl FusedSet {
             elements += tensor.len;
         }
         let n_chunks = chunk_count(kernel, &chunks)?;
-        // A slot no tensor's rule reads is passed as a null table (the device never reads it);
-        // a slot some rule reads has a table, with 0 for the tensors whose rule does not (and
-        // for a null `#[uniform_ptr]`, which its rule reads as the default).
+        // Every slot has a table, with 0 for the tensors whose rule does not read it (and for a
+        // null `#[uniform_ptr]`, which its rule reads as the default): the entry reads a
+        // tensor's row of every table its set's rules use before it branches to the rule
+        // (`adamant_device::fused::FusedRow`), whichever rules this launch's tensors have.
         let mut slots: [Option<Arc<DeviceMemory<u64>>>; SLOTS] = Default::default();
-        for (k, (out, table)) in slots.iter_mut().zip(&slot_tables).enumerate() {
-            if tensors.iter().any(|t| t.reads[k]) {
-                *out = Some(DeviceMemory::from_host(table, "a fused pointer table")?);
-            }
+        for (out, table) in slots.iter_mut().zip(&slot_tables) {
+            *out = Some(DeviceMemory::from_host(table, "a fused pointer table")?);
         }
         let nonempty = !chunks.is_empty();
         let ones = vec![1.0f32; tensors.len()];
@@ -664,29 +658,17 @@ mod tests {
     #[test]
     fn each_buffer_lands_in_its_slot() {
         let b = dqn(0x1000_0000, 10);
-        // A null grad_scale (a live one is a DeviceScalar, on a GPU): read as the default, but
-        // its slot is still read, so the set keeps a table for it.
+        // A null grad_scale (a live one is a DeviceScalar, on a GPU): 0 in its slot, which the
+        // rule reads as the default.
         let t = dqn_tensor(&b, 3);
         let at = |slot: FusedSlot| slot.param_index();
         let mut want = [0u64; SLOTS];
-        // The f32 parameter table, input0, state0, state1 and uniform0 (null: still read).
+        // The f32 parameter table, input0, state0, state1 (and uniform0, null).
         want[at(FusedSlot::Param(0))] = 0x1000_0000;
         want[at(FusedSlot::Input(0))] = 0x1010_0000;
         want[at(FusedSlot::State(0))] = 0x1020_0000;
         want[at(FusedSlot::State(1))] = 0x1030_0000;
         assert_eq!(t.slots, want);
-        let reads = |slots: &[FusedSlot]| {
-            let mut r = [false; SLOTS];
-            for &s in slots {
-                r[at(s)] = true;
-            }
-            r
-        };
-        use FusedSlot::{Input, Param, State, Uniform};
-        assert_eq!(
-            t.reads,
-            reads(&[Param(0), Input(0), State(0), State(1), Uniform(0)])
-        );
         assert_eq!(
             (t.len(), t.record(), t.rule()),
             (10, 3, "dqn_adam_update_kernel")
@@ -694,11 +676,7 @@ mod tests {
         let c = amsgrad(0x2000_0000, 4);
         let t = amsgrad_tensor(&c, 0);
         assert_eq!(
-            t.reads,
-            reads(&[Param(0), Input(0), State(0), State(1), State(2)])
-        );
-        assert_eq!(
-            t.slots[at(State(2))],
+            t.slots[at(FusedSlot::State(2))],
             0x2040_0000,
             "v_max is the third state"
         );
@@ -726,17 +704,16 @@ mod tests {
                 assert_ne!(d[0].storage, Storage::F32);
                 let t =
                     FusedTensor::from_views::<$k::Entry, Raw>(&b, &$k::StepScalars {}, 0).unwrap();
-                (t.slots, t.reads)
+                t.slots
             }};
         }
-        for ((slots, reads), table) in [
+        for (slots, table) in [
             (tensor!(adamw_bf16), 1),
             (tensor!(adamw_bf16_sr_moments), 2),
             (tensor!(adamw_f16), 3),
         ] {
             for k in 0..adamant_device::abi::fused::FUSED_PARAM_TABLES {
                 let i = FusedSlot::Param(k).param_index();
-                assert_eq!(reads[i], k == table, "table {k}");
                 assert_eq!(
                     slots[i],
                     if k == table { 0x4000_0000 } else { 0 },
