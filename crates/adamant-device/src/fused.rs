@@ -80,3 +80,48 @@ impl FusedRow {
         self.uniforms.get(k).copied().unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tensor's row holds entry `tensor` of every table, in its role's place, and an index past
+    /// a role's tables reads 0 (a kernel that would use it is not `FUSABLE`).
+    #[test]
+    fn a_row_reads_the_tensors_entry_of_every_table() {
+        // Table `k` holds `1000·k + t` for tensor `t`.
+        let tables: Vec<[u64; 3]> = (0..FUSED_SLOTS as u64)
+            .map(|k| [1000 * k, 1000 * k + 1, 1000 * k + 2])
+            .collect();
+        let at = |k: usize| tables[k].as_ptr();
+        let (p, i, s) = (
+            FUSED_PARAM_TABLES,
+            FUSED_PARAM_TABLES + MAX_FUSED_INPUTS,
+            FUSED_PARAM_TABLES + MAX_FUSED_INPUTS + MAX_FUSED_STATES,
+        );
+        let t = FusedTables {
+            params: core::array::from_fn(at),
+            inputs: core::array::from_fn(|k| at(p + k)),
+            states: core::array::from_fn(|k| at(i + k)),
+            uniforms: core::array::from_fn(|k| at(s + k)),
+        };
+        // SAFETY: every table has three entries.
+        let row = unsafe { t.row(2) };
+        for k in 0..FUSED_PARAM_TABLES {
+            assert_eq!(row.param(k), 1000 * k as u64 + 2);
+        }
+        for k in 0..MAX_FUSED_INPUTS {
+            assert_eq!(row.input(k), 1000 * (p + k) as u64 + 2);
+        }
+        for k in 0..MAX_FUSED_STATES {
+            assert_eq!(row.state(k), 1000 * (i + k) as u64 + 2);
+        }
+        for k in 0..MAX_FUSED_UNIFORMS {
+            assert_eq!(row.uniform(k), 1000 * (s + k) as u64 + 2);
+        }
+        assert_eq!(row.param(FUSED_PARAM_TABLES), 0);
+        assert_eq!(row.input(MAX_FUSED_INPUTS), 0);
+        assert_eq!(row.state(MAX_FUSED_STATES), 0);
+        assert_eq!(row.uniform(MAX_FUSED_UNIFORMS), 0);
+    }
+}
