@@ -1,15 +1,15 @@
 //! A kernel's side of the fused entries (`fused_optimizer!`, [`crate::fused`]): inside its module
 //! `#[optimizer_kernel]` generates `BUFFERS`, `FUSABLE` and, on nvptx, `__adamant_fused_chunk`:
 //! one chunk of one tensor, its pointers from the tensor's row of the fused entry's tables
-//! (`FusedRow`: the `k`-th `#[input]` from input table `k`, and so on: `adamant_abi::fused::fused_slots` is
-//! the same order on the host), its scalars from the tensor's step record, and then the kernel's
-//! own sweep, with the clamp stamped before the parameter store. A fused entry of any crate calls
-//! it in the branch of the tensor's rule.
+//! (`FusedRow`: the `k`-th `#[input]` from input table `k`, and so on;
+//! `adamant_abi::fused::fused_slots` is the same order on the host), its scalars from the
+//! tensor's step record, and then the kernel's own sweep, with the clamp stamped before the
+//! parameter store. A fused entry of any crate calls it in the branch of the tensor's rule.
 //!
 //! The table limits live in `adamant_abi::fused` alone: `FUSABLE` is computed from them in the
-//! expansion, and a kernel's chunk asks `FusedRow` for its `k`-th table's address, which is 0 past the
-//! limit, so the chunk compiles for every kernel and a set refuses (`FUSABLE`) the kernels that
-//! would read one.
+//! expansion, and a kernel's chunk asks `FusedRow` for its `k`-th table's address, which is 0
+//! past the limit, so the chunk compiles for every kernel and a set refuses (`FUSABLE`) the
+//! kernels that would read one.
 //!
 //! The function is public (hidden) because the fused entry may live in another crate. What keeps
 //! it honest is the PTX audit, not its visibility: every entry that calls it is audited, and a

@@ -653,6 +653,16 @@ mod tests {
         FusedTensor::from_views::<curiosity_adam_step::Entry, Pair>(c, &s, record).unwrap()
     }
 
+    /// The slots `t`'s rule reads, from the ABI's one mapping (`fused_slots`), which the
+    /// generated fused chunk follows too.
+    fn read_slots(t: &FusedTensor<'_>) -> [bool; SLOTS] {
+        let mut reads = [false; SLOTS];
+        for (_, slot) in super::fused_slots(t.rule).unwrap() {
+            reads[slot.param_index()] = true;
+        }
+        reads
+    }
+
     /// Each buffer and uniform pointer lands in its role's table, in declared order (the order
     /// the generated fused chunk reads them in).
     #[test]
@@ -669,6 +679,18 @@ mod tests {
         want[at(FusedSlot::State(0))] = 0x1020_0000;
         want[at(FusedSlot::State(1))] = 0x1030_0000;
         assert_eq!(t.slots, want);
+        let reads = |slots: &[FusedSlot]| {
+            let mut r = [false; SLOTS];
+            for &s in slots {
+                r[at(s)] = true;
+            }
+            r
+        };
+        use FusedSlot::{Input, Param, State, Uniform};
+        assert_eq!(
+            read_slots(&t),
+            reads(&[Param(0), Input(0), State(0), State(1), Uniform(0)])
+        );
         assert_eq!(
             (t.len(), t.record(), t.rule()),
             (10, 3, "dqn_adam_update_kernel")
@@ -676,7 +698,11 @@ mod tests {
         let c = amsgrad(0x2000_0000, 4);
         let t = amsgrad_tensor(&c, 0);
         assert_eq!(
-            t.slots[at(FusedSlot::State(2))],
+            read_slots(&t),
+            reads(&[Param(0), Input(0), State(0), State(1), State(2)])
+        );
+        assert_eq!(
+            t.slots[at(State(2))],
             0x2040_0000,
             "v_max is the third state"
         );
@@ -704,16 +730,17 @@ mod tests {
                 assert_ne!(d[0].storage, Storage::F32);
                 let t =
                     FusedTensor::from_views::<$k::Entry, Raw>(&b, &$k::StepScalars {}, 0).unwrap();
-                t.slots
+                (t.slots, read_slots(&t))
             }};
         }
-        for (slots, table) in [
+        for ((slots, reads), table) in [
             (tensor!(adamw_bf16), 1),
             (tensor!(adamw_bf16_sr_moments), 2),
             (tensor!(adamw_f16), 3),
         ] {
             for k in 0..adamant_device::abi::fused::FUSED_PARAM_TABLES {
                 let i = FusedSlot::Param(k).param_index();
+                assert_eq!(reads[i], k == table, "table {k}");
                 assert_eq!(
                     slots[i],
                     if k == table { 0x4000_0000 } else { 0 },
