@@ -28,10 +28,14 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 /// entries, which the module check after the compile refuses.
 const ENTRIES_CFG: &str = "adamant_entries";
 /// `-Ctarget-cpu` is the architecture ptxas is asked to assemble for ([`ptxas::DEFAULT_ARCH`]).
-const RUSTFLAGS: [&str; 4] = [
+const RUSTFLAGS: [&str; 5] = [
     "-Zunstable-options",
     "-Cpanic=immediate-abort",
     "-Ctarget-cpu=sm_90",
+    // PTX ISA 8.0 (CUDA 12.0; the driver and ptxas of every supported machine read it): LLVM
+    // selects the L1 prefetch a chunk's sweep asks for its next group with
+    // (`builtins::prefetch_l1`) from 8.0 on.
+    "-Ctarget-feature=+ptx80",
     // Scheduled for register pressure: the diagnostics epilogue holds three registers more per
     // thread, and every single-buffer entry must stay at 64 or fewer (tests/audit/ptxas.rs).
     "-Cllvm-args=-nvptx-sched4reg",

@@ -185,6 +185,7 @@ fn chunk_fn(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStream {
                 #len,
                 #kernels::builtins::thread_index() as usize,
                 #kernels::builtins::block_dim() as usize,
+                true,
                 #(#uniforms,)*
                 #rounding
                 __adamant_start as u64,

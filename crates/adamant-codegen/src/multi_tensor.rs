@@ -103,6 +103,7 @@ pub(crate) fn device_entry(
                     if __adamant_skip { 0 } else { __adamant_chunk.len as usize },
                     #kernels::builtins::thread_index() as usize,
                     #kernels::builtins::block_dim() as usize,
+                    true,
                     #(#uniforms,)*
                     #rounding
                     __adamant_start as u64,

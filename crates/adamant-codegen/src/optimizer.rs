@@ -476,6 +476,7 @@ pub(crate) fn sweep_fn(
             #len: usize,
             __adamant_first: usize,
             __adamant_stride: usize,
+            __adamant_prefetch: bool,
             #(#uniform_values,)*
             #rounding
             __adamant_base: u64,
@@ -502,6 +503,19 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
         quote! { (#ident as usize) }
     });
     let vector_body = vector_iteration(k, &buffers, kernels);
+    // A chunk's sweep asks for its next group of every buffer in L1 before computing this one
+    // (`__adamant_prefetch`): the loads of a thread's next group are then on their way while it
+    // computes, with no register to hold them. The RL set's fused launch, four groups and the
+    // session's step each gained 1 to 1.5 µs (docs/performance.md, fifteenth session); loading
+    // the next group into registers instead made the entries spill and was slower.
+    let prefetches = buffers.iter().filter(|a| !k.is_companion(a)).map(|a| {
+        let ident = &a.ident;
+        let group = match a.storage {
+            Storage::F32 => quote! { #kernels::vector::F4 },
+            _ => quote! { #kernels::vector::W2 },
+        };
+        quote! { #kernels::builtins::prefetch_l1((#ident as *const #group).add(__adamant_next)); }
+    });
     let scalar_body = scalar_iteration(k, &buffers, kernels);
     // The vector loop's random words are by element pair (`word`), which needs each group's
     // first index even: the runtime cuts tensors into chunks of a multiple of 4 elements, and
@@ -525,6 +539,10 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
         };
         let mut __adamant_i = __adamant_first;
         while __adamant_i < __adamant_groups {
+            let __adamant_next = __adamant_i + __adamant_stride;
+            if __adamant_prefetch && __adamant_next < __adamant_groups {
+                #(#prefetches)*
+            }
             #vector_body
             __adamant_i += __adamant_stride;
         }
@@ -626,6 +644,9 @@ fn device_entry(k: &OptimizerFn, kernels: &DeviceCratePath, flavor: ScalarSource
                 #len,
                 #kernels::builtins::global_thread_index(),
                 #kernels::builtins::grid_threads(),
+                // No prefetch: a grid-strided thread's next group is a grid away (measured
+                // slower: Adam 2^28 at 2,590 µs with it against 2,525 µs without, H100).
+                false,
                 #(#uniforms,)*
                 #rounding
                 0,

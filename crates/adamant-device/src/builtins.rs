@@ -238,3 +238,20 @@ pub fn trap() -> ! {
     // SAFETY: `trap` has no preconditions; it aborts the kernel.
     unsafe { core::arch::nvptx::trap() }
 }
+
+unsafe extern "C" {
+    // PTX `prefetch.L1 [a]` (generic address): brings the line holding `a` into L1 without
+    // waiting for it. It writes no memory and defines no register.
+    #[link_name = "llvm.nvvm.prefetch.L1"]
+    fn prefetch_l1_raw(address: *const u8);
+}
+
+/// Asks for the line holding `at` in L1, without waiting (a sweep's next group, while it
+/// computes the current one).
+///
+/// # Safety
+/// `at` must point into an allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l1<T>(at: *const T) {
+    prefetch_l1_raw(at as *const u8)
+}
