@@ -44,3 +44,33 @@ fn chunked_sweeps_prefetch_their_next_group_and_grid_strided_ones_do_not() {
         "chunked {chunked}, strided {strided}"
     );
 }
+
+/// The prefetches of `name`'s body in the real module.
+fn prefetches_of(name: &str) -> usize {
+    let entry = entries(adamant_runtime::PTX)
+        .into_iter()
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("no entry {name}"));
+    prefetches(&entry.body)
+}
+
+#[test]
+fn a_sweep_prefetches_what_it_reads_and_not_what_it_only_writes() {
+    // (entry, the buffers its update reads, one prefetch each)
+    let cases = [
+        // p, g, m, v
+        ("dqn_adam_update_kernel_multi", 4),
+        // p, g, m, v, v_max
+        ("curiosity_adam_step_multi_stepped", 5),
+        // the f32 master, g, m, v: not the bf16 copy, which is only written (asking for its line
+        // would read it from memory for nothing)
+        ("adamw_bf16_master_multi", 4),
+        // both halves of the master (p and p_remainder), g, m, v
+        ("adamw_bf16_remainder_multi_stepped", 5),
+        // the target and the online weights
+        ("soft_update_kernel_multi", 2),
+    ];
+    for (name, reads) in cases {
+        assert_eq!(prefetches_of(name), reads, "{name}");
+    }
+}

@@ -61,6 +61,31 @@ pub(crate) fn param_load(
     })
 }
 
+/// The L1 prefetches of the group at `__adamant_next` of what [`param_load`] reads for a
+/// parameter with a companion: the master alone (the bf16 copy is only written, and asking for
+/// its line would read it from memory for nothing), or both halves. None for every other
+/// parameter.
+pub(crate) fn param_prefetch(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    param: &Arg,
+) -> Option<TokenStream> {
+    let companion = companion(k, param)?;
+    let (high, low) = (&param.ident, &companion.ident);
+    let prefetch = quote! { #kernels::builtins::prefetch_l1 };
+    let (f4, h4) = (
+        quote! { #kernels::vector::F4 },
+        quote! { #kernels::vector::H4 },
+    );
+    Some(match param.storage {
+        Storage::Bf16Master => quote! { #prefetch((#low as *const #f4).add(__adamant_next)); },
+        _ => quote! {
+            #prefetch((#high as *const #h4).add(__adamant_next));
+            #prefetch((#low as *const #h4).add(__adamant_next));
+        },
+    })
+}
+
 /// The stores of a parameter with a companion for the group (`vector`) or element whose raw
 /// values are `__adamant_raw`, with the states' stores (`state_stores`) between the values and
 /// the parameter's stores, as for every parameter. Defines `__adamant_stored` (the bf16 weights,
@@ -165,4 +190,54 @@ pub(crate) fn param_store(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use crate::device_crate::DeviceCratePath;
+
+    /// The expansion of a two-buffer kernel whose parameter is declared `#[param(bf16, <how>)]`,
+    /// as text with the whitespace removed.
+    fn expansion(how: proc_macro2::TokenStream) -> String {
+        let kernel = quote! {
+            pub fn half(
+                #[param(bf16, #how)] p: f32,
+                #[grad(bf16)] g: f32,
+                #[hyper] #[domain(ge = 0.0)] lr: f32,
+            ) -> f32 {
+                p - lr * g
+            }
+        };
+        crate::optimizer::expand(quote!(), kernel, &DeviceCratePath::own_name())
+            .expect("valid kernel")
+            .to_string()
+            .split_whitespace()
+            .collect()
+    }
+
+    fn prefetch(buffer: &str, group: &str) -> String {
+        format!(
+            "prefetch_l1(({buffer}as*const::adamant_device::vector::{group}).add(__adamant_next))"
+        )
+    }
+
+    #[test]
+    fn a_sweep_prefetches_the_master_and_not_the_bf16_copy_it_only_writes() {
+        let text = expansion(quote!(master));
+        assert!(text.contains(&prefetch("p_master", "F4")), "{text}");
+        assert!(text.contains(&prefetch("g", "W2")), "{text}");
+        assert!(
+            !text.contains("prefetch_l1((pas"),
+            "the write-only bf16 copy is prefetched"
+        );
+    }
+
+    #[test]
+    fn a_sweep_prefetches_both_halves_of_a_remainder_master() {
+        let text = expansion(quote!(remainder));
+        assert!(text.contains(&prefetch("p", "H4")), "{text}");
+        assert!(text.contains(&prefetch("p_remainder", "H4")), "{text}");
+    }
 }

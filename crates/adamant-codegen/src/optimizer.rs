@@ -507,8 +507,13 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
     // (`__adamant_prefetch`): the loads of a thread's next group are then on their way while it
     // computes, with no register to hold them. The RL set's fused launch, four groups and the
     // session's step each gained 1 to 1.5 µs (docs/performance.md, fifteenth session); loading
-    // the next group into registers instead made the entries spill and was slower.
+    // the next group into registers instead made the entries spill and was slower. Exactly the
+    // groups `vector_iteration` loads: a companion's through its parameter, the others as they
+    // are loaded (f32 as `F4`, 16-bit as `W2`).
     let prefetches = buffers.iter().filter(|a| !k.is_companion(a)).map(|a| {
+        if let Some(prefetch) = crate::companion::param_prefetch(k, kernels, a) {
+            return prefetch;
+        }
         let ident = &a.ident;
         let group = match a.storage {
             Storage::F32 => quote! { #kernels::vector::F4 },
