@@ -65,12 +65,17 @@ fn table(e: &[String], role: ParamRole) -> String {
         .unwrap_or_else(|| panic!("{FUSED}: {role:?} ({param}) is never made global"))
 }
 
-/// One read of a tensor's bound: `ld.b32 %b, [%rec+12]`, `%rec` loaded by
-/// `ld.global.b64 %rec, [%at]`, `%at = add.s64 <step_states>, %offset`.
+/// One read of a tensor's bound: `ld.b32 %b, [%rec+12]`, or lane `(12 - k) / 4` of a vector
+/// load `ld.v4.b32 {..}, [%rec+k]` that covers it; `%rec` loaded by `ld.global.b64 %rec, [%at]`,
+/// `%at = add.s64 <step_states>, %offset`.
 struct BoundRead {
     bound: usize,
     record: usize,
     record_reg: String,
+    /// The load's address as written between the brackets (`%rd156+12`, `%rd325`).
+    address: String,
+    /// The bound's lane in a vector load; None for a scalar load.
+    lane: Option<usize>,
     offset: String,
     states: String,
 }
@@ -80,7 +85,8 @@ struct BoundRead {
 /// that value. (The compiler need not compute the record's table offset in the register the
 /// parameter table's offset is in, so the finder does not ask for the same register: the audit
 /// itself proves the indices equal. A read that no parameter store depended on would make the
-/// edits below prove nothing, and their tests fail, not pass.)
+/// edits below prove nothing, and their tests fail, not pass.) The compiler may read the bound
+/// alone or with the fields before it in one vector load; both are found.
 fn bound_reads(e: &[String]) -> Vec<BoundRead> {
     let states = table(e, ParamRole::StepStateTable);
     let mut out = Vec::new();
@@ -88,7 +94,7 @@ fn bound_reads(e: &[String]) -> Vec<BoundRead> {
         let o = op(line);
         let word = o.starts_with("ld.") && (o.ends_with(".b32") || o.ends_with(".f32"));
         if !word
-            || [".param", ".shared", ".local", ".v"]
+            || [".param", ".shared", ".local"]
                 .iter()
                 .any(|s| o.contains(s))
         {
@@ -97,9 +103,18 @@ fn bound_reads(e: &[String]) -> Vec<BoundRead> {
         let Some((record_reg, off)) = address(line) else {
             continue;
         };
-        if off != BOUND_OFFSET as i64 {
+        let lanes = if o.contains(".v4") {
+            4
+        } else if o.contains(".v2") {
+            2
+        } else {
+            1
+        };
+        let bound = BOUND_OFFSET as i64;
+        if !(off <= bound && bound < off + 4 * lanes && (bound - off) % 4 == 0) {
             continue;
         }
+        let lane = (lanes > 1).then_some(((bound - off) / 4) as usize);
         let record = def_line(e, i, &record_reg);
         if op(&e[record]) != "ld.global.b64" {
             continue;
@@ -113,10 +128,20 @@ fn bound_reads(e: &[String]) -> Vec<BoundRead> {
             continue;
         }
         let offset = if r[1] == states { &r[2] } else { &r[1] }.clone();
+        let address = line
+            .split_once('[')
+            .unwrap()
+            .1
+            .split_once(']')
+            .unwrap()
+            .0
+            .trim();
         out.push(BoundRead {
             bound: i,
             record,
             record_reg,
+            address: address.to_string(),
+            lane,
             offset,
             states: states.clone(),
         });
@@ -130,7 +155,7 @@ fn bound_reads(e: &[String]) -> Vec<BoundRead> {
 
 /// `ptx` with every bound read's record pointer replaced: `load(entry, read)` gives the lines
 /// that load the new pointer into `%rd9604` (scratch registers `%rd9601..%rd9604`, `%r9601`),
-/// inserted before the bound's read, which then reads `[%rd9604+12]`. Each read gets its own
+/// inserted before the bound's read, which then reads from `%rd9604` at its own offset. Each read gets its own
 /// copies of the scratch registers (`fresh`), so the edit stays in SSA form whether the entry
 /// reads one bound per chunk before branching to the rule or one in each rule's sweep.
 fn redirect_bound(load: impl Fn(&[String], &BoundRead) -> Vec<String>) -> String {
@@ -138,8 +163,9 @@ fn redirect_bound(load: impl Fn(&[String], &BoundRead) -> Vec<String>) -> String
         let reads = bound_reads(e);
         for (k, read) in reads.iter().enumerate().rev() {
             let lines: Vec<String> = load(e, read).iter().map(|l| fresh(l, k)).collect();
-            let from = format!("[{}+{BOUND_OFFSET}]", read.record_reg);
-            let to = fresh(&format!("[%rd9604+{BOUND_OFFSET}]"), k);
+            let from = format!("[{}]", read.address);
+            let moved = read.address.replacen(&read.record_reg, "%rd9604", 1);
+            let to = fresh(&format!("[{moved}]"), k);
             e[read.bound] = e[read.bound].replace(&from, &to);
             e.splice(read.bound..read.bound, lines);
         }
@@ -331,11 +357,27 @@ fn the_first_tensors_record_is_unprovable() {
 fn another_field_of_the_right_record_is_not_the_bound() {
     // `[%rec+12]` -> `[%rec+16]`: the right record, but not its bound. The values still depend
     // on the tensor's scale, so the prover follows them, and finds no read of a bound.
+    // In a vector load that covers the bound, the bound's lane loads into a register nothing
+    // reads, and the bound's register is loaded from the next field by a load of its own: every
+    // other lane is left as it was.
     let ptx = edit_entry(real(), FUSED, |e| {
-        for r in bound_reads(e) {
-            let from = format!("[{}+{BOUND_OFFSET}]", r.record_reg);
-            e[r.bound] =
-                e[r.bound].replace(&from, &format!("[{}+{}]", r.record_reg, BOUND_OFFSET + 4));
+        for (k, r) in bound_reads(e).iter().enumerate().rev() {
+            let moved = format!("[{}+{}]", r.record_reg, BOUND_OFFSET + 4);
+            match r.lane {
+                None => {
+                    let from = format!("[{}+{BOUND_OFFSET}]", r.record_reg);
+                    e[r.bound] = e[r.bound].replace(&from, &moved);
+                }
+                Some(lane) => {
+                    let (head, rest) = e[r.bound].split_once('{').unwrap();
+                    let (list, tail) = rest.split_once('}').unwrap();
+                    let mut regs: Vec<String> =
+                        list.split(',').map(|t| t.trim().to_string()).collect();
+                    let bound = std::mem::replace(&mut regs[lane], fresh("%r9601", k));
+                    e[r.bound] = format!("{head}{{{}}}{tail}", regs.join(", "));
+                    e.insert(r.bound + 1, format!("\tld.b32 \t{bound}, {moved};"));
+                }
+            }
         }
     });
     every_store_rejected(&ptx, |f| {
