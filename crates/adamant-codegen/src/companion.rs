@@ -18,6 +18,7 @@ use quote::{format_ident, quote};
 use crate::device_crate::DeviceCratePath;
 use crate::signature::{Arg, OptimizerFn, BOUND};
 use crate::storage::Storage;
+use syn::Ident;
 
 /// The companion of `k`'s parameter `param`, for a storage that has one.
 fn companion<'k>(k: &'k OptimizerFn, param: &Arg) -> Option<&'k Arg> {
@@ -37,20 +38,25 @@ pub(crate) fn param_load(
     let local = format_ident!("__adamant_{}", param.ident);
     let (high, low) = (&param.ident, &companion.ident);
     let f4 = quote! { #kernels::vector::F4 };
-    let h4 = quote! { #kernels::vector::H4 };
     let join = quote! { #kernels::storage::split_join };
+    let group =
+        |(buffer, ty): &(&Ident, TokenStream)| quote! { *(#buffer as *const #ty).add(__adamant_i) };
+    let reads = vector_reads(k, kernels, param)?;
     Some(match (param.storage, vector) {
         (Storage::Bf16Master, true) => {
-            quote! { let #local: #f4 = *(#low as *const #f4).add(__adamant_i); }
+            let master = group(&reads[0]);
+            quote! { let #local: #f4 = #master; }
         }
         (Storage::Bf16Master, false) => quote! { let #local: f32 = *#low.add(__adamant_i); },
         (_, true) => {
             let lanes =
                 (0..4usize).map(|l| quote! { #join(__adamant_high.0[#l], __adamant_low.0[#l]) });
+            let (high_group, low_group) = (group(&reads[0]), group(&reads[1]));
+            let (high_ty, low_ty) = (&reads[0].1, &reads[1].1);
             quote! {
                 let #local: #f4 = {
-                    let __adamant_high: #h4 = *(#high as *const #h4).add(__adamant_i);
-                    let __adamant_low: #h4 = *(#low as *const #h4).add(__adamant_i);
+                    let __adamant_high: #high_ty = #high_group;
+                    let __adamant_low: #low_ty = #low_group;
                     #f4([#(#lanes),*])
                 };
             }
@@ -61,29 +67,40 @@ pub(crate) fn param_load(
     })
 }
 
-/// The L1 prefetches of the group at `__adamant_next` of what [`param_load`] reads for a
-/// parameter with a companion: the master alone (the bf16 copy is only written, and asking for
-/// its line would read it from memory for nothing), or both halves. None for every other
-/// parameter.
-pub(crate) fn param_prefetch(
-    k: &OptimizerFn,
+/// What a group of [`param_load`] reads for a parameter with a companion, each as a buffer and
+/// the type its group is read as: the master alone (`F4`: the bf16 copy is only written), or
+/// both halves (`H4`, high then low). None for every other parameter. The load and the sweep's
+/// prefetch of the next group ([`param_prefetch`]) both follow it.
+fn vector_reads<'k>(
+    k: &'k OptimizerFn,
     kernels: &DeviceCratePath,
-    param: &Arg,
-) -> Option<TokenStream> {
+    param: &'k Arg,
+) -> Option<Vec<(&'k Ident, TokenStream)>> {
     let companion = companion(k, param)?;
-    let (high, low) = (&param.ident, &companion.ident);
-    let prefetch = quote! { #kernels::builtins::prefetch_l1 };
     let (f4, h4) = (
         quote! { #kernels::vector::F4 },
         quote! { #kernels::vector::H4 },
     );
     Some(match param.storage {
-        Storage::Bf16Master => quote! { #prefetch((#low as *const #f4).add(__adamant_next)); },
-        _ => quote! {
-            #prefetch((#high as *const #h4).add(__adamant_next));
-            #prefetch((#low as *const #h4).add(__adamant_next));
-        },
+        Storage::Bf16Master => vec![(&companion.ident, f4)],
+        _ => vec![(&param.ident, h4.clone()), (&companion.ident, h4)],
     })
+}
+
+/// The L1 prefetches of the group at `__adamant_next` of what [`param_load`] reads for a
+/// parameter with a companion ([`vector_reads`]: asking for the write-only bf16 copy's line
+/// would read it from memory for nothing). None for every other parameter.
+pub(crate) fn param_prefetch(
+    k: &OptimizerFn,
+    kernels: &DeviceCratePath,
+    param: &Arg,
+) -> Option<TokenStream> {
+    let each = vector_reads(k, kernels, param)?
+        .into_iter()
+        .map(|(buffer, ty)| {
+            quote! { #kernels::builtins::prefetch_l1((#buffer as *const #ty).add(__adamant_next)); }
+        });
+    Some(quote! { #(#each)* })
 }
 
 /// The stores of a parameter with a companion for the group (`vector`) or element whose raw

@@ -509,16 +509,12 @@ pub(crate) fn sweep_body(k: &OptimizerFn, kernels: &DeviceCratePath) -> TokenStr
     // session's step each gained 1 to 1.5 µs (docs/performance.md, fifteenth session); loading
     // the next group into registers instead made the entries spill and was slower. Exactly the
     // groups `vector_iteration` loads: a companion's through its parameter, the others as they
-    // are loaded (f32 as `F4`, 16-bit as `W2`).
+    // are loaded (`loaded_group`).
     let prefetches = buffers.iter().filter(|a| !k.is_companion(a)).map(|a| {
         if let Some(prefetch) = crate::companion::param_prefetch(k, kernels, a) {
             return prefetch;
         }
-        let ident = &a.ident;
-        let group = match a.storage {
-            Storage::F32 => quote! { #kernels::vector::F4 },
-            _ => quote! { #kernels::vector::W2 },
-        };
+        let (ident, group) = (&a.ident, loaded_group(a, kernels));
         quote! { #kernels::builtins::prefetch_l1((#ident as *const #group).add(__adamant_next)); }
     });
     let scalar_body = scalar_iteration(k, &buffers, kernels);
@@ -871,6 +867,16 @@ fn settle(lanes: impl Iterator<Item = Option<usize>>) -> TokenStream {
 /// 16-bit type, widened), the four updates, the four clamps (and roundings, for a 16-bit
 /// parameter), the stores, then the four lanes' diagnostics (after the stores, so no atomic of
 /// theirs stands between the loads and the stores).
+/// The type a buffer's group of four is loaded as, by the vector loop and by its prefetch of the
+/// next group: `F4` for f32, and for a 16-bit buffer two 32-bit words (`vector::W2`), widened
+/// from them (loaded as 16 bits, a lane costs two instructions more).
+fn loaded_group(a: &Arg, kernels: &DeviceCratePath) -> TokenStream {
+    match a.storage {
+        Storage::F32 => a.storage.group(kernels),
+        _ => quote! { #kernels::vector::W2 },
+    }
+}
+
 fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath) -> TokenStream {
     let f4 = quote! { #kernels::vector::F4 };
     let loads = buffers.iter().map(|a| {
@@ -886,7 +892,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
         } else {
             quote!()
         };
-        let group = a.storage.group(kernels);
+        let group = loaded_group(a, kernels);
         let load = quote! { *(#ident as *const #group).add(__adamant_i) };
         let coef = if a.grad {
             quote!(*__adamant_grad_coef)
@@ -907,9 +913,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                 };
             },
             _ => {
-                // Loaded as two 32-bit words (`vector::W2`), widened from them.
-                let w2 = quote! { #kernels::vector::W2 };
-                let load = quote! { *(#ident as *const #w2).add(__adamant_i) };
+                // Loaded as two 32-bit words (`loaded_group`), widened from them.
                 let lanes = a
                     .storage
                     .widen_group(kernels, quote!(__adamant_loaded))
@@ -917,7 +921,7 @@ fn vector_iteration(k: &OptimizerFn, buffers: &[&Arg], kernels: &DeviceCratePath
                     .map(|lane| quote! { #lane #coef });
                 quote! {
                     let #mutability #local: #f4 = {
-                        let __adamant_loaded: #w2 = #load;
+                        let __adamant_loaded: #group = #load;
                         #f4([#(#lanes),*])
                     };
                 }

@@ -565,7 +565,6 @@ fn assemble(descriptor: &'static KernelDescriptor, set: &FusedSet, records: u64)
     let bad = || Error::UnregisteredKernel {
         kernel: descriptor.name,
     };
-    let address = |m: &Option<Arc<DeviceMemory<u64>>>| m.as_ref().map_or(0, |t| t.address());
     let need = |a: Option<u64>| a.ok_or_else(bad);
     let mut out = Args::new();
     // Every fused entry registers the one list (`fused_optimizer!`); anything else is not one.
@@ -580,7 +579,9 @@ fn assemble(descriptor: &'static KernelDescriptor, set: &FusedSet, records: u64)
             | ParamRole::UniformTable
                 if i < SLOTS =>
             {
-                ArgValue::Ptr(address(&set.slots[i]))
+                // Never a null table: the entry reads a tensor's row of every table
+                // (`FusedTables::row`), so a set without its tables is an error here.
+                ArgValue::Ptr(need(set.slots[i].as_ref().map(|t| t.address()))?)
             }
             ParamRole::ChunkTable => ArgValue::Ptr(need(set.chunks.as_ref().map(|c| c.address()))?),
             ParamRole::ChunkCount => ArgValue::U32(set.n_chunks),
