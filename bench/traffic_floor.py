@@ -279,6 +279,8 @@ def main():
     ap.add_argument("--set", default=os.path.join(os.path.dirname(__file__), "rl_set.json"))
     ap.add_argument("--log2", type=int, default=28)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--single-only", action="store_true",
+                    help="only the single buffers (for a profiler: with --reps 1)")
     args = ap.parse_args()
     flush = cp.empty(256 << 20, dtype=cp.uint8)
     dev = cp.cuda.Device()
@@ -286,7 +288,7 @@ def main():
     size = f"2^{args.log2}"
     result = {"device": name, "single": {}, "rl_set": {}}
     result["single"][size + " cold"] = single(1 << args.log2, args.reps, flush)
-    for mix in ("f32", "bf16"):
+    for mix in () if args.single_only else ("f32", "bf16"):
         rl = RlSet(args.set, mix)
         for chunk in (4096, 8192, 16384):
             for unroll in (1, 2, 4):
@@ -294,8 +296,8 @@ def main():
                     "s a thread, hot" if unroll > 1 else " a thread, hot")
                 result["rl_set"][key] = rl.time(chunk, None, unroll, 100, None)
         del rl
-    rl = RlSet(args.set)
-    for chunk in (2048, 4096, 8192, 16384):
+    rl = None if args.single_only else RlSet(args.set)
+    for chunk in () if args.single_only else (2048, 4096, 8192, 16384):
         for bps in (None, 3, 4):
             for unroll in (1, 2, 4):
                 for cold in (True, False):

@@ -17,6 +17,21 @@ OUT=$w/bench timeout 420 bash gpu-bench.sh > $w/gpu-bench.log 2>&1; echo "gpu-be
 tail -n 3 $w/gpu-bench.log; pack
 grep -E "^\| (RL|four|Adam, one buffer \(2\^28|Adam, one buffer \(2\^30|ptxas|eager|14 B|bf16 weights and)" $w/bench/performance.md | cut -c1-200
 echo "elapsed $SECONDS"
+if [ $SECONDS -lt 450 ]; then
+  # DRAM throughput of our Adam at 2^28 (launches 80..82 of the quick sizes run are 2^28) and of
+  # the traffic floor's kernels at 2^28, one launch each after their warm-ups.
+  timeout 60 ncu --kernel-name attn_adam_kernel --launch-skip 80 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    ./examples/bench --quick --out /tmp/ncu-sizes --only sizes > $w/ncu-adam-2p28.txt 2>&1
+  echo "ncu rc $?" >> $w/ncu-adam-2p28.txt
+  timeout 90 ncu --kernel-id '::regex:^(copy1|copy4|adam_f32_[124]|adam_f32_mv|adam_bf16)$:4' \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    python3 "$here/traffic_floor.py" --single-only --reps 1 --out /tmp/tf-ncu.json > $w/ncu-traffic-2p28.txt 2>&1
+  echo "ncu rc $?" >> $w/ncu-traffic-2p28.txt
+  grep -E "^  [a-z_0-9]+ \(|attn_adam_kernel \(|DRAM Throughput|Duration" $w/ncu-adam-2p28.txt $w/ncu-traffic-2p28.txt | head -80
+  pack
+fi
+echo "elapsed $SECONDS"
 if [ $SECONDS -lt 470 ]; then
   timeout 90 ncu --graph-profiling node --kernel-name adamant_fused_step --launch-skip 0 --launch-count 1 \
     --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
