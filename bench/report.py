@@ -634,14 +634,43 @@ def consistency(rust, torch, warnings):
         warnings.append("PyTorch rl_set: " + get(torch, "rl_set", "warning"))
 
 
+def floor_rows(g, rust, floor):
+    """The RL set's fused launch against the no-arithmetic floor of the same run
+    (`bench/traffic_floor.py`): rows with no goal of their own, beside the RL goals they explain.
+    Both sides are timed hot (launches back to back, the L2 not flushed)."""
+    r = get(rust, "rl_set")
+    fused = num(r, "fused_graph_us")
+    runs = get(floor, "rl_set") or {}
+    hot = {k: v for k, v in runs.items()
+           if k.startswith("chunks of") and k.endswith(", hot") and num(v, "us")}
+    if not fused or not hot:
+        return
+    best = min(hot, key=lambda k: hot[k]["us"])
+    shape = "chunks of 4096, one block a chunk, 1 group a thread, hot"
+    g.add("RL set, one fused launch: vs the same bytes moved with no arithmetic, best shape",
+          fus(fused), fus(hot[best]["us"]), f"{hot[best]['us'] / fused:.3f}×", "—", INFORMATION,
+          f"`bench/traffic_floor.py`, same run: {best} (of {len(hot)} hot shapes): a sweep "
+          "of that shape takes at least this long, whatever its arithmetic")
+    if shape in hot:
+        g.add("RL set, one fused launch: vs the same bytes moved with no arithmetic, its own shape",
+              fus(fused), fus(hot[shape]["us"]), f"{hot[shape]['us'] / fused:.3f}×", "—",
+              INFORMATION, f"`bench/traffic_floor.py`, same run: {shape} (the fused launch's "
+              "chunks and grid); the rest is the rules' arithmetic, clamps, records and tables")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rust", required=True, help="bench_rust.json from examples/bench.rs")
     ap.add_argument("--torch", required=True, help="bench_torch.json from bench/torch_bench.py")
     ap.add_argument("--out", default=".", help="folder for performance.md and performance.png")
+    ap.add_argument("--floor", help="traffic.json from bench/traffic_floor.py, same run (optional)")
     args = ap.parse_args()
     warnings = []
     rust, torch = load(args.rust, "Rust results", warnings), load(args.torch, "PyTorch results", warnings)
+    floor = load(args.floor, "the no-arithmetic floor", warnings) if args.floor else {}
+    if floor.get("device") and rust.get("device") and floor["device"] != rust["device"]:
+        warnings.append(f"the no-arithmetic floor ran on {floor['device']}, ours on "
+                        f"{rust['device']}: its rows compare two machines")
     consistency(rust, torch, warnings)
     os.makedirs(args.out, exist_ok=True)
 
@@ -650,6 +679,7 @@ def main():
     adam_large_goals(g, rust, torch, copy_bw, copy_note)
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
     fused_goals(g, rust, torch, copy_bw, copy_note)
+    floor_rows(g, rust, floor)
     check_goals(g, rust, torch, copy_bw, copy_note)
     half_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
