@@ -59,7 +59,7 @@ impl Parse for FusedSet {
                 "a fused set names at least one rule (an #[optimizer_kernel])",
             ));
         }
-        // A sanity limit of this macro's own (a rule is one branch of one switch); the rule
+        // A sanity limit of this macro's own (a rule is one loop of the entry); the rule
         // table's words could index more.
         if rules.len() > MAX_RULES {
             return Err(syn::Error::new(
