@@ -256,9 +256,9 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
         /// The fused entry: each block takes chunks in turn, once per rule, and sweeps the chunks
         /// of that rule's tensors; a chunk's tensor's step record and scale give its scalars,
         /// its guard verdict and its bound. One loop per rule, not one switch per chunk: no
-        /// rule's sweep then sits in a branch of another's loop, which took the entries' registers
-        /// from 94 to 90 (`adamant_fused_step`) and 109 to 96 (`adamant_fused_mixed`) uncapped,
-        /// with no spill under the cap of 80 (ptxas 13.0; docs/performance.md).
+        /// rule's sweep then sits in a branch of another's loop: under the cap of 80 neither fused
+        /// entry spills any more, and the launches ran 2 to 3 µs faster (docs/performance.md,
+        /// sixteenth session).
         #[no_mangle]
         #[allow(clippy::too_many_arguments)]
         unsafe extern "gpu-kernel" fn #name(
