@@ -634,10 +634,21 @@ def consistency(rust, torch, warnings):
         warnings.append("PyTorch rl_set: " + get(torch, "rl_set", "warning"))
 
 
-def floor_rows(g, rust, floor):
-    """The RL set's fused launch against the no-arithmetic floor of the same run
-    (`bench/traffic_floor.py`): rows with no goal of their own, beside the RL goals they explain.
-    Both sides are timed hot (launches back to back, the L2 not flushed)."""
+def floor_rows(g, rust, floor, copy_bw):
+    """Our launches against the no-arithmetic floor of the same run (`bench/traffic_floor.py`):
+    rows with no goal of their own, beside the goals they explain. The RL set's are timed hot on
+    both sides (launches back to back, the L2 not flushed), the single buffer's cold."""
+    single = get(floor, "single", "2^28 cold") or {}
+    adam = {k: v for k, v in single.items() if k.startswith("adam_f32") and num(v, "us")}
+    ours = num(by_log2(get(rust, "adam_sizes")).get(28), "cold_us")
+    if adam and ours:
+        best = min(adam, key=lambda k: adam[k]["us"])
+        bw = num(adam[best], "gb_s")
+        g.add("Adam, one buffer (2^28, cold): vs the same bytes moved with no arithmetic",
+              fus(ours), fus(adam[best]["us"]), f"{adam[best]['us'] / ours:.3f}×", "—",
+              INFORMATION,
+              f"`bench/traffic_floor.py`, same run: {best}, {fbw(bw)}"
+              + (f" = {bw / copy_bw:.3f}× the copy bandwidth" if bw and copy_bw else ""))
     r = get(rust, "rl_set")
     fused = num(r, "fused_graph_us")
     runs = get(floor, "rl_set") or {}
@@ -679,7 +690,7 @@ def main():
     adam_large_goals(g, rust, torch, copy_bw, copy_note)
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
     fused_goals(g, rust, torch, copy_bw, copy_note)
-    floor_rows(g, rust, floor)
+    floor_rows(g, rust, floor, copy_bw)
     check_goals(g, rust, torch, copy_bw, copy_note)
     half_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
