@@ -30,6 +30,7 @@ SESSION_STEP_MAX_US = 45.0  # RL training session, one captured step (issue 25)
 SESSION_ONE_MIN = 2.7     # ... vs PyTorch fused capturable, one AdamW, graph
 HALF_COPY_MIN = 0.95      # issue 26: each 16-bit path at 2^28, vs the copy bandwidth for its bytes
 HALF_PEER_MIN = 1.2       # ... vs the fastest PyTorch way of training bf16 weights, same run
+HALF_RL_MAX = 0.55        # ... the RL set's captured step in bf16 (14 B path) / its f32 step
 CHECK_GRAPH_MAX_US = 12.0  # 49-slot check, graph replay
 CHECK_TORCH_MIN = 1.5     # ... vs _foreach_norm(inf) in a graph
 CHECK_COPY_MIN = 0.9      # check on large buffers: bandwidth / copy bandwidth
@@ -634,6 +635,35 @@ def consistency(rust, torch, warnings):
         warnings.append("PyTorch rl_set: " + get(torch, "rl_set", "warning"))
 
 
+def rl_bf16_rows(g, rust, floor):
+    """Issue 26's RL goal: the AdamW set's captured step (advance + one fused launch) in bf16 on
+    the 14 B path against the same set in f32, at the runtime's chunk; and beside it, the ratio
+    of the same run's no-arithmetic floors for the two (each at its fastest hot shape), which no
+    sweep of those shapes can go below."""
+    r = get(rust, "rl_bf16")
+    f32, bf16 = num(r, "f32_graph_us"), num(r, "bf16_graph_us")
+    ratio = bf16 / f32 if f32 and bf16 else None
+    g.add("RL set in bf16 (14 B path), advance + one fused launch: vs the same set in f32",
+          fus(bf16), fus(f32), fx(ratio), f"≤ {HALF_RL_MAX:g}×",
+          None if ratio is None else ratio <= HALF_RL_MAX,
+          "graph replays, device time, the runtime's chunk; ratio = bf16 time / f32 time (lower "
+          "is better here)" if ratio is not None
+          else (why_missing(rust, "rl_bf16", "bf16_graph_us") or "not measured"))
+    runs = get(floor, "rl_set") or {}
+
+    def fastest(mix):
+        hot = {k: v for k, v in runs.items()
+               if k.startswith(f"AdamW set in {mix},") and num(v, "us")}
+        return (min(hot, key=lambda k: hot[k]["us"]), min(v["us"] for v in hot.values())) \
+            if hot else (None, None)
+
+    (kf, uf), (kb, ub) = fastest("f32"), fastest("bf16")
+    if uf and ub:
+        g.add("RL set in bf16 vs f32: the same bytes moved with no arithmetic",
+              fus(ub), fus(uf), fx(ub / uf), "—", INFORMATION,
+              f"`bench/traffic_floor.py`, same run, fastest hot shapes: {kb}; {kf}")
+
+
 def floor_rows(g, rust, floor, copy_bw):
     """Our launches against the no-arithmetic floor of the same run (`bench/traffic_floor.py`):
     rows with no goal of their own, beside the goals they explain. The RL set's are timed hot on
@@ -691,6 +721,7 @@ def main():
     rl_set_goals(g, rust, torch, copy_bw, copy_note)
     fused_goals(g, rust, torch, copy_bw, copy_note)
     floor_rows(g, rust, floor, copy_bw)
+    rl_bf16_rows(g, rust, floor)
     check_goals(g, rust, torch, copy_bw, copy_note)
     half_goals(g, rust, torch, copy_bw, copy_note)
     clamp_goal(g, rust)
