@@ -244,8 +244,8 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
                         bound,
                     );
                     // The chunk's facts into its tensor's record, every chunk, with the bound the
-                    // chunk used (flushed only when the tensor changed, the block's recording
-                    // state stayed live through every sweep).
+                    // chunk used. (Flushed only when the tensor changed, the block's recording
+                    // state stayed live through every sweep, at the cost of registers.)
                     #diagnostics::flush::<M>(&mut facts, shared, records, chunk.tensor, bound);
                 }
                 c += #builtins::grid_dim();
@@ -255,8 +255,8 @@ fn device_entry(name: &Ident, rules: &[Path], kernels: &DeviceCratePath) -> Toke
     quote! {
         /// The fused entry: each block takes chunks in turn, once per rule, and sweeps the chunks
         /// of that rule's tensors; a chunk's tensor's step record and scale give its scalars,
-        /// its guard verdict and its bound. One loop per rule, not one switch per chunk: no
-        /// rule's sweep then sits in a branch of another's loop: under the cap of 80 neither fused
+        /// its guard verdict and its bound. One loop per rule, not one switch per chunk, so that
+        /// no rule's sweep sits in a branch of another's loop. Under the cap of 80 neither fused
         /// entry spills any more, and the launches ran 2 to 3 µs faster (docs/performance.md,
         /// sixteenth session).
         #[no_mangle]
