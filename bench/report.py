@@ -635,6 +635,19 @@ def consistency(rust, torch, warnings):
         warnings.append("PyTorch rl_set: " + get(torch, "rl_set", "warning"))
 
 
+def floor_runs(floor, part, **fields):
+    """The no-arithmetic floor's runs (`bench/traffic_floor.py`) of `part` whose recorded fields
+    equal `fields`, by name; the names are for people, the fields are what is compared."""
+    runs = get(floor, *part) or {}
+    return {k: v for k, v in runs.items() if isinstance(v, dict) and num(v, "us")
+            and all(v.get(f) == want for f, want in fields.items())}
+
+
+def fastest(runs):
+    """The name of the fastest of `runs`, or None."""
+    return min(runs, key=lambda k: runs[k]["us"]) if runs else None
+
+
 def rl_bf16_rows(g, rust, floor):
     """Issue 26's RL goal: the AdamW set's captured step (advance + one fused launch) in bf16 on
     the 14 B path against the same set in f32, at the runtime's chunk; and beside it, the ratio
@@ -649,30 +662,23 @@ def rl_bf16_rows(g, rust, floor):
           "graph replays, device time, the runtime's chunk; ratio = bf16 time / f32 time (lower "
           "is better here)" if ratio is not None
           else (why_missing(rust, "rl_bf16", "bf16_graph_us") or "not measured"))
-    runs = get(floor, "rl_set") or {}
-
-    def fastest(mix):
-        hot = {k: v for k, v in runs.items()
-               if k.startswith(f"AdamW set in {mix},") and num(v, "us")}
-        return (min(hot, key=lambda k: hot[k]["us"]), min(v["us"] for v in hot.values())) \
-            if hot else (None, None)
-
-    (kf, uf), (kb, ub) = fastest("f32"), fastest("bf16")
-    if uf and ub:
+    f = floor_runs(floor, ("rl_set",), mix="f32", cold=False)
+    b = floor_runs(floor, ("rl_set",), mix="bf16", cold=False)
+    kf, kb = fastest(f), fastest(b)
+    if kf and kb:
         g.add("RL set in bf16 vs f32: the same bytes moved with no arithmetic",
-              fus(ub), fus(uf), fx(ub / uf), "—", INFORMATION,
-              f"`bench/traffic_floor.py`, same run, fastest hot shapes: {kb}; {kf}")
+              fus(b[kb]["us"]), fus(f[kf]["us"]), fx(b[kb]["us"] / f[kf]["us"]), "—",
+              INFORMATION, f"`bench/traffic_floor.py`, same run, fastest hot shapes: {kb}; {kf}")
 
 
 def floor_rows(g, rust, floor, copy_bw):
     """Our launches against the no-arithmetic floor of the same run (`bench/traffic_floor.py`):
     rows with no goal of their own, beside the goals they explain. The RL set's are timed hot on
     both sides (launches back to back, the L2 not flushed), the single buffer's cold."""
-    single = get(floor, "single", "2^28 cold") or {}
-    adam = {k: v for k, v in single.items() if k.startswith("adam_f32") and num(v, "us")}
+    adam = floor_runs(floor, ("single", "2^28 cold"), mix="adam_f32")
     ours = num(by_log2(get(rust, "adam_sizes")).get(28), "cold_us")
-    if adam and ours:
-        best = min(adam, key=lambda k: adam[k]["us"])
+    best = fastest(adam)
+    if best and ours:
         bw = num(adam[best], "gb_s")
         g.add("Adam, one buffer (2^28, cold): vs the same bytes moved with no arithmetic",
               fus(ours), fus(adam[best]["us"]), f"{adam[best]['us'] / ours:.3f}×", "—",
@@ -681,20 +687,22 @@ def floor_rows(g, rust, floor, copy_bw):
               + (f" = {bw / copy_bw:.3f}× the copy bandwidth" if bw and copy_bw else ""))
     r = get(rust, "rl_set")
     fused = num(r, "fused_graph_us")
-    runs = get(floor, "rl_set") or {}
-    hot = {k: v for k, v in runs.items()
-           if k.startswith("chunks of") and k.endswith(", hot") and num(v, "us")}
-    if not fused or not hot:
+    hot = floor_runs(floor, ("rl_set",), mix="rules", cold=False)
+    best = fastest(hot)
+    if not fused or not best:
         return
-    best = min(hot, key=lambda k: hot[k]["us"])
-    shape = "chunks of 4096, one block a chunk, 1 group a thread, hot"
     g.add("RL set, one fused launch: vs the same bytes moved with no arithmetic, best shape",
           fus(fused), fus(hot[best]["us"]), f"{hot[best]['us'] / fused:.3f}×", "—", INFORMATION,
           f"`bench/traffic_floor.py`, same run: {best} (of {len(hot)} hot shapes): a sweep "
           "of that shape takes at least this long, whatever its arithmetic")
-    if shape in hot:
+    # The fused launch's own shape: its chunk as the benchmark recorded it, one block a chunk
+    # (the runtime's default grid), one group of four a thread in flight (its sweep's).
+    own = {k: v for k, v in hot.items()
+           if v.get("chunk") == get(r, "fused_chunk_elements")
+           and v.get("blocks_per_sm") is None and v.get("groups") == 1}
+    for shape, v in own.items():
         g.add("RL set, one fused launch: vs the same bytes moved with no arithmetic, its own shape",
-              fus(fused), fus(hot[shape]["us"]), f"{hot[shape]['us'] / fused:.3f}×", "—",
+              fus(fused), fus(v["us"]), f"{v['us'] / fused:.3f}×", "—",
               INFORMATION, f"`bench/traffic_floor.py`, same run: {shape} (the fused launch's "
               "chunks and grid); the rest is the rules' arithmetic, clamps, records and tables")
 

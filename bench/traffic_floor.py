@@ -204,30 +204,32 @@ def single(n, reps, flush):
     p, g, m, v = f(), f(), f(), f()
     out = {}
 
-    def run(name, bytes_per_element, kernel, args):
-        k = MODULE.get_function(kernel)
-        out[name] = (timed(lambda: k(grid, (THREADS,), args), reps, flush), bytes_per_element)
+    def record(mix, groups, detail, bytes_per_element, launch):
+        """One timed mix; the report selects by these fields, the key is for people."""
+        us = timed(launch, reps, flush)
+        key = f"{mix}, " + (detail or f"{groups} group{'s' if groups > 1 else ''} a thread")
+        out[key] = {"mix": mix, "groups": groups, "detail": detail, "us": us,
+                    "bytes_per_element": bytes_per_element,
+                    "gb_s": n * bytes_per_element / us / 1e3}
 
-    out["copy, cudaMemcpy"] = (
-        timed(lambda: cp.cuda.runtime.memcpyAsync(m.data.ptr, p.data.ptr, p.nbytes, 3,
-                                                  cp.cuda.get_current_stream().ptr), reps, flush),
-        8,
-    )
-    run("copy, 1 group a thread", 8, "copy1", (p, m, n4))
-    run("copy, 4 groups a thread", 8, "copy4", (p, m, n4))
+    def run(mix, groups, detail, bytes_per_element, kernel, args):
+        k = MODULE.get_function(kernel)
+        record(mix, groups, detail, bytes_per_element, lambda: k(grid, (THREADS,), args))
+
+    record("copy", None, "cudaMemcpy", 8,
+           lambda: cp.cuda.runtime.memcpyAsync(m.data.ptr, p.data.ptr, p.nbytes, 3,
+                                               cp.cuda.get_current_stream().ptr))
+    for u in (1, 4):
+        run("copy", u, None, 8, f"copy{u}", (p, m, n4))
     for u in (1, 2, 4):
-        run(f"adam_f32, {u} group{'s' if u > 1 else ''} a thread", 28, f"adam_f32_{u}",
-            (p, g, m, v, n4))
+        run("adam_f32", u, None, 28, f"adam_f32_{u}", (p, g, m, v, n4))
     mv = cp.ones(2 * n, dtype=cp.float32)
-    run("adam_f32, m and v interleaved", 28, "adam_f32_mv", (p, g, mv, n4))
+    run("adam_f32", 1, "m and v interleaved", 28, "adam_f32_mv", (p, g, mv, n4))
     del mv, p, g, m, v
     h = lambda: cp.ones(n, dtype=cp.uint16)  # noqa: E731
     hp, hg, hm, hv = h(), h(), h(), h()
-    run("adam_bf16 (14 B)", 14, "adam_bf16", (hp, hg, hm, hv, n4))
-    return {
-        name: {"us": us, "bytes_per_element": b, "gb_s": n * b / us / 1e3}
-        for name, (us, b) in out.items()
-    }
+    run("adam_bf16", 1, None, 14, "adam_bf16", (hp, hg, hm, hv, n4))
+    return out
 
 
 class RlSet:
@@ -238,6 +240,7 @@ class RlSet:
         for the rest, f32), "f32" (AdamW's four for every tensor, as `examples/bench --only
         rl_bf16` sets it up) or "bf16" (the same four streams in 16 bits: the 14 B path)."""
         spec = json.load(open(path))
+        self.mix = mix
         self.buffers, self.tensors, self.bytes = [], [], 0
         self.kernel = "chunks16_" if mix == "bf16" else "chunks"
         dtype = cp.uint16 if mix == "bf16" else cp.float32
@@ -253,8 +256,9 @@ class RlSet:
                 self.bytes += n * per
         self.table = cp.asarray([t[:5] for t in self.tensors], dtype=cp.uint64)
 
-    def time(self, chunk, blocks_per_sm, unroll, reps, flush):
-        """One launch over chunks of `chunk` elements."""
+    def time(self, chunk, blocks_per_sm, groups, reps, flush):
+        """One launch over chunks of `chunk` elements, `groups` groups of four a thread in
+        flight; cold (the L2 overwritten before each repetition) with a `flush` buffer."""
         rows = [
             [k, start, min(chunk, t[5] - start), 0]
             for k, t in enumerate(self.tensors)
@@ -263,14 +267,26 @@ class RlSet:
         chunks = cp.asarray(rows, dtype=cp.uint32)
         sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         grid = len(rows) if blocks_per_sm is None else min(len(rows), sms * blocks_per_sm)
-        k = MODULE.get_function(f"{self.kernel}{unroll}")
+        k = MODULE.get_function(f"{self.kernel}{groups}")
         us = timed(
             lambda: k((grid,), (THREADS,), (chunks, cp.uint32(len(rows)), self.table)),
             reps,
             flush,
         )
-        return {"us": us, "chunks": len(rows), "grid": grid, "bytes": self.bytes,
-                "gb_s": self.bytes / us / 1e3}
+        # The shape's fields are what the report selects by; `key` names it for people.
+        return {"mix": self.mix, "chunk": chunk, "blocks_per_sm": blocks_per_sm,
+                "groups": groups, "cold": flush is not None, "us": us, "chunks": len(rows),
+                "grid": grid, "bytes": self.bytes, "gb_s": self.bytes / us / 1e3}
+
+    @staticmethod
+    def key(r):
+        """A run's name: its set, chunks, grid, groups in flight and temperature."""
+        return ("" if r["mix"] == "rules" else f"AdamW set in {r['mix']}, ") + (
+            f"chunks of {r['chunk']}, "
+            + ("one block a chunk" if r["blocks_per_sm"] is None
+               else f"{r['blocks_per_sm']} blocks an SM")
+            + f", {r['groups']} group{'s' if r['groups'] > 1 else ''} a thread"
+            + (", cold" if r["cold"] else ", hot"))
 
 
 def main():
@@ -291,26 +307,21 @@ def main():
     for mix in () if args.single_only else ("f32", "bf16"):
         rl = RlSet(args.set, mix)
         for chunk in (4096, 8192, 16384):
-            for unroll in (1, 2, 4):
-                key = f"AdamW set in {mix}, chunks of {chunk}, one block a chunk, {unroll} group" + (
-                    "s a thread, hot" if unroll > 1 else " a thread, hot")
-                result["rl_set"][key] = rl.time(chunk, None, unroll, 100, None)
+            for groups in (1, 2, 4):
+                r = rl.time(chunk, None, groups, 100, None)
+                result["rl_set"][RlSet.key(r)] = r
         del rl
     rl = None if args.single_only else RlSet(args.set)
     for chunk in () if args.single_only else (2048, 4096, 8192, 16384):
         for bps in (None, 3, 4):
-            for unroll in (1, 2, 4):
+            for groups in (1, 2, 4):
                 for cold in (True, False):
-                    key = f"chunks of {chunk}, " + (
-                        "one block a chunk" if bps is None else f"{bps} blocks an SM"
-                    ) + f", {unroll} group{'s' if unroll > 1 else ''} a thread" + (
-                        ", cold" if cold else ", hot")
-                    result["rl_set"][key] = rl.time(chunk, bps, unroll, 100,
-                                                    flush if cold else None)
+                    r = rl.time(chunk, bps, groups, 100, flush if cold else None)
+                    result["rl_set"][RlSet.key(r)] = r
     json.dump(result, open(args.out, "w"), indent=1)
     print(name)
     single_runs = result["single"][size + " cold"]
-    copy = max(r["gb_s"] for k, r in single_runs.items() if k.startswith("copy"))
+    copy = max(r["gb_s"] for r in single_runs.values() if r["mix"] == "copy")
     for k, r in single_runs.items():
         print(f"{size} cold, {k}: {r['us']:.1f} µs, {r['gb_s']:.0f} GB/s, "
               f"{r['gb_s'] / copy:.3f}× the fastest copy")
