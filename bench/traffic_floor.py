@@ -297,7 +297,16 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--single-only", action="store_true",
                     help="only the single buffers (for a profiler: with --reps 1)")
+    ap.add_argument("--rl-shape", metavar="MIX:CHUNK:BLOCKS_PER_SM:GROUPS",
+                    help="only this RL-set shape, hot (for a profiler: with --reps 1; "
+                    "BLOCKS_PER_SM 0 = one block a chunk), e.g. rules:2048:0:2")
     args = ap.parse_args()
+    if args.rl_shape:
+        mix, chunk, bps, groups = args.rl_shape.split(":")
+        r = RlSet(args.set, mix).time(int(chunk), int(bps) or None, int(groups), args.reps, None)
+        print(f"RL set, {RlSet.key(r)}: {r['us']:.1f} µs ({r['grid']} blocks)")
+        json.dump({"rl_shape": r}, open(args.out, "w"), indent=1)
+        return
     flush = cp.empty(256 << 20, dtype=cp.uint8)
     dev = cp.cuda.Device()
     name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()

@@ -29,7 +29,9 @@ use adamant::runtime::{
     adam_scalars, AdamHyper, Adamant, Branch, ClampPolicy, GradientGuard, GuardSpec, QAbsRef,
     Records, StepBound, StepSpec, StepStates, TensorSet, PTX,
 };
-use adamant::runtime::{DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer};
+use adamant::runtime::{
+    ChunkSize, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer, FUSED_CHUNK_BYTES,
+};
 use anyhow::{Context, Result};
 use clap::Parser;
 use cust::memory::DeviceBuffer;
@@ -51,6 +53,10 @@ struct Args {
     /// session, checkpoint), for a profiler; all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// With `rl_bf16`: only the bf16 set at the runtime's chunk, so that a profiler's first
+    /// `adamant_fused_mixed` launch is the 14 B path's.
+    #[arg(long)]
+    rl_bf16_only_16bit: bool,
 }
 
 impl Args {
@@ -256,7 +262,14 @@ fn main() -> Result<()> {
     }
     // First run with this session's code: an error is recorded, not fatal to the rest.
     if args.runs("rl_bf16") {
-        if let Err(e) = rl_bf16::rl_bf16(&rt, &mut timer, &mut out, &args.set, copy_gbps) {
+        if let Err(e) = rl_bf16::rl_bf16(
+            &rt,
+            &mut timer,
+            &mut out,
+            &args.set,
+            copy_gbps,
+            args.rl_bf16_only_16bit,
+        ) {
             println!("RL set in bf16: {e:#}");
             out["rl_bf16"] = json!({"error": format!("{e:#}")});
         }
@@ -640,15 +653,27 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &Path) -> Resul
         "RL set, one fused launch: eager {fused_eager:.1} µs, graph {fused_graph:.1} µs ({} table builds)",
         fset.rebuilds()
     );
-    // The same graph with other chunk sizes (larger: fewer blocks, each paying its start and flush
-    // once; 1024: one group of four per thread, as a single-buffer launch below 2^22).
+    // The same graph with other chunk sizes, one element count for every tensor (larger: fewer
+    // blocks, each paying its start and flush once; 1024: one group of four per thread, as a
+    // single-buffer launch below 2^22; 4096: the default's for the f32 Adam tensors, which gives
+    // the AMSGrad ones 3072), then twice the default's byte budget.
     let mut by_chunk = serde_json::Map::new();
-    for chunk in [1024usize, 2048, 8192, 32768] {
+    for chunk in [1024usize, 2048, 4096, 8192, 32768] {
         let mut set = FusedSet::with_chunk_elements(chunk)?;
         let (_, t) = time_fused(rt, timer, &mut set, &fused, &states)?;
         println!("RL set, one fused launch, chunks of {chunk}: graph {t:.1} µs");
         by_chunk.insert(chunk.to_string(), json!(t));
     }
+    let twice = FUSED_CHUNK_BYTES * 2;
+    let (_, t) = time_fused(
+        rt,
+        timer,
+        &mut FusedSet::with_chunk_size(ChunkSize::Bytes(twice))?,
+        &fused,
+        &states,
+    )?;
+    println!("RL set, one fused launch, chunks of {twice} bytes: graph {t:.1} µs");
+    by_chunk.insert(format!("{twice} bytes"), json!(t));
     // Capped grids: each block takes chunks in turn, starting and publishing once.
     let mut by_grid = serde_json::Map::new();
     let sms = rt.multiprocessors();
@@ -665,7 +690,11 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &Path) -> Resul
         "eager_us": eager, "graph_serial_us": serial, "graph_us": parallel.min(serial),
         "graph_parallel_us": parallel, "launches": 6, "table_builds": rebuilds,
         "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
-        "fused_chunk_elements": fset.chunk_elements(), "fused_graph_us_by_chunk": by_chunk,
+        // The f32 Adam tensors' chunk (most of the set's): the no-arithmetic floor's shape to
+        // compare with (bench/report.py).
+        "fused_chunk_elements": fset.chunk_size().elements_for(28),
+        "fused_chunk_size": format!("{:?}", fset.chunk_size()),
+        "fused_graph_us_by_chunk": by_chunk,
         "fused_graph_us_by_chunk_x_blocks_per_sm": by_grid,
         "fused_table_builds": fset.rebuilds()});
     Ok(())
@@ -830,6 +859,7 @@ fn four_groups(rt: &Adamant, timer: &mut Timer, out: &mut Value) -> Result<()> {
     let cap3 = std::num::NonZeroU32::new(rt.multiprocessors() * 3).context("no multiprocessor")?;
     for (name, set) in [
         ("chunks of 2048", FusedSet::with_chunk_elements(2048)?),
+        ("chunks of 4096", FusedSet::with_chunk_elements(4096)?),
         ("chunks of 8192", FusedSet::with_chunk_elements(8192)?),
         ("chunks of 16384", FusedSet::with_chunk_elements(16384)?),
         ("8 blocks per SM", FusedSet::new().with_max_blocks(cap)),

@@ -10,8 +10,8 @@ use adamant::kernels::fused::adamant_fused_mixed;
 use adamant::kernels::half_weights::adamw_bf16_sr_moments;
 use adamant::kernels::optimizers::attn_adam_kernel;
 use adamant::runtime::{
-    AdamHyper, Adamant, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer,
-    QAbsRef, StepBound, StepSpec, StepStates, Storage, FUSED_CHUNK_ELEMENTS,
+    AdamHyper, Adamant, ChunkSize, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned,
+    ParamBuffer, QAbsRef, StepBound, StepSpec, StepStates, Storage, FUSED_CHUNK_BYTES,
 };
 use anyhow::Result;
 use cust::stream::Stream;
@@ -37,15 +37,15 @@ fn bf16_tensor(n: usize) -> Result<Tensor> {
 }
 
 /// The graph replay of `advance + one fused launch` over `buffers` of rule `E`, in µs, with the
-/// tensors cut into chunks of `chunk` elements, one block each or, with `blocks`, that many
-/// blocks each taking chunks in turn.
+/// tensors cut into chunks of `chunk`, one block each or, with `blocks`, that many blocks each
+/// taking chunks in turn.
 fn replay_us<E: adamant::device::abi::OptimizerEntry>(
     rt: &Adamant,
     timer: &mut Timer,
     buffers: &[E::Buffers<Owned<'_>>],
     scalars: &E::StepScalars,
     hyper: E::Hyper,
-    (chunk, blocks): (usize, Option<std::num::NonZeroU32>),
+    (chunk, blocks): (ChunkSize, Option<std::num::NonZeroU32>),
 ) -> Result<f64>
 where
     E::Hyper: Send + Sync + 'static,
@@ -56,7 +56,7 @@ where
     let states = StepStates::new(&[spec], QAbsRef::Owned { initial: 1.0 })?;
     let fused: Vec<FusedTensor<'_>> = FusedTensor::group::<E>(buffers, scalars, 0)?;
     // The tables are built before the capture (a capture cannot upload them).
-    let mut set = FusedSet::with_chunk_elements(chunk)?;
+    let mut set = FusedSet::with_chunk_size(chunk)?;
     if let Some(blocks) = blocks {
         set = set.with_max_blocks(blocks);
     }
@@ -92,28 +92,34 @@ pub(crate) fn rl_bf16(
     out: &mut Value,
     set: &Path,
     copy_gbps: f64,
+    only_16bit: bool,
 ) -> Result<()> {
     let sizes: Vec<usize> = rl_tensors(set)?.iter().map(|t| t.elements).collect();
     let elements: usize = sizes.iter().sum();
-    // The runtime's chunk first (the headline), then larger ones: a 14 B element moves half the
-    // bytes, so a chunk of the same element count is half the work per block start and flush.
-    // Then grids of a few blocks per multiprocessor, each block taking chunks in turn.
+    // The runtime's chunk first (the headline: a byte budget, so the 14 B set's chunks hold
+    // twice the f32 set's elements), then one element count for both (the f32 set's default
+    // and larger), twice the budget, and grids of a few blocks per multiprocessor, each block
+    // taking chunks in turn.
+    use ChunkSize::{Bytes, Elements};
     let per_sm = |k: u32| std::num::NonZeroU32::new(rt.multiprocessors() * k);
-    let chunks = [
-        (FUSED_CHUNK_ELEMENTS, None),
-        (2 * FUSED_CHUNK_ELEMENTS, None),
-        (4 * FUSED_CHUNK_ELEMENTS, None),
-        (1024, per_sm(3)),
-        (2048, per_sm(3)),
-        (FUSED_CHUNK_ELEMENTS, per_sm(3)),
-        (2048, per_sm(6)),
+    let all = [
+        (ChunkSize::DEFAULT, None),
+        (Elements(4096), None),
+        (Elements(8192), None),
+        (Elements(16384), None),
+        (Bytes(2 * FUSED_CHUNK_BYTES), None),
+        (Elements(1024), per_sm(3)),
+        (Elements(2048), per_sm(3)),
+        (ChunkSize::DEFAULT, per_sm(3)),
+        (Elements(2048), per_sm(6)),
     ];
+    let chunks = if only_16bit { &all[..1] } else { &all[..] };
     let mut f32_set = sizes
         .iter()
         .map(|&n| tensor(n, false))
         .collect::<Result<Vec<_>>>()?;
     let mut f32_by_chunk = Vec::new();
-    for chunk in chunks {
+    for &chunk in if only_16bit { &[][..] } else { chunks } {
         f32_by_chunk.push(replay_us::<attn_adam_kernel::Entry>(
             rt,
             timer,
@@ -132,7 +138,7 @@ pub(crate) fn rl_bf16(
         .map(|&n| bf16_tensor(n))
         .collect::<Result<Vec<_>>>()?;
     let mut bf16_by_chunk = Vec::new();
-    for chunk in chunks {
+    for &chunk in chunks {
         bf16_by_chunk.push(replay_us::<adamw_bf16_sr_moments::Entry>(
             rt,
             timer,
@@ -146,10 +152,21 @@ pub(crate) fn rl_bf16(
             chunk,
         )?);
     }
+    if only_16bit {
+        println!(
+            "RL set in bf16, the runtime's chunk: {:.1} µs",
+            bf16_by_chunk[0]
+        );
+        return Ok(());
+    }
     for (i, (chunk, blocks)) in chunks.iter().enumerate().skip(1) {
         let grid = match blocks {
             Some(b) => format!(", {b} blocks"),
             None => String::new(),
+        };
+        let chunk = match chunk {
+            Elements(n) => format!("{n}"),
+            Bytes(b) => format!("{b} bytes"),
         };
         println!(
             "RL set, chunks of {chunk}{grid}: f32 AdamW {:.1} µs, bf16 14 B {:.1} µs ({:.3}× the f32 \
@@ -174,7 +191,13 @@ pub(crate) fn rl_bf16(
         "tensors": sizes.len(), "elements": elements,
         "f32_graph_us": f32_us, "bf16_graph_us": bf16_us, "ratio": bf16_us / f32_us,
         "f32_floor_us": floor(F32_BYTES), "bf16_floor_us": floor(BF16_BYTES),
-        "chunks": chunks.map(|(c, b)| json!({"chunk": c, "blocks": b.map(|b| b.get())})),
+        "chunks": chunks
+            .iter()
+            .map(|(c, b)| match c {
+                Elements(n) => json!({"chunk": n, "blocks": b.map(|b| b.get())}),
+                Bytes(n) => json!({"chunk_bytes": n, "blocks": b.map(|b| b.get())}),
+            })
+            .collect::<Vec<_>>(),
         "f32_graph_us_by_chunk": f32_by_chunk,
         "bf16_graph_us_by_chunk": bf16_by_chunk,
     });

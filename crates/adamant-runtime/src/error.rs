@@ -654,6 +654,18 @@ pub enum Error {
         limit: usize,
     },
 
+    /// A fused set's chunk budget in bytes below 4 or above the limit.
+    #[error(
+        "a fused set's chunks of {value} bytes: a chunk budget must be at least 4 bytes and at \
+         most {limit} (nothing was made)"
+    )]
+    InvalidChunkBytes {
+        /// The budget given.
+        value: usize,
+        /// The largest allowed.
+        limit: usize,
+    },
+
     /// A tensor for a fused launch whose kernel has more buffers of a role than a fused entry
     /// has tables for it: no fused set can name the kernel as a rule.
     #[error(

@@ -19,6 +19,7 @@ use smallvec::SmallVec;
 use crate::buffers::{LaunchKinds, Owned};
 use crate::device::Adamant;
 use crate::error::{Error, Result};
+use crate::fused_chunk::{bytes_per_element, ChunkSize};
 use crate::launch::{LaunchInfo, BLOCK_THREADS};
 use crate::launch_check::{
     check_lengths, check_overlaps, check_uniforms, ranges, views, Args, BufferRange, Signature,
@@ -27,18 +28,6 @@ use crate::memory::{DeviceMemory, Keep};
 use crate::multi::{chunk_count, push_chunks_of};
 use crate::records::{LaunchRecords, Records};
 use crate::step::StepStates;
-
-/// Elements per chunk of a fused launch (one block each): twice the multi-tensor entries'. Each
-/// block, before its first load, waits out a chain of dependent reads (the chunk, the tensor's
-/// record pointer, the record, its scale and rule), and flushes its record after its last, so
-/// fewer, larger chunks pay it less often; much larger ones leave a set of few tensors too few
-/// blocks. Measured on an H100 (docs/performance.md, issue 25 fifth session), graph replays of
-/// the RL set (102 tensors) with chunks of 1,024 / 2,048 / 4,096 / 8,192 / 32,768 elements:
-/// 98 / 81 / 78 / 78 / 95 µs, twice; the four-group set 60.1 µs at 2,048 and 58.3 at 4,096.
-pub const FUSED_CHUNK_ELEMENTS: usize = 2 * crate::multi::MULTI_CHUNK_ELEMENTS;
-
-/// The largest chunk [`FusedSet::with_chunk_elements`] takes.
-pub const MAX_CHUNK_ELEMENTS: usize = 1 << 24;
 
 /// One tensor of a fused launch: the kernel that updates it (the rule), its buffers (validated:
 /// one length), its `#[uniform_ptr]`s and the index of its step record in the launch's
@@ -193,8 +182,8 @@ pub struct FusedSet {
     rules: Option<Arc<DeviceMemory<u32>>>,
     step_states: Option<Arc<DeviceMemory<u64>>>,
     n_chunks: u32,
-    /// Elements per chunk of this set's launches ([`FusedSet::with_chunk_elements`]).
-    chunk_elements: usize,
+    /// How this set's launches cut each tensor into chunks ([`FusedSet::with_chunk_size`]).
+    chunk: ChunkSize,
     /// The most blocks of one launch ([`FusedSet::with_max_blocks`]); `None`: one per chunk.
     max_blocks: Option<NonZeroU32>,
     elements: usize,
@@ -221,7 +210,7 @@ impl FusedSet {
             rules: None,
             step_states: None,
             n_chunks: 0,
-            chunk_elements: FUSED_CHUNK_ELEMENTS,
+            chunk: ChunkSize::DEFAULT,
             max_blocks: None,
             elements: 0,
             rebuilds: 0,
@@ -229,32 +218,37 @@ impl FusedSet {
         }
     }
 
-    /// An empty set whose launches cut each tensor into chunks of `elements` (one block each)
-    /// instead of [`FUSED_CHUNK_ELEMENTS`]: larger chunks pay each block's start (a chain of
-    /// dependent reads) and its record flush fewer times, smaller ones spread a set of few
-    /// tensors over more multiprocessors. The results are the same bit for bit (each element's
-    /// update does not depend on its chunk, and the records combine chunks order-free).
+    /// An empty set whose launches cut each tensor into chunks of `elements` (one block each),
+    /// the same for every tensor, instead of [`ChunkSize::DEFAULT`]'s byte budget:
+    /// [`FusedSet::with_chunk_size`] of [`ChunkSize::Elements`].
     ///
     /// # Errors
     ///
     /// [`Error::InvalidChunkElements`] unless `elements` is a positive multiple of 4 (a chunk
     /// of a 16-byte aligned tensor stays aligned) of at most 2^24.
     pub fn with_chunk_elements(elements: usize) -> Result<FusedSet> {
-        if elements == 0 || !elements.is_multiple_of(4) || elements > MAX_CHUNK_ELEMENTS {
-            return Err(Error::InvalidChunkElements {
-                value: elements,
-                limit: MAX_CHUNK_ELEMENTS,
-            });
-        }
+        FusedSet::with_chunk_size(ChunkSize::Elements(elements))
+    }
+
+    /// An empty set whose launches cut each tensor into chunks of `size` (one block each)
+    /// instead of [`ChunkSize::DEFAULT`]: larger chunks pay each block's start (a chain of
+    /// dependent reads) and its record flush fewer times, smaller ones spread a set of few
+    /// tensors over more multiprocessors. The results are the same bit for bit (each element's
+    /// update does not depend on its chunk, and the records combine chunks order-free).
+    ///
+    /// # Errors
+    ///
+    /// [`ChunkSize::checked`]'s: [`Error::InvalidChunkElements`], [`Error::InvalidChunkBytes`].
+    pub fn with_chunk_size(size: ChunkSize) -> Result<FusedSet> {
         Ok(FusedSet {
-            chunk_elements: elements,
+            chunk: size.checked()?,
             ..FusedSet::new()
         })
     }
 
-    /// Elements per chunk of this set's launches.
-    pub fn chunk_elements(&self) -> usize {
-        self.chunk_elements
+    /// How this set's launches cut each tensor into chunks.
+    pub fn chunk_size(&self) -> ChunkSize {
+        self.chunk
     }
 
     /// This set with its launches capped at `blocks` blocks: each block then takes chunks in
@@ -314,15 +308,13 @@ impl FusedSet {
         let kernel = F::DESCRIPTOR.name;
         check_set(kernel, tensors)?;
         let mut slot_tables: [Vec<u64>; SLOTS] = Default::default();
-        let mut chunks: Vec<u32> = Vec::new();
-        let mut elements = 0usize;
-        for (t, tensor) in tensors.iter().enumerate() {
+        for tensor in tensors {
             for (table, address) in slot_tables.iter_mut().zip(tensor.slots) {
                 table.push(address);
             }
-            push_chunks_of(&mut chunks, kernel, t, tensor.len, self.chunk_elements)?;
-            elements += tensor.len;
         }
+        let elements = tensors.iter().map(|t| t.len).sum();
+        let chunks = chunk_table(kernel, tensors, self.chunk)?;
         let n_chunks = chunk_count(kernel, &chunks)?;
         // Every slot has a table, with 0 for the tensors whose rule does not read it (and for a
         // null `#[uniform_ptr]`, which its rule reads as the default): the entry reads a
@@ -352,7 +344,7 @@ impl FusedSet {
                 .then(|| DeviceMemory::from_host(record_at, "a fused step-state table"))
                 .transpose()?,
             n_chunks,
-            chunk_elements: self.chunk_elements,
+            chunk: self.chunk,
             max_blocks: self.max_blocks,
             elements,
             rebuilds: self.rebuilds + 1,
@@ -497,6 +489,21 @@ impl Adamant {
     }
 }
 
+/// The chunk table of a launch of `kernel` over `tensors`: each tensor cut into chunks of
+/// `size` for the bytes its rule moves per element.
+fn chunk_table(
+    kernel: &'static str,
+    tensors: &[FusedTensor<'_>],
+    size: ChunkSize,
+) -> Result<Vec<u32>> {
+    let mut chunks = Vec::new();
+    for (t, tensor) in tensors.iter().enumerate() {
+        let elements = size.elements_for(bytes_per_element(&tensor.buffers));
+        push_chunks_of(&mut chunks, kernel, t, tensor.len, elements)?;
+    }
+    Ok(chunks)
+}
+
 /// The blocks of a launch over `n_chunks` chunks: one per chunk, at least one, at most `cap`
 /// (and the driver's limit).
 fn grid(n_chunks: u32, cap: Option<NonZeroU32>) -> u32 {
@@ -613,6 +620,7 @@ mod tests {
 
     use super::{check_set, grid, rules_of, FusedSet, FusedSlot, FusedTensor, SLOTS};
     use crate::error::Error;
+    use crate::fused_chunk::{ChunkSize, MAX_CHUNK_ELEMENTS};
     use adamant_device::abi::fused::{rule_branch, rule_rounding_index};
 
     type Pair = Same<(u64, usize)>;
@@ -906,18 +914,57 @@ mod tests {
         let set = FusedSet::with_chunk_elements(8192)
             .unwrap()
             .with_max_blocks(cap.unwrap());
-        assert_eq!((set.chunk_elements(), set.max_blocks()), (8192, cap));
+        assert_eq!(
+            (set.chunk_size(), set.max_blocks()),
+            (ChunkSize::Elements(8192), cap)
+        );
         assert_eq!(FusedSet::new().max_blocks(), None);
     }
 
+    /// By default an f32 Adam tensor is cut into chunks of 4,096 elements and an AMSGrad one
+    /// (36 bytes an element) into 3,072; an element count cuts both alike. Every element is in
+    /// exactly one chunk, in order.
     #[test]
-    fn a_chunk_size_must_be_a_positive_multiple_of_four_up_to_the_limit() {
-        use super::{FusedSet, FUSED_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS};
-        assert_eq!(FusedSet::new().chunk_elements(), FUSED_CHUNK_ELEMENTS);
+    fn the_default_cuts_each_tensor_by_the_bytes_its_rule_moves() {
+        let (b, c) = (dqn(0x1000_0000, 10_000), amsgrad(0x5000_0000, 7_000));
+        let tensors = vec![dqn_tensor(&b, 0), amsgrad_tensor(&c, 1)];
+        let rows = |size| {
+            let table = super::chunk_table("adamant_fused_step", &tensors, size).unwrap();
+            table
+                .chunks(4)
+                .map(|r| (r[0], r[1], r[2]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            rows(ChunkSize::DEFAULT),
+            [
+                (0, 0, 4096),
+                (0, 4096, 4096),
+                (0, 8192, 1808),
+                (1, 0, 3072),
+                (1, 3072, 3072),
+                (1, 6144, 856),
+            ]
+        );
+        assert_eq!(
+            rows(ChunkSize::Elements(4096)),
+            [
+                (0, 0, 4096),
+                (0, 4096, 4096),
+                (0, 8192, 1808),
+                (1, 0, 4096),
+                (1, 4096, 2904),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_chunk_size_is_checked_when_the_set_is_made() {
+        assert_eq!(FusedSet::new().chunk_size(), ChunkSize::DEFAULT);
         for ok in [4, 2048, 8192, MAX_CHUNK_ELEMENTS] {
             assert_eq!(
-                FusedSet::with_chunk_elements(ok).unwrap().chunk_elements(),
-                ok
+                FusedSet::with_chunk_elements(ok).unwrap().chunk_size(),
+                ChunkSize::Elements(ok)
             );
         }
         for bad in [0, 2, 8190, MAX_CHUNK_ELEMENTS + 4] {
@@ -927,5 +974,12 @@ mod tests {
                 "{e}"
             );
         }
+        let e = FusedSet::with_chunk_size(ChunkSize::Bytes(3))
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(e, Error::InvalidChunkBytes { value: 3, .. }),
+            "{e}"
+        );
     }
 }

@@ -49,6 +49,7 @@ mod device;
 mod driver;
 mod error;
 mod fused;
+mod fused_chunk;
 mod graph;
 mod groups;
 mod guard;
@@ -72,7 +73,8 @@ pub use buffers::{DeviceArray, DeviceScalar, Input, Owned, ParamBuffer, ReadBuff
 pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{DriverError, Error, Result};
-pub use fused::{FusedSet, FusedTensor, FUSED_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS};
+pub use fused::{FusedSet, FusedTensor};
+pub use fused_chunk::{ChunkSize, FUSED_CHUNK_BYTES, FUSED_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, GroupParts, ParamGroup};
 pub use guard::GradientGuard;
