@@ -30,7 +30,8 @@ use adamant::runtime::{
     Records, StepBound, StepSpec, StepStates, TensorSet, PTX,
 };
 use adamant::runtime::{
-    ChunkSize, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer, FUSED_CHUNK_BYTES,
+    ChunkSize, DeviceArray, FusedSet, FusedTensor, Owned, ParamBuffer, ADAM_F32_BYTES_PER_ELEMENT,
+    FUSED_CHUNK_BYTES,
 };
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -692,7 +693,7 @@ fn rl_set(rt: &Adamant, timer: &mut Timer, out: &mut Value, set: &Path) -> Resul
         "fused_eager_us": fused_eager, "fused_graph_us": fused_graph,
         // The f32 Adam tensors' chunk (most of the set's): the no-arithmetic floor's shape to
         // compare with (bench/report.py).
-        "fused_chunk_elements": fset.chunk_size().elements_for(28),
+        "fused_chunk_elements": fset.chunk_size().elements_for(ADAM_F32_BYTES_PER_ELEMENT),
         "fused_chunk_size": format!("{:?}", fset.chunk_size()),
         "fused_graph_us_by_chunk": by_chunk,
         "fused_graph_us_by_chunk_x_blocks_per_sm": by_grid,

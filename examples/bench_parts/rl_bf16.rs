@@ -11,7 +11,8 @@ use adamant::kernels::half_weights::adamw_bf16_sr_moments;
 use adamant::kernels::optimizers::attn_adam_kernel;
 use adamant::runtime::{
     AdamHyper, Adamant, ChunkSize, ClampPolicy, DeviceArray, FusedSet, FusedTensor, Owned,
-    ParamBuffer, QAbsRef, StepBound, StepSpec, StepStates, Storage, FUSED_CHUNK_BYTES,
+    ParamBuffer, QAbsRef, StepBound, StepSpec, StepStates, Storage, ADAM_F32_BYTES_PER_ELEMENT,
+    FUSED_CHUNK_BYTES,
 };
 use anyhow::Result;
 use cust::stream::Stream;
@@ -20,7 +21,7 @@ use serde_json::{json, Value};
 use super::{rl_tensors, tensor, Tensor, Timer};
 
 /// Bytes an element moves in each world (read + written).
-const F32_BYTES: usize = 28;
+const F32_BYTES: usize = ADAM_F32_BYTES_PER_ELEMENT;
 const BF16_BYTES: usize = 14;
 
 /// The bench's tensor (`super::tensor`: weights 0.1, gradients 0.01, moments 1e-3 and 1e-4)

@@ -23,9 +23,12 @@ use crate::launch_check::BufferRange;
 /// 78 / 78 / 95 µs, twice; the four-group set 60.1 µs at 2,048 and 58.3 at 4,096.
 pub const FUSED_CHUNK_ELEMENTS: usize = 2 * crate::multi::MULTI_CHUNK_ELEMENTS;
 
+/// Bytes f32 Adam moves per element: `p`, `m` and `v` read and written, `g` read.
+pub const ADAM_F32_BYTES_PER_ELEMENT: usize = 28;
+
 /// Bytes a block of a fused launch moves by default (read + written, over all of its tensor's
-/// buffers): [`FUSED_CHUNK_ELEMENTS`] elements of f32 Adam (28 bytes each).
-pub const FUSED_CHUNK_BYTES: usize = FUSED_CHUNK_ELEMENTS * 28;
+/// buffers): [`FUSED_CHUNK_ELEMENTS`] elements of f32 Adam.
+pub const FUSED_CHUNK_BYTES: usize = FUSED_CHUNK_ELEMENTS * ADAM_F32_BYTES_PER_ELEMENT;
 
 /// The largest chunk [`ChunkSize::Elements`] takes, and the most elements a byte budget gives.
 pub const MAX_CHUNK_ELEMENTS: usize = 1 << 24;
@@ -127,7 +130,7 @@ mod tests {
             buffer(4, true),
             buffer(4, true),
         ];
-        assert_eq!(bytes_per_element(&adam), 28);
+        assert_eq!(bytes_per_element(&adam), ADAM_F32_BYTES_PER_ELEMENT);
         let mut amsgrad = adam.to_vec();
         amsgrad.push(buffer(4, true));
         assert_eq!(bytes_per_element(&amsgrad), 36);
@@ -152,7 +155,10 @@ mod tests {
     #[test]
     fn a_byte_budget_gives_each_storage_its_elements() {
         let d = ChunkSize::DEFAULT;
-        assert_eq!(d.elements_for(28), FUSED_CHUNK_ELEMENTS);
+        assert_eq!(
+            d.elements_for(ADAM_F32_BYTES_PER_ELEMENT),
+            FUSED_CHUNK_ELEMENTS
+        );
         assert_eq!(d.elements_for(14), 2 * FUSED_CHUNK_ELEMENTS);
         // 114,688 / 36 = 3,185.8: three whole sweeps.
         assert_eq!(d.elements_for(36), 3 * 1024);

@@ -74,7 +74,10 @@ pub use clamp_policy::{ClampPolicy, ValidBound, BOUND_CEILING, BOUND_FACTOR};
 pub use device::Adamant;
 pub use error::{DriverError, Error, Result};
 pub use fused::{FusedSet, FusedTensor};
-pub use fused_chunk::{ChunkSize, FUSED_CHUNK_BYTES, FUSED_CHUNK_ELEMENTS, MAX_CHUNK_ELEMENTS};
+pub use fused_chunk::{
+    ChunkSize, ADAM_F32_BYTES_PER_ELEMENT, FUSED_CHUNK_BYTES, FUSED_CHUNK_ELEMENTS,
+    MAX_CHUNK_ELEMENTS,
+};
 pub use graph::{Branch, StepGraph};
 pub use groups::{GroupBuffer, GroupParts, ParamGroup};
 pub use guard::GradientGuard;
