@@ -6,9 +6,11 @@
 //! load, its record flush after its last) is paid per chunk, and a 16-bit tensor moves half the
 //! bytes per element of an f32 one. With one element count for every tensor, a bf16 set pays
 //! that fixed cost twice as often per byte. Measured on an H100 (docs/performance.md, seventeenth
-//! session): the RL set as bf16 AdamW (14 B an element), graph replay of advance + one fused
-//! launch, 52.1 µs in chunks of 4,096 elements and 48.2 µs in chunks of 8,192, while the f32 set
-//! (28 B) was 70.5 and 69.0 µs and the four-group set 50.9 µs at 4,096 and 53.8 µs at 8,192.
+//! session, call D, one binary): the RL set as bf16 AdamW (14 B an element), graph replay of
+//! advance + one fused launch, 51.6 µs in chunks of 4,096 elements for every tensor and 47.7 µs
+//! by this default; the same set in f32 71.5 and 71.4 µs, the four-group set 52.0 and 51.8 µs.
+//! One element count of 8,192 for every tensor would slow the four-group set instead (53.8 µs
+//! against 50.9 at 4,096 in call A).
 
 use crate::error::{Error, Result};
 use crate::launch_check::BufferRange;
@@ -60,8 +62,9 @@ impl ChunkSize {
     ///
     /// [`Error::InvalidChunkElements`] for elements that are not a positive multiple of 4 up to
     /// [`MAX_CHUNK_ELEMENTS`]; [`Error::InvalidChunkBytes`] for a budget of less than 4 bytes
-    /// (no chunk of 4 elements of any storage fits it) or more than 4 bytes ×
-    /// [`MAX_CHUNK_ELEMENTS`].
+    /// (the fewest any rule moves per element: a 16-bit parameter read and written, so a smaller
+    /// budget holds no element) or more than 4 bytes × [`MAX_CHUNK_ELEMENTS`] (the budget at
+    /// which that smallest rule's chunk reaches [`MAX_CHUNK_ELEMENTS`]).
     pub fn checked(self) -> Result<ChunkSize> {
         match self {
             ChunkSize::Elements(n) if n == 0 || !n.is_multiple_of(4) || n > MAX_CHUNK_ELEMENTS => {
