@@ -1024,8 +1024,15 @@ fn optimizer_scalars_carry_their_domains() {
                 upper: Limit::None,
                 finite: true,
             },
-            "bias_correction1" | "bias_correction2" => Domain {
+            "bias_correction1" => Domain {
                 lower: Limit::Exclusive(0.0),
+                upper: Limit::Inclusive(1.0),
+                finite: true,
+            },
+            // From the least normal f32 up: where Adam's division by its root is proven exact
+            // (`math::RootDivisor`).
+            "bias_correction2" => Domain {
+                lower: Limit::Inclusive(adamant::device::math::MIN_DIVISOR),
                 upper: Limit::Inclusive(1.0),
                 finite: true,
             },
@@ -1057,6 +1064,10 @@ fn optimizer_scalars_carry_their_domains() {
     let bc = expected("bias_correction1").expect("a domain");
     // bias_correction = 1 - beta^step: step 0 gives 0, step 1 with beta 0.9 gives 0.1.
     assert!(!bc.contains(0.0) && bc.contains(0.1) && bc.contains(1.0) && !bc.contains(1.5));
+    // The second's floor: any `beta2 < 1` gives at least 2^-24; a subnormal is refused.
+    let bc2 = expected("bias_correction2").expect("a domain");
+    let least = f32::MIN_POSITIVE as f64;
+    assert!(bc2.contains(least) && bc2.contains(2f64.powi(-24)) && !bc2.contains(least / 2.0));
     let beta = expected("beta2").expect("a domain");
     assert!(beta.contains(0.0) && beta.contains(0.999) && !beta.contains(1.0));
     let eps = expected("eps").expect("a domain");

@@ -2,7 +2,7 @@
 //! `torch.optim.Adam`/`AdamW`: bias corrections `bc1 = 1 - β1^t`, `bc2 = 1 - β2^t` come from the
 //! host (computed in f64 once per launch), and the update is
 //! `p - (lr / bc1) · m / (sqrt(v̂) / sqrt(bc2) + eps)`.
-use crate::math::{max, sqrt};
+use crate::math::{max, RootDivisor};
 
 /// The uniform Adam hyperparameters of one launch.
 #[derive(Clone, Copy, Debug)]
@@ -47,7 +47,8 @@ fn update_moments(g: f32, m: &mut f32, v: &mut f32, s: AdamScalars) {
 #[inline(always)]
 fn apply(p: f32, m: f32, v_hat: f32, s: AdamScalars) -> f32 {
     let step_size = s.lr / s.bias_correction1;
-    let denom = sqrt(v_hat) / sqrt(s.bias_correction2) + s.eps;
+    // `sqrt(v̂) / sqrt(bc2)` bit for bit, without a division per element (`RootDivisor`).
+    let denom = RootDivisor::new(s.bias_correction2).root_over(v_hat) + s.eps;
     p - step_size * (m / denom)
 }
 

@@ -36,7 +36,10 @@ pub struct Adam {
 }
 
 /// `1 - beta^t` for both moments, advanced by the record every step. Never 0: a step of 0 would
-/// divide by zero and write NaN weights.
+/// divide by zero and write NaN weights. The second is at least 2^-126 (`f32::MIN_POSITIVE`,
+/// [`crate::math::MIN_DIVISOR`]), where Adam's division by its root is proven exact without a
+/// division per element ([`crate::math::RootDivisor`]); any `beta2 < 1` at any step gives at
+/// least 2^-24.
 #[scalar_group]
 #[derive(Clone, Copy, Debug)]
 pub struct BiasCorrections {
@@ -44,7 +47,7 @@ pub struct BiasCorrections {
     #[domain(gt = 0.0, le = 1.0)]
     bias_correction1: f32,
     #[step]
-    #[domain(gt = 0.0, le = 1.0)]
+    #[domain(ge = 1.1754944e-38, le = 1.0)]
     bias_correction2: f32,
 }
 

@@ -66,7 +66,7 @@ pub fn written_out(
     #[hyper] #[domain(ge = 0.0, le = 1.0)] warmup_floor: f32,
     #[hyper] #[domain(ge = 0.0)] grad_clip: f32,
     #[step] #[domain(gt = 0.0, le = 1.0)] bias_correction1: f32,
-    #[step] #[domain(gt = 0.0, le = 1.0)] bias_correction2: f32,
+    #[step] #[domain(ge = 1.1754944e-38, le = 1.0)] bias_correction2: f32,
 ) -> f32 {
     let bias_correction1 = max(bias_correction1, warmup_floor);
     let g = clip_gradient(g, grad_clip) * min(warmup_steps as f32, 1.0);

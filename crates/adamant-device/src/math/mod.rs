@@ -31,9 +31,11 @@
 //! says otherwise (`pow(NaN, 0) = pow(1, NaN) = 1`).
 mod exp_log;
 mod pow;
+mod root_divisor;
 
 pub use exp_log::{exp, ln};
 pub use pow::pow;
+pub use root_divisor::{RootDivisor, MIN_DIVISOR};
 
 /// The square root, correctly rounded (`sqrt.rn.f32`); NaN for a negative `x`.
 #[inline(always)]
