@@ -129,7 +129,7 @@ fn one_correction_step_alone_is_sometimes_wrong() {
 }
 
 #[test]
-#[ignore = "every f32 for 24 divisors: about 40 minutes on one core; run with --release --ignored"]
+#[ignore = "every f32 for 24 divisors: about 25 minutes on one core; run with --release --ignored"]
 fn every_value_is_the_division_for_a_set_of_divisors() {
     let mut set = divisors(4);
     set.sort_by(f32::total_cmp);
