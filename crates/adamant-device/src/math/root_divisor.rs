@@ -1,11 +1,14 @@
 //! `sqrt(v) / sqrt(d)` for a `d` fixed over a launch, correctly rounded, without a division per
 //! element: Adam's `sqrt(v̂) / sqrt(bc2)`, whose divisor is the same for every element of a launch.
 //!
-//! `div.rn.f32` is one PTX instruction, but ptxas expands it per element into about a dozen (an
-//! approximate reciprocal refined by fmas, a range check, a branch around a slow-path call):
-//! the 14 B path is held by its instructions (issue 26), and Adam divides twice an element.
-//! Here the reciprocal `y = 1 / c` of the divisor `c = sqrt(d)` is computed once, correctly
-//! rounded, and each element pays one multiply and two correction steps of four fmas:
+//! `div.rn.f32` is one PTX instruction, but ptxas expands it per element: an approximate
+//! reciprocal (`MUFU.RCP`) refined by five fmas, a range check (`FCHK`) and a branch around a
+//! slow-path call. Here the reciprocal `y = 1 / c` of the divisor `c = sqrt(d)` is computed
+//! once, correctly rounded, and each element pays one multiply, two correction steps of two
+//! fmas each, a select and a sign copy: as many instructions as the division's fast path
+//! (ptxas 13.5), but no `MUFU`, no branch and no slow path. The 14 B path, which its
+//! instructions hold (issue 26), gained 0.2 % on an H100 (`docs/performance.md`, eighteenth
+//! session); an element's other division, by `v̂`'s own denominator, has no fixed divisor.
 //!
 //! - `q0 = x·y` is within 1.5 ulp of `x / c` (`y` is within half an ulp of `1/c`);
 //! - `r0 = x − c·q0` (one fma), `q1 = q0 + r0·y`: within half an ulp plus a few 2^-24 of one,
@@ -30,8 +33,8 @@
 //! exact: they are multiples of at least 2^-121 for any divisor).
 //!
 //! `tests/root_divisor.rs` checks every result against the division, bit for bit: every `v`
-//! for a set of divisors (ignored by default: minutes), random `v` for many divisors, and the
-//! special values.
+//! for 24 divisors (ignored by default: about 25 minutes on one core), random `v` for 439
+//! divisors, and the special values.
 use super::{fma, sqrt};
 
 /// A divisor `sqrt(d)` and its reciprocal, computed once (both correctly rounded); see the
