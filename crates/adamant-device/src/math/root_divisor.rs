@@ -8,7 +8,7 @@
 //! fmas each, a select and a sign copy: as many instructions as the division's fast path
 //! (ptxas 13.5), but no `MUFU`, no branch and no slow path. The 14 B path, which its
 //! instructions hold (issue 26), gained 0.2 % on an H100 (`docs/performance.md`, eighteenth
-//! session); an element's other division, by `v̂`'s own denominator, has no fixed divisor.
+//! session); Adam's other division, `m / (sqrt(v̂) / sqrt(bc2) + eps)`, has no fixed divisor.
 //!
 //! - `q0 = x·y` is within 1.5 ulp of `x / c` (`y` is within half an ulp of `1/c`);
 //! - `r0 = x − c·q0` (one fma), `q1 = q0 + r0·y`: within half an ulp plus a few 2^-24 of one,
