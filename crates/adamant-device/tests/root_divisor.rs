@@ -109,7 +109,7 @@ fn random_values_are_the_divisions_for_many_divisors() {
 #[test]
 fn one_correction_step_alone_is_sometimes_wrong() {
     let mut rng = Rng(0x0E);
-    let mut wrong = 0u64;
+    let (mut wrong, mut product_wrong) = (0u64, 0u64);
     for d in divisors(64) {
         let c = d.sqrt();
         let y = 1.0 / c;
@@ -119,9 +119,14 @@ fn one_correction_step_alone_is_sometimes_wrong() {
             let q0 = x * y;
             let q1 = (-q0).mul_add(c, x).mul_add(y, q0);
             wrong += (q1.to_bits() != (x / c).to_bits()) as u64;
-            // The product alone, with no correction, is wrong far more often.
+            product_wrong += (q0.to_bits() != (x / c).to_bits()) as u64;
         }
     }
+    // The product alone, with no correction, is wrong far more often than one step.
+    assert!(
+        product_wrong > 10 * wrong,
+        "{product_wrong} products against {wrong} one-step quotients off the division"
+    );
     assert!(
         wrong > 0,
         "one step matched every division: the test set is too weak"
